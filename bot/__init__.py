@@ -1,0 +1,1 @@
+"""pr-check: deterministic review of build-system changes to a GPU backend."""

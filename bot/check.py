@@ -1,0 +1,57 @@
+"""What a check is: metadata, examples that are also its tests, and a pure `run` function."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+
+from bot.model import Hit, Severity
+
+if TYPE_CHECKING:  # the snapshot imports the build models, which import nothing of checks
+    from bot.snapshot import Snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A small repository before and after a change. `# expect: <id>` marks flagged lines."""
+
+    head: Mapping[str, str]
+    base: Mapping[str, str] | None = None  # None: the same tree without the head's changed files
+
+    def expected_lines(self, rule: str) -> frozenset[tuple[str, int]]:
+        """(path, line) pairs carrying `expect: <rule>` in the head files."""
+        marker = re.compile(r"(?:#|//)\s*expect:\s*([a-z0-9,\- ]+)")
+        found = set()
+        for path, text in self.head.items():
+            for number, line in enumerate(text.splitlines(), start=1):
+                match = marker.search(line)
+                if match and rule in {r.strip() for r in match.group(1).split(",")}:
+                    found.add((path, number))
+        return frozenset(found)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One invariant. `run` is a pure function of a Snapshot; it never reads files or clocks."""
+
+    id: str
+    severity: Severity
+    title: str
+    doc: str
+    run: Callable[["Snapshot", Any], Iterator[Hit]]
+    bad: tuple[Example, ...]
+    good: tuple[Example, ...]
+    options: Any = None
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)+", self.id):
+            raise ValueError(f"check id {self.id!r} is not kebab-case")
+        if not self.bad or not self.good:
+            raise ValueError(f"check {self.id} needs bad and good examples")
+
+    @property
+    def summary(self) -> str:
+        """The first paragraph of the rationale."""
+        return self.doc.strip().split("\n\n")[0].replace("\n", " ")

@@ -1,0 +1,132 @@
+"""Unified diff text -> ChangeSet: which files changed and which lines, on each side."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from bot.errors import MalformedDiff
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file of a diff. Line numbers are 1-based in the new (head) or old (base) file."""
+
+    path: str  # the head path ("" never: for a deletion it is the old path)
+    old_path: str | None  # None for an added file
+    status: str  # added | deleted | modified | renamed
+    binary: bool = False
+    old_mode: str | None = None
+    new_mode: str | None = None
+    added: frozenset[int] = frozenset()  # head lines added
+    removed: frozenset[int] = frozenset()  # base lines removed
+    commentable: frozenset[int] = frozenset()  # head lines inside hunks: where GitHub takes comments
+    hunks: tuple[tuple[int, int], ...] = ()  # (first, last) head lines of each hunk
+    no_newline_at_end: bool = False
+
+    @property
+    def mode_changed(self) -> bool:
+        return self.old_mode is not None and self.new_mode is not None and self.old_mode != self.new_mode
+
+    def hunk_of(self, line: int) -> int | None:
+        """Index of the hunk containing head line `line`."""
+        for index, (first, last) in enumerate(self.hunks):
+            if first <= line <= last:
+                return index
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """All file changes between two revisions."""
+
+    files: tuple[FileChange, ...]
+
+    def by_path(self) -> dict[str, FileChange]:
+        return {f.path: f for f in self.files}
+
+    def get(self, path: str) -> FileChange | None:
+        for change in self.files:
+            if change.path == path:
+                return change
+        return None
+
+    @property
+    def paths(self) -> frozenset[str]:
+        """Every path touched, old and new names of renames included."""
+        touched = set()
+        for change in self.files:
+            touched.add(change.path)
+            if change.old_path:
+                touched.add(change.old_path)
+        return frozenset(touched)
+
+
+_MODE = re.compile(r"^(old|new|new file|deleted file) mode (\d+)$", re.M)
+
+
+def parse_diff(text: str) -> ChangeSet:
+    """Parse `git diff` output. Raises MalformedDiff with the reason on text that is not a diff."""
+    if text.strip() and not re.search(r"^(diff --git |--- |\+\+\+ )", text, re.M):
+        raise MalformedDiff("input is not a unified diff (no 'diff --git' or '---/+++' headers)")
+    try:
+        patch = PatchSet(text)
+    except UnidiffParseError as error:
+        raise MalformedDiff(f"malformed diff: {error}") from None
+    except (ValueError, IndexError) as error:
+        raise MalformedDiff(f"malformed diff: {error}") from None
+    return ChangeSet(tuple(_file_change(patched) for patched in patch))
+
+
+def _strip(path: str | None) -> str | None:
+    if path is None or path == "/dev/null":
+        return None
+    return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+def _file_change(patched) -> FileChange:
+    source = _strip(patched.source_file)
+    target = _strip(patched.target_file)
+    if patched.is_added_file:
+        status = "added"
+    elif patched.is_removed_file:
+        status = "deleted"
+    elif patched.is_rename:
+        status = "renamed"
+    else:
+        status = "modified"
+    path = target or source or ""
+    added, removed, commentable, hunks = set(), set(), set(), []
+    no_newline = False
+    for hunk in patched:
+        first = hunk.target_start
+        last = hunk.target_start + max(hunk.target_length, 1) - 1
+        hunks.append((first, last))
+        for line in hunk:
+            if line.is_added:
+                added.add(line.target_line_no)
+                commentable.add(line.target_line_no)
+            elif line.is_removed:
+                removed.add(line.source_line_no)
+            elif line.is_context:
+                commentable.add(line.target_line_no)
+            if line.line_type == "\\":
+                no_newline = True
+    header = str(patched.patch_info or "")
+    modes = {kind: mode for kind, mode in _MODE.findall(header)}
+    return FileChange(
+        path=path,
+        old_path=None if status == "added" else source,
+        status=status,
+        binary=bool(patched.is_binary_file),
+        old_mode=modes.get("old") or modes.get("deleted file"),
+        new_mode=modes.get("new") or modes.get("new file"),
+        added=frozenset(added),
+        removed=frozenset(removed),
+        commentable=frozenset(commentable),
+        hunks=tuple(hunks),
+        no_newline_at_end=no_newline,
+    )

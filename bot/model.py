@@ -1,0 +1,123 @@
+"""Values every part of pr-check shares: severities, locations, findings. All frozen."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is; ordered so that `>=` compares against a fail level."""
+
+    INFO = 0
+    MINOR = 1
+    MAJOR = 2
+    BLOCKER = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            names = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (one of {names})") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One location that makes the case for a finding, with what it shows."""
+
+    path: str
+    line: int
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A mechanical fix: replace lines [line, end_line] of `path` with `replacement`."""
+
+    path: str
+    line: int
+    end_line: int
+    replacement: str
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """What a check yields: a defect at a place, before the engine turns it into a Finding.
+
+    `key` is the stable part of the fingerprint (a target label, a symbol, a macro): never a
+    line number, so that a finding survives rebases and unrelated edits.
+    """
+
+    path: str
+    line: int
+    message: str
+    key: str
+    end_line: int | None = None
+    target: str | None = None
+    cell: str | None = None
+    offending_text: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    fix: Fix | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule's verdict on one place in the head revision."""
+
+    rule: str
+    severity: Severity
+    title: str
+    path: str
+    line: int
+    end_line: int
+    message: str
+    fingerprint: str
+    target: str | None = None
+    cell: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+    fix: Fix | None = None
+    suppressed: str | None = field(default=None)  # the suppression's reason, when suppressed
+
+    def to_json(self) -> dict:
+        """The public JSON shape of design section 5 (version 1)."""
+        return {
+            "rule": self.rule,
+            "severity": self.severity.label,
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "target": self.target,
+            "cell": self.cell,
+            "title": self.title,
+            "message": self.message,
+            "fingerprint": self.fingerprint,
+            "evidence": [{"path": e.path, "line": e.line, "note": e.note} for e in self.evidence],
+            "fix": None
+            if self.fix is None
+            else {
+                "path": self.fix.path,
+                "line": self.fix.line,
+                "end_line": self.fix.end_line,
+                "replacement": self.fix.replacement,
+                "description": self.fix.description,
+            },
+        }
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def fingerprint(rule: str, path: str, key: str, offending_text: str) -> str:
+    """Rule + path + target/symbol + whitespace-normalized text; no line numbers."""
+    normalized = _SPACE.sub(" ", offending_text).strip()
+    digest = hashlib.sha256("\0".join((rule, path, key, normalized)).encode()).hexdigest()
+    return digest[:16]

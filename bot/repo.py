@@ -1,0 +1,132 @@
+"""Read a git repository through its object database: no checkout, no work tree needed.
+
+All git I/O of pr-check goes through `GitRepository`. Blob reads are batched through one
+long-lived `git cat-file --batch` process; a blob missing from a shallow or partial clone reads
+as None instead of failing the review.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Iterable
+
+from bot.errors import GitError, NotAGitRepository, UnknownRevision
+from bot.tree import Entry, FileTree
+
+# Never let git lazily fetch a missing promisor object or prompt for credentials mid-review.
+_GIT_ENV = {
+    **os.environ,
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+}
+
+
+class GitRepository:
+    """A git repository (bare or not) read by revision."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise NotAGitRepository(f"{self.path}: no such directory")
+        probe = self._run(["rev-parse", "--git-dir"], check=False)
+        if probe.returncode != 0:
+            raise NotAGitRepository(f"{self.path}: not a git repository")
+        self.git_dir = (self.path / probe.stdout.decode().strip()).resolve()
+        self._batch: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------------------------
+    def _run(self, args: list[str], check: bool = True, input: bytes | None = None):
+        result = subprocess.run(
+            ["git", "-C", str(self.path), *args],
+            capture_output=True,
+            input=input,
+            env=_GIT_ENV,
+        )
+        if check and result.returncode != 0:
+            raise GitError(f"git {' '.join(args[:2])} failed: {result.stderr.decode().strip()}")
+        return result
+
+    def resolve(self, revision: str) -> str:
+        """The full commit id of `revision`, or UnknownRevision."""
+        result = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], check=False)
+        if result.returncode != 0:
+            raise UnknownRevision(f"unknown revision {revision!r} in {self.path}")
+        return result.stdout.decode().strip()
+
+    def merge_base(self, base: str, head: str) -> str:
+        result = self._run(["merge-base", base, head], check=False)
+        return result.stdout.decode().strip() if result.returncode == 0 else base
+
+    def tree(self, revision: str) -> FileTree:
+        """The FileTree of a commit, listed with one `git ls-tree`."""
+        commit = self.resolve(revision)
+        listing = self._run(["ls-tree", "-r", "-z", "--full-tree", commit]).stdout
+        entries: dict[str, Entry] = {}
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            meta, _, path = record.partition(b"\t")
+            mode, _kind, blob = meta.decode().split(" ")
+            entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
+        return FileTree(entries, self.read_blobs, commit)
+
+    def diff(self, base: str, head: str) -> str:
+        """Unified diff base..head with renames detected and full binary markers."""
+        result = self._run(
+            ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", self.resolve(base), self.resolve(head)]
+        )
+        return result.stdout.decode("utf-8", errors="replace")
+
+    def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes | None]:
+        """Read many blobs through one `cat-file --batch`; missing ones map to None."""
+        wanted = list(dict.fromkeys(blobs))
+        out: dict[str, bytes | None] = {}
+        if not wanted:
+            return out
+        with self._lock:
+            process = self._batch_process()
+            assert process.stdin is not None and process.stdout is not None
+            # Write and read in chunks so neither pipe fills while the other waits.
+            for start in range(0, len(wanted), 256):
+                chunk = wanted[start : start + 256]
+                process.stdin.write(b"".join(b.encode() + b"\n" for b in chunk))
+                process.stdin.flush()
+                for blob in chunk:
+                    header = process.stdout.readline().decode().split()
+                    if len(header) < 3 or header[1] == "missing":
+                        out[blob] = None
+                        continue
+                    size = int(header[2])
+                    data = process.stdout.read(size)
+                    process.stdout.read(1)  # the newline after each object
+                    out[blob] = data if header[1] == "blob" else None
+        return out
+
+    def _batch_process(self) -> subprocess.Popen[bytes]:
+        if self._batch is None or self._batch.poll() is not None:
+            self._batch = subprocess.Popen(
+                ["git", "-C", str(self.path), "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=_GIT_ENV,
+            )
+        return self._batch
+
+    def close(self) -> None:
+        if self._batch is not None:
+            if self._batch.stdin:
+                self._batch.stdin.close()
+            self._batch.wait(timeout=5)
+            self._batch = None
+
+    def __enter__(self) -> "GitRepository":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

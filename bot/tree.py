@@ -1,0 +1,150 @@
+"""FileTree: the read-only view of one revision that every model is built from.
+
+A tree is a mapping of repository paths to blob ids plus a way to read a blob. The git-backed
+tree lives in `bot/repo.py`; `MemoryTree` serves check examples and tests. Symlinks inside the
+tree are resolved (ExecuTorch's `shim_et/tools` is one), and gitlinks (submodules) are kept as
+facts: their contents are not in the tree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One path of a tree: its blob id and git mode."""
+
+    blob: str
+    mode: str = "100644"
+
+    @property
+    def is_symlink(self) -> bool:
+        return self.mode == "120000"
+
+    @property
+    def is_gitlink(self) -> bool:
+        return self.mode == "160000"
+
+
+class FileTree:
+    """Paths and contents of one revision; reading is delegated to `read_blob`."""
+
+    def __init__(
+        self,
+        entries: Mapping[str, Entry],
+        read_blobs: Callable[[Iterable[str]], Mapping[str, bytes | None]],
+        revision: str = "",
+    ) -> None:
+        self.revision = revision
+        self._entries = dict(entries)
+        self._read_blobs = read_blobs
+        self._cache: dict[str, bytes | None] = {}
+        self._dirs: frozenset[str] | None = None
+        self._symlink_dirs = {p: e for p, e in self._entries.items() if e.is_symlink}
+
+    # -- paths ---------------------------------------------------------------------------
+    def paths(self) -> tuple[str, ...]:
+        """Every file path (symlinks and gitlinks included), sorted."""
+        return tuple(sorted(self._entries))
+
+    def entry(self, path: str) -> Entry | None:
+        """The entry at `path`, following symlinks inside the tree."""
+        resolved = self.resolve(path)
+        return None if resolved is None else self._entries.get(resolved)
+
+    def exists(self, path: str) -> bool:
+        return self.entry(path) is not None
+
+    def is_dir(self, path: str) -> bool:
+        if self._dirs is None:
+            dirs = set()
+            for p in self._entries:
+                parent = posixpath.dirname(p)
+                while parent and parent not in dirs:
+                    dirs.add(parent)
+                    parent = posixpath.dirname(parent)
+            self._dirs = frozenset(dirs)
+        return path.strip("/") in self._dirs or path.strip("/") == ""
+
+    def gitlinks(self) -> dict[str, str]:
+        """Submodule path -> pinned commit."""
+        return {p: e.blob for p, e in self._entries.items() if e.is_gitlink}
+
+    def blob_id(self, path: str) -> str | None:
+        entry = self.entry(path)
+        return None if entry is None or entry.is_gitlink else entry.blob
+
+    def resolve(self, path: str, _depth: int = 0) -> str | None:
+        """Follow symlinked files and directories; None when the path is not in the tree."""
+        path = posixpath.normpath(path).lstrip("/")
+        if path in self._entries and not self._entries[path].is_symlink:
+            return path
+        if _depth > 8:
+            return None
+        parts = path.split("/")
+        for i in range(len(parts), 0, -1):
+            prefix = "/".join(parts[:i])
+            entry = self._entries.get(prefix)
+            if entry is not None and entry.is_symlink:
+                target = self._read_one(prefix)
+                if target is None:
+                    return None
+                joined = posixpath.normpath(
+                    posixpath.join(posixpath.dirname(prefix), target.decode().strip(), *parts[i:])
+                )
+                if joined.startswith(".."):
+                    return None
+                return self.resolve(joined, _depth + 1)
+        return path if path in self._entries else None
+
+    # -- contents ------------------------------------------------------------------------
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or None if absent or its blob is missing from the object store."""
+        resolved = self.resolve(path)
+        if resolved is None or self._entries[resolved].is_gitlink:
+            return None
+        return self._read_one(resolved)
+
+    def read_text(self, path: str) -> str | None:
+        data = self.read(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Read many files in one batch (one round trip to git)."""
+        wanted = {}
+        for p in paths:
+            resolved = self.resolve(p)
+            if resolved is not None and resolved not in self._cache:
+                entry = self._entries[resolved]
+                if not entry.is_gitlink:
+                    wanted[resolved] = entry.blob
+        if wanted:
+            blobs = self._read_blobs(set(wanted.values()))
+            for p, blob in wanted.items():
+                self._cache[p] = blobs.get(blob)
+
+    def _read_one(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            self.prefetch_raw(path)
+        return self._cache.get(path)
+
+    def prefetch_raw(self, path: str) -> None:
+        blob = self._entries[path].blob
+        self._cache[path] = self._read_blobs([blob]).get(blob)
+
+
+def blob_id_of(data: bytes) -> str:
+    """git's blob id of `data`, so memory trees share cache keys with git trees."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def memory_tree(files: Mapping[str, str | bytes], revision: str = "memory") -> FileTree:
+    """A tree from a {path: text} map (check examples, tests)."""
+    contents = {p: (t.encode() if isinstance(t, str) else t) for p, t in files.items()}
+    entries = {p: Entry(blob_id_of(data)) for p, data in contents.items()}
+    by_blob = {blob_id_of(data): data for data in contents.values()}
+    return FileTree(entries, lambda blobs: {b: by_blob.get(b) for b in blobs}, revision)
