@@ -70,6 +70,17 @@ class FileTree:
             self._dirs = frozenset(dirs)
         return path.strip("/") in self._dirs or path.strip("/") == ""
 
+    def read_link(self, path: str) -> str | None:
+        """The target text of a symlink entry itself (not followed)."""
+        entry = self._entries.get(path)
+        if entry is None or not entry.is_symlink:
+            return None
+        data = self._read_one(path)
+        return None if data is None else data.decode().strip()
+
+    def symlinks(self) -> tuple[str, ...]:
+        return tuple(sorted(self._symlink_dirs))
+
     def gitlinks(self) -> dict[str, str]:
         """Submodule path -> pinned commit."""
         return {p: e.blob for p, e in self._entries.items() if e.is_gitlink}
@@ -142,9 +153,30 @@ def blob_id_of(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def memory_tree(files: Mapping[str, str | bytes], revision: str = "memory") -> FileTree:
+@dataclass(frozen=True, slots=True)
+class Gitlink:
+    """A submodule entry for `memory_tree`: its contents are not in the tree."""
+
+    commit: str
+
+
+@dataclass(frozen=True, slots=True)
+class Symlink:
+    """A symlink entry for `memory_tree`."""
+
+    target: str
+
+
+def memory_tree(files: Mapping[str, "str | bytes | Gitlink | Symlink"], revision: str = "memory") -> FileTree:
     """A tree from a {path: text} map (check examples, tests)."""
-    contents = {p: (t.encode() if isinstance(t, str) else t) for p, t in files.items()}
-    entries = {p: Entry(blob_id_of(data)) for p, data in contents.items()}
+    contents: dict[str, bytes] = {}
+    entries: dict[str, Entry] = {}
+    for path, value in files.items():
+        if isinstance(value, Gitlink):
+            entries[path] = Entry(value.commit, "160000")
+            continue
+        data = value.target.encode() if isinstance(value, Symlink) else value.encode() if isinstance(value, str) else value
+        contents[path] = data
+        entries[path] = Entry(blob_id_of(data), "120000" if isinstance(value, Symlink) else "100644")
     by_blob = {blob_id_of(data): data for data in contents.values()}
     return FileTree(entries, lambda blobs: {b: by_blob.get(b) for b in blobs}, revision)
