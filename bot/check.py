@@ -24,6 +24,8 @@ class Example:
         marker = re.compile(r"(?:#|//)\s*expect:\s*([a-z0-9,\- ]+)")
         found = set()
         for path, text in self.head.items():
+            if not isinstance(text, str):
+                continue
             for number, line in enumerate(text.splitlines(), start=1):
                 match = marker.search(line)
                 if match and rule in {r.strip() for r in match.group(1).split(",")}:

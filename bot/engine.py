@@ -1,0 +1,178 @@
+"""run(checks, snapshot) -> findings: select, fingerprint, keep what is new at head, suppress.
+
+A check is run twice: on (base, head, changes) and on (base, base, no changes). A finding
+whose fingerprint the base run also produced existed before the pull request and is not
+blamed on it. A check that raises becomes an `internal-error` finding; the review goes on.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from dataclasses import dataclass, replace
+from typing import Iterable, Iterator
+
+from bot.check import Check
+from bot.diff import ChangeSet
+from bot.model import Finding, Hit, Severity, fingerprint
+from bot.snapshot import Snapshot
+
+INTERNAL_ERROR = "internal-error"
+UNUSED_SUPPRESSION = "unused-suppression"
+ENGINE_RULES = {
+    INTERNAL_ERROR: (Severity.MAJOR, "A check crashed; its verdict on this change is unknown"),
+    UNUSED_SUPPRESSION: (Severity.MINOR, "A `@lint-ignore` suppresses nothing"),
+}
+
+_SUPPRESSION = re.compile(r"(?:#|//)\s*@lint-ignore\s+([a-z0-9\-]+)(?:\s*:\s*(\S.*))?")
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """A `@lint-ignore <id>: <reason>` comment in the head revision."""
+
+    path: str
+    line: int
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class EngineResult:
+    """Findings new at head (sorted), those suppressed, and the checks that ran."""
+
+    findings: tuple[Finding, ...]
+    suppressed: tuple[Finding, ...]
+    checks_run: tuple[str, ...]
+
+
+def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
+    """Run the enabled checks and keep what the pull request introduced."""
+    config = snapshot.config
+    enabled = [c for c in checks if c.id not in config.disabled]
+    baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config)
+    findings: dict[str, Finding] = {}
+    for check in enabled:
+        head_findings = _findings(check, snapshot)
+        if snapshot.base is snapshot.head:
+            base_prints: set[str] = set()
+        else:
+            base_prints = {f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR}
+        for finding in head_findings:
+            if finding.fingerprint in base_prints or finding.fingerprint in findings:
+                continue
+            findings[finding.fingerprint] = finding
+    suppressions = _suppressions(snapshot)
+    active, suppressed = _apply_suppressions(findings.values(), suppressions)
+    active.extend(_unused_suppressions(suppressions, suppressed, {c.id for c in checks} | set(ENGINE_RULES)))
+    return EngineResult(
+        tuple(sorted(active, key=_order)),
+        tuple(sorted(suppressed, key=_order)),
+        tuple(c.id for c in enabled),
+    )
+
+
+def _order(finding: Finding) -> tuple:
+    return (-finding.severity, finding.path, finding.line, finding.rule, finding.fingerprint)
+
+
+def _findings(check: Check, snapshot: Snapshot) -> list[Finding]:
+    severity = snapshot.config.severities.get(check.id, check.severity)
+    try:
+        return [to_finding(check.id, severity, check.title, hit) for hit in check.run(snapshot, check.options)]
+    except Exception as error:  # a crashing check is a result, never a crashed review
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        message = (
+            f"check `{check.id}` raised {type(error).__name__}: {error} "
+            f"(at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}); its findings are missing from this review"
+        )
+        return [
+            Finding(
+                rule=INTERNAL_ERROR,
+                severity=ENGINE_RULES[INTERNAL_ERROR][0],
+                title=ENGINE_RULES[INTERNAL_ERROR][1],
+                path="",
+                line=0,
+                end_line=0,
+                message=message,
+                fingerprint=fingerprint(INTERNAL_ERROR, "", check.id, type(error).__name__),
+            )
+        ]
+
+
+def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
+    return Finding(
+        rule=rule,
+        severity=severity,
+        title=title,
+        path=hit.path,
+        line=hit.line,
+        end_line=hit.end_line or hit.line,
+        message=hit.message,
+        fingerprint=fingerprint(rule, hit.path, hit.key, hit.offending_text),
+        target=hit.target,
+        cell=hit.cell,
+        evidence=hit.evidence,
+        fix=hit.fix,
+    )
+
+
+def _suppressions(snapshot: Snapshot) -> list[Suppression]:
+    """Suppression comments on lines the change added (old ones were reviewed before)."""
+    found = []
+    full_scan = snapshot.base.tree.paths() == ()
+    for change in snapshot.changes.files:
+        if change.status == "deleted" or change.binary:
+            continue
+        text = snapshot.head.text(change.path)
+        if text is None:
+            continue
+        for number, line in enumerate(text.splitlines(), start=1):
+            if number not in change.added and not full_scan:
+                continue
+            match = _SUPPRESSION.search(line)
+            if match:
+                found.append(Suppression(change.path, number, match.group(1), (match.group(2) or "").strip()))
+    return found
+
+
+def _apply_suppressions(
+    findings: Iterable[Finding], suppressions: list[Suppression]
+) -> tuple[list[Finding], list[Finding]]:
+    by_place = {(s.path, s.line, s.rule): s for s in suppressions if s.reason}
+    active, suppressed = [], []
+    for finding in findings:
+        match = by_place.get((finding.path, finding.line, finding.rule)) or by_place.get(
+            (finding.path, finding.line - 1, finding.rule)
+        )
+        if match is None:
+            active.append(finding)
+        else:
+            suppressed.append(replace(finding, suppressed=match.reason))
+    return active, suppressed
+
+
+def _unused_suppressions(
+    suppressions: list[Suppression], suppressed: list[Finding], known: set[str]
+) -> Iterator[Finding]:
+    used = {(f.path, f.rule, f.line) for f in suppressed} | {(f.path, f.rule, f.line - 1) for f in suppressed}
+    severity, title = ENGINE_RULES[UNUSED_SUPPRESSION]
+    for suppression in suppressions:
+        if suppression.rule not in known:
+            continue  # another linter's suppression (BUCKLINT, CLANGTIDY, ...): not ours to judge
+        if not suppression.reason:
+            message = f"`@lint-ignore {suppression.rule}` has no reason, so it suppresses nothing; write `@lint-ignore {suppression.rule}: <why>`"
+        elif (suppression.path, suppression.rule, suppression.line) in used:
+            continue
+        else:
+            message = f"`@lint-ignore {suppression.rule}` suppresses nothing on this line or the next; remove it"
+        yield Finding(
+            rule=UNUSED_SUPPRESSION,
+            severity=severity,
+            title=title,
+            path=suppression.path,
+            line=suppression.line,
+            end_line=suppression.line,
+            message=message,
+            fingerprint=fingerprint(UNUSED_SUPPRESSION, suppression.path, suppression.rule, suppression.reason),
+        )

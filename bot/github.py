@@ -1,0 +1,576 @@
+"""The GitHub client: what the App needs from the REST API, behind two small protocols.
+
+PyGithub does the transport: App authentication (RS256 JWT), the installation-token header, the
+pause between writes and the check that every URL it follows belongs to the configured API host.
+On top of it this module adds what an unattended service needs: installation tokens cached until
+shortly before they expire, bounded retries with backoff on 5xx and timeouts, and waits that honour
+`retry-after` and the rate-limit reset. Requests are built from paths relative to the configured
+base URL; URLs found in webhook payloads are never passed in.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from urllib.parse import quote
+
+import requests
+from github import Auth, Github, GithubException, GithubIntegration
+
+from bot.errors import PrCheckError
+
+log = logging.getLogger("pr_check.github")
+
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+TOKEN_REFRESH_MARGIN_S = 300.0  # a token is renewed this long before GitHub says it expires
+MAX_PAGES = 30  # 3,000 items at 100 per page: GitHub's own cap on a PR's files
+
+
+class GitHubError(PrCheckError):
+    """A GitHub request failed for good (after the retries it deserved)."""
+
+    exit_code = 3
+
+    def __init__(self, operation: str, status: int | None, message: str) -> None:
+        super().__init__(f"GitHub {operation}: {status or 'no response'} {message}".strip())
+        self.operation = operation
+        self.status = status
+        self.message = message
+
+
+# -- values ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    number: int
+    state: str
+    draft: bool
+    head_sha: str
+    head_ref: str
+    base_sha: str
+    base_ref: str
+    author: str
+    clone_url: str  # of the base repository, which holds refs/pull/N/head
+    default_branch: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewComment:
+    id: int
+    path: str
+    line: int | None
+    start_line: int | None
+    body: str
+    author: str
+    author_is_bot: bool
+    in_reply_to: int | None
+    commit_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    id: int
+    author: str
+    author_is_bot: bool
+    state: str
+    body: str
+    commit_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    id: int
+    name: str
+    head_sha: str
+    status: str
+    conclusion: str | None
+    external_id: str
+    app_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRun:
+    id: int
+    status: str
+    conclusion: str | None
+    html_url: str | None
+    name: str
+    display_title: str
+
+
+@dataclass(frozen=True, slots=True)
+class HookDelivery:
+    id: int
+    guid: str
+    status_code: int
+    delivered_at: float
+    redelivery: bool
+    event: str
+    action: str | None
+
+    @property
+    def succeeded(self) -> bool:
+        return 200 <= self.status_code < 300
+
+
+# -- protocols -------------------------------------------------------------------------------
+class RepositoryClient(Protocol):
+    """One repository, as one App installation sees it."""
+
+    def pull(self, number: int) -> PullRequest: ...
+    def pull_diff(self, number: int) -> str: ...
+    def review_comments(self, number: int) -> list[ReviewComment]: ...
+    def reviews(self, number: int) -> list[Review]: ...
+    def create_review(self, number: int, *, commit_id: str, event: str, body: str, comments: Sequence[dict]) -> int: ...
+    def edit_review_comment(self, comment_id: int, body: str) -> None: ...
+    def delete_review_comment(self, comment_id: int) -> None: ...
+    def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> int: ...
+    def dismiss_review(self, number: int, review_id: int, message: str) -> None: ...
+    def create_issue_comment(self, number: int, body: str) -> int: ...
+    def add_reaction(self, comment_id: int, content: str) -> None: ...
+    def collaborator_permission(self, login: str) -> str: ...
+    def check_runs(self, head_sha: str, name: str) -> list[CheckRun]: ...
+    def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun: ...
+    def update_check_run(self, check_run_id: int, **fields: Any) -> None: ...
+    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None: ...
+    def workflow_run(self, run_id: int) -> WorkflowRun: ...
+
+
+class AppClient(Protocol):
+    """The App itself: installation access, and its webhook deliveries."""
+
+    app_id: str
+
+    def repository(self, installation_id: int | None, owner: str, name: str) -> RepositoryClient: ...
+    def installation_token(self, installation_id: int) -> str: ...
+    def installation_id(self, owner: str, name: str) -> int: ...
+    def hook_deliveries(self, since: float) -> list[HookDelivery]: ...
+    def redeliver(self, delivery_id: int) -> None: ...
+
+
+# -- the calls, with retries -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    attempts: int = 4  # first try included
+    backoff_s: float = 0.5  # doubled each retry
+    max_rate_limit_wait_s: float = 900.0  # longer waits fail the call; the job is retried later
+
+
+CallObserver = Callable[[str, str], None]  # (operation, status label)
+
+
+class _Caller:
+    """Runs one request with the retry policy, reporting each attempt's status to an observer."""
+
+    def __init__(self, policy: RetryPolicy, observe: CallObserver | None) -> None:
+        self.policy = policy
+        self.observe = observe or (lambda operation, status: None)
+
+    def __call__(self, operation: str, send: Callable[[], Any], *, idempotent: bool = True) -> Any:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = send()
+            except GithubException as error:
+                self.observe(operation, str(error.status))
+                wait = _rate_limit_wait(error, attempt)
+                if wait is not None:
+                    # A rate-limited request was not carried out, so even a write may be sent again.
+                    if wait > self.policy.max_rate_limit_wait_s or attempt >= self.policy.attempts + 2:
+                        raise GitHubError(operation, error.status, f"rate limited; retry in {wait:.0f}s") from None
+                    log.warning("GitHub %s rate limited; waiting %.1fs", operation, wait)
+                    time.sleep(wait)
+                    continue
+                if error.status >= 500 and idempotent and attempt < self.policy.attempts:
+                    time.sleep(self.policy.backoff_s * 2 ** (attempt - 1))
+                    continue
+                raise GitHubError(operation, error.status, _message(error)) from None
+            except requests.RequestException as error:
+                self.observe(operation, "network")
+                if idempotent and attempt < self.policy.attempts:
+                    time.sleep(self.policy.backoff_s * 2 ** (attempt - 1))
+                    continue
+                raise GitHubError(operation, None, type(error).__name__) from None
+            self.observe(operation, "ok")
+            return result
+
+
+def _header(error: GithubException, name: str) -> str | None:
+    headers = error.headers or {}
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def _rate_limit_wait(error: GithubException, attempt: int) -> float | None:
+    """Seconds to wait when GitHub says we went too fast; None for any other error."""
+    if error.status not in (403, 429):
+        return None
+    retry_after = _header(error, "retry-after")
+    remaining = _header(error, "x-ratelimit-remaining")
+    message = _message(error).lower()
+    if retry_after is None and remaining != "0" and "rate limit" not in message:
+        return None  # a plain 403: a missing permission, not a limit
+    if retry_after is not None:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            pass
+    reset = _header(error, "x-ratelimit-reset")
+    if remaining == "0" and reset is not None:
+        try:
+            return max(0.0, float(reset) - time.time()) + 1.0
+        except ValueError:
+            pass
+    return 60.0 * 2 ** (attempt - 1)  # secondary limit without advice: a minute, then back off
+
+
+def _message(error: GithubException) -> str:
+    data = error.data
+    if isinstance(data, Mapping):
+        text = str(data.get("message") or "")
+        errors = data.get("errors")
+        if errors:
+            text += f" {errors}"
+        return text
+    return str(data or "")
+
+
+_NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
+
+
+# -- the implementation ----------------------------------------------------------------------
+class GitHubApp:
+    """The App client over PyGithub: JWT for App endpoints, cached installation tokens for the rest."""
+
+    def __init__(
+        self,
+        app_id: str,
+        private_key_pem: str,
+        base_url: str,
+        *,
+        write_pause_s: float = 1.0,
+        timeout_s: int = 15,
+        retry: RetryPolicy = RetryPolicy(),
+        observe: CallObserver | None = None,
+    ) -> None:
+        self.app_id = str(app_id)
+        self.base_url = base_url.rstrip("/")
+        self._write_pause_s = write_pause_s
+        self._timeout_s = timeout_s
+        self._call = _Caller(retry, observe)
+        self._integration = GithubIntegration(
+            auth=Auth.AppAuth(self.app_id, private_key_pem),
+            base_url=self.base_url,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            timeout=timeout_s,
+            per_page=100,
+            lazy=True,
+        )
+        self._lock = threading.Lock()
+        self._tokens: dict[int, tuple[str, float, Github]] = {}  # id -> (token, expires, client)
+
+    def _client(self, installation_id: int) -> tuple[str, Github]:
+        with self._lock:
+            cached = self._tokens.get(installation_id)
+            if cached is not None and cached[1] - time.time() > TOKEN_REFRESH_MARGIN_S:
+                return cached[0], cached[2]
+        grant = self._call("create installation token",
+                           lambda: self._integration.get_access_token(installation_id))
+        expires = grant.expires_at
+        expires_at = expires.replace(tzinfo=expires.tzinfo or timezone.utc).timestamp() if expires else time.time() + 3600
+        client = Github(
+            auth=Auth.Token(grant.token),
+            base_url=self.base_url,
+            retry=None,
+            seconds_between_requests=None,
+            seconds_between_writes=self._write_pause_s or None,
+            timeout=self._timeout_s,
+            per_page=100,
+            lazy=True,
+        )
+        with self._lock:
+            old = self._tokens.get(installation_id)
+            self._tokens[installation_id] = (grant.token, expires_at, client)
+        if old is not None:
+            old[2].close()
+        return grant.token, client
+
+    def installation_token(self, installation_id: int) -> str:
+        """A token for git over HTTPS; never log it."""
+        return self._client(installation_id)[0]
+
+    def installation_id(self, owner: str, name: str) -> int:
+        _, data = self._call("get repository installation", lambda: self._integration.requester.requestJsonAndCheck(
+            "GET", f"/repos/{quote(owner)}/{quote(name)}/installation"))
+        return int(data["id"])
+
+    def repository(self, installation_id: int | None, owner: str, name: str) -> "GitHubRepository":
+        if installation_id is None:
+            installation_id = self.installation_id(owner, name)
+        _, client = self._client(installation_id)
+        return GitHubRepository(client.requester, owner, name, self._call)
+
+    def hook_deliveries(self, since: float) -> list[HookDelivery]:
+        """The App's webhook deliveries, newest first, back to `since` (epoch seconds)."""
+        requester = self._integration.requester
+        found: list[HookDelivery] = []
+        url: str | None = "/app/hook/deliveries"
+        parameters: dict[str, Any] | None = {"per_page": 100}
+        for _ in range(MAX_PAGES):
+            headers, data = self._call("list hook deliveries",
+                                       lambda u=url, p=parameters: requester.requestJsonAndCheck("GET", u, parameters=p))
+            for item in data or ():
+                delivered = _epoch(item.get("delivered_at"))
+                if delivered < since:
+                    return found
+                found.append(HookDelivery(int(item["id"]), str(item.get("guid") or ""), int(item.get("status_code") or 0),
+                                          delivered, bool(item.get("redelivery")), str(item.get("event") or ""),
+                                          item.get("action")))
+            url = _next(headers)
+            parameters = None
+            if url is None:
+                break
+        return found
+
+    def redeliver(self, delivery_id: int) -> None:
+        requester = self._integration.requester
+        self._call("redeliver hook delivery", lambda: requester.requestJsonAndCheck(
+            "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"), idempotent=False)
+
+    def close(self) -> None:
+        with self._lock:
+            for _, _, client in self._tokens.values():
+                client.close()
+            self._tokens.clear()
+
+
+class GitHubRepository:
+    """RepositoryClient over one installation's PyGithub requester."""
+
+    def __init__(self, requester, owner: str, name: str, call: _Caller) -> None:
+        self._requester = requester
+        self._call = call
+        self.owner = owner
+        self.name = name
+        self._base = f"/repos/{quote(owner)}/{quote(name)}"
+
+    def _request(self, operation: str, verb: str, path: str, *, idempotent: bool | None = None, **kwargs) -> Any:
+        idempotent = verb in ("GET", "PUT", "DELETE", "PATCH") if idempotent is None else idempotent
+        _, data = self._call(operation, lambda: self._requester.requestJsonAndCheck(verb, self._base + path, **kwargs),
+                             idempotent=idempotent)
+        return data
+
+    def _pages(self, operation: str, path: str, parameters: Mapping[str, Any] | None = None, wrap: str | None = None) -> Iterator[dict]:
+        url: str | None = self._base + path
+        params: dict[str, Any] | None = {"per_page": 100, **(parameters or {})}
+        for _ in range(MAX_PAGES):
+            headers, data = self._call(operation, lambda u=url, p=params: self._requester.requestJsonAndCheck("GET", u, parameters=p))
+            yield from (data.get(wrap) or ()) if wrap else (data or ())
+            url = _next(headers)
+            params = None
+            if url is None:
+                return
+
+    # pull requests
+    def pull(self, number: int) -> PullRequest:
+        data = self._request("get pull request", "GET", f"/pulls/{int(number)}")
+        base_repo = data["base"].get("repo") or {}
+        return PullRequest(
+            number=int(data["number"]),
+            state=str(data.get("state") or "open"),
+            draft=bool(data.get("draft")),
+            head_sha=data["head"]["sha"],
+            head_ref=str(data["head"].get("ref") or ""),
+            base_sha=data["base"]["sha"],
+            base_ref=str(data["base"].get("ref") or ""),
+            author=str((data.get("user") or {}).get("login") or ""),
+            clone_url=str(base_repo.get("clone_url") or ""),
+            default_branch=str(base_repo.get("default_branch") or "main"),
+        )
+
+    def pull_diff(self, number: int) -> str:
+        """The unified diff GitHub shows; past GitHub's size limits, rebuilt from the files endpoint."""
+        try:
+            data = self._request("get pull request diff", "GET", f"/pulls/{int(number)}",
+                                 headers={"Accept": DIFF_MEDIA_TYPE})
+            return str(data.get("data", "")) if isinstance(data, dict) else str(data)
+        except GitHubError as error:
+            if error.status != 406:
+                raise
+        sections = []
+        for item in self._pages("list pull request files", f"/pulls/{int(number)}/files"):
+            new = item["filename"]
+            old = item.get("previous_filename") or new
+            status = item.get("status")
+            header = [f"diff --git a/{old} b/{new}"]
+            header.append("--- /dev/null" if status == "added" else f"--- a/{old}")
+            header.append("+++ /dev/null" if status == "removed" else f"+++ b/{new}")
+            patch = item.get("patch")
+            if patch is None:
+                sections.append(f"diff --git a/{old} b/{new}\nBinary files differ\n" if status != "renamed" else "")
+                continue
+            sections.append("\n".join(header) + "\n" + patch.rstrip("\n") + "\n")
+        return "".join(sections)
+
+    def review_comments(self, number: int) -> list[ReviewComment]:
+        return [
+            ReviewComment(
+                id=int(item["id"]),
+                path=str(item.get("path") or ""),
+                line=item.get("line"),
+                start_line=item.get("start_line"),
+                body=str(item.get("body") or ""),
+                author=str((item.get("user") or {}).get("login") or ""),
+                author_is_bot=(item.get("user") or {}).get("type") == "Bot",
+                in_reply_to=item.get("in_reply_to_id"),
+                commit_id=str(item.get("commit_id") or ""),
+            )
+            for item in self._pages("list review comments", f"/pulls/{int(number)}/comments",
+                                    {"sort": "created", "direction": "asc"})
+        ]
+
+    def reviews(self, number: int) -> list[Review]:
+        return [
+            Review(
+                id=int(item["id"]),
+                author=str((item.get("user") or {}).get("login") or ""),
+                author_is_bot=(item.get("user") or {}).get("type") == "Bot",
+                state=str(item.get("state") or ""),
+                body=str(item.get("body") or ""),
+                commit_id=item.get("commit_id"),
+            )
+            for item in self._pages("list reviews", f"/pulls/{int(number)}/reviews")
+        ]
+
+    def create_review(self, number: int, *, commit_id: str, event: str, body: str, comments: Sequence[dict]) -> int:
+        # Not retried on 5xx: the review may exist; the caller looks for its marker before posting again.
+        data = self._request("create review", "POST", f"/pulls/{int(number)}/reviews",
+                             input={"commit_id": commit_id, "event": event, "body": body, "comments": list(comments)})
+        return int(data["id"])
+
+    def edit_review_comment(self, comment_id: int, body: str) -> None:
+        self._request("edit review comment", "PATCH", f"/pulls/comments/{int(comment_id)}", input={"body": body})
+
+    def delete_review_comment(self, comment_id: int) -> None:
+        try:
+            self._request("delete review comment", "DELETE", f"/pulls/comments/{int(comment_id)}")
+        except GitHubError as error:
+            if error.status != 404:  # already gone is what we wanted
+                raise
+
+    def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> int:
+        data = self._request("reply to review comment", "POST",
+                             f"/pulls/{int(number)}/comments/{int(comment_id)}/replies", input={"body": body})
+        return int(data["id"])
+
+    def dismiss_review(self, number: int, review_id: int, message: str) -> None:
+        self._request("dismiss review", "PUT", f"/pulls/{int(number)}/reviews/{int(review_id)}/dismissals",
+                      input={"message": message, "event": "DISMISS"})
+
+    # conversation
+    def create_issue_comment(self, number: int, body: str) -> int:
+        data = self._request("create issue comment", "POST", f"/issues/{int(number)}/comments", input={"body": body})
+        return int(data["id"])
+
+    def add_reaction(self, comment_id: int, content: str) -> None:
+        # Posting the same reaction twice answers 200, so this is safe to repeat.
+        self._request("add reaction", "POST", f"/issues/comments/{int(comment_id)}/reactions",
+                      input={"content": content}, idempotent=True)
+
+    def collaborator_permission(self, login: str) -> str:
+        """admin | maintain | write | triage | read | none; none when GitHub will not say."""
+        try:
+            data = self._request("get collaborator permission", "GET", f"/collaborators/{quote(login)}/permission")
+        except GitHubError as error:
+            if error.status in (403, 404):
+                return "none"
+            raise
+        return str(data.get("permission") or "none")
+
+    # checks
+    def check_runs(self, head_sha: str, name: str) -> list[CheckRun]:
+        return [
+            _check_run(item)
+            for item in self._pages("list check runs", f"/commits/{quote(head_sha)}/check-runs",
+                                    {"check_name": name, "filter": "all"}, wrap="check_runs")
+        ]
+
+    def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun:
+        body = {"name": name, "head_sha": head_sha, **_check_fields(fields)}
+        return _check_run(self._request("create check run", "POST", "/check-runs", input=body))
+
+    def update_check_run(self, check_run_id: int, **fields: Any) -> None:
+        # PATCH appends annotations, so a retried PATCH could send a batch twice; it is retried anyway,
+        # because GitHub answers 5xx far more often before acting than after.
+        self._request("update check run", "PATCH", f"/check-runs/{int(check_run_id)}", input=_check_fields(fields))
+
+    # actions
+    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None:
+        """Dispatch; the run id when GitHub returns run details (2026-02 and later), else None."""
+        data = self._request("dispatch workflow", "POST", f"/actions/workflows/{quote(workflow_file)}/dispatches",
+                             input={"ref": ref, "inputs": dict(inputs), "return_run_details": True})
+        if isinstance(data, Mapping) and data.get("workflow_run_id") is not None:
+            return int(data["workflow_run_id"])
+        return None
+
+    def workflow_run(self, run_id: int) -> WorkflowRun:
+        data = self._request("get workflow run", "GET", f"/actions/runs/{int(run_id)}")
+        return WorkflowRun(int(data["id"]), str(data.get("status") or ""), data.get("conclusion"), data.get("html_url"),
+                           str(data.get("name") or ""), str(data.get("display_title") or ""))
+
+
+def _check_run(data: Mapping) -> CheckRun:
+    return CheckRun(
+        id=int(data["id"]),
+        name=str(data.get("name") or ""),
+        head_sha=str(data.get("head_sha") or ""),
+        status=str(data.get("status") or ""),
+        conclusion=data.get("conclusion"),
+        external_id=str(data.get("external_id") or ""),
+        app_id=(data.get("app") or {}).get("id"),
+    )
+
+
+def _check_fields(fields: Mapping[str, Any]) -> dict:
+    body = {}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, datetime):
+            value = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body[key] = value
+    return body
+
+
+def _next(headers: Mapping[str, str]) -> str | None:
+    link = None
+    for key, value in (headers or {}).items():
+        if key.lower() == "link":
+            link = value
+    if not link:
+        return None
+    match = _NEXT_LINK.search(link)
+    return match.group(1) if match else None
+
+
+def _epoch(text: object) -> float:
+    if not isinstance(text, str):
+        return 0.0
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def utc_now() -> datetime:
+    """Now, for check-run timestamps."""
+    return datetime.now(timezone.utc)

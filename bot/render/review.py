@@ -1,0 +1,525 @@
+"""Findings -> GitHub payloads: the `pr-check` check run, the review, and what to do with the bot's
+earlier comments on a new push.
+
+Pure: everything here is a function of values. The App (webhooks/) reads GitHub, calls these, and
+sends what they return. GitHub rejects a whole review when one inline comment is off the diff, so
+every comment is placed against the diff's hunks here, before anything is posted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from bot.diff import ChangeSet
+from bot.model import Finding, Severity
+
+CHECK_RUN_NAME = "pr-check"
+SMOKE_CHECK_RUN_NAME = "pr-check / cuda-smoke"
+
+# GitHub's documented limits (api-facts 3.3 and 3.5).
+OUTPUT_TEXT_LIMIT = 65_535
+ANNOTATIONS_PER_REQUEST = 50
+ANNOTATION_MESSAGE_LIMIT = 64_000
+ANNOTATION_TITLE_LIMIT = 255
+COMMENT_BODY_LIMIT = 65_536
+
+_FINGERPRINT_MARKER = re.compile(r"<!-- pr-check:fp=([0-9A-Za-z_.:-]+) -->")
+_REVIEW_MARKER = re.compile(r"<!-- pr-check:review head=([0-9a-f]{7,64}) -->")
+FIXED_REPLY_PREFIX = "Fixed in "
+
+_ANNOTATION_LEVEL = {
+    Severity.BLOCKER: "failure",
+    Severity.MAJOR: "failure",
+    Severity.MINOR: "warning",
+    Severity.INFO: "notice",
+}
+
+
+# -- markers ---------------------------------------------------------------------------------
+def fingerprint_marker(fingerprint: str) -> str:
+    """The hidden marker that ties an inline comment to its finding across pushes."""
+    return f"<!-- pr-check:fp={fingerprint} -->"
+
+
+def marked_fingerprint(body: str) -> str | None:
+    """The fingerprint a comment body carries, or None when it is not one of ours."""
+    match = _FINGERPRINT_MARKER.search(body or "")
+    return match.group(1) if match else None
+
+
+def review_marker(head_sha: str) -> str:
+    """The hidden marker of the review posted for one head commit."""
+    return f"<!-- pr-check:review head={head_sha} -->"
+
+
+def marked_review_head(body: str) -> str | None:
+    """The head commit a review body was posted for, or None when it is not one of ours."""
+    match = _REVIEW_MARKER.search(body or "")
+    return match.group(1) if match else None
+
+
+# -- placement -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an inline comment goes: head lines `start_line..line` of `path` (RIGHT side)."""
+
+    path: str
+    line: int
+    start_line: int | None = None  # None for a one-line comment; else < line, same hunk
+    suggestion: str | None = None  # the replacement text of a ```suggestion block
+
+
+def place_finding(finding: Finding, changes: ChangeSet) -> Placement | None:
+    """Where GitHub will take this finding's comment, or None when its lines are not in the diff.
+
+    A fix becomes a suggestion block only when its lines lie in one hunk of the same file, because a
+    suggestion replaces exactly the commented range.
+    """
+    change = changes.get(finding.path)
+    if change is None or finding.line not in change.commentable:
+        return None
+    fix = finding.fix
+    if fix is not None and fix.path == finding.path and _range_in_one_hunk(change, fix.line, fix.end_line):
+        start = fix.line if fix.end_line > fix.line else None
+        return Placement(finding.path, fix.end_line, start, fix.replacement)
+    end = finding.end_line
+    if end > finding.line and end - finding.line < 40 and _range_in_one_hunk(change, finding.line, end):
+        return Placement(finding.path, end, finding.line)
+    return Placement(finding.path, finding.line)
+
+
+def _range_in_one_hunk(change, first: int, last: int) -> bool:
+    if last < first:
+        return False
+    hunk = change.hunk_of(first)
+    if hunk is None or change.hunk_of(last) != hunk:
+        return False
+    return all(line in change.commentable for line in range(first, last + 1))
+
+
+def placement_is_valid(placement: Placement, changes: ChangeSet) -> bool:
+    """Whether GitHub accepts a comment at this placement (the check made before posting)."""
+    change = changes.get(placement.path)
+    if change is None:
+        return False
+    first = placement.start_line if placement.start_line is not None else placement.line
+    if placement.start_line is not None and placement.start_line >= placement.line:
+        return False
+    return _range_in_one_hunk(change, first, placement.line)
+
+
+# -- comment bodies --------------------------------------------------------------------------
+def render_comment_body(finding: Finding, placement: Placement | None) -> str:
+    """Markdown of one inline comment: rule, message, evidence, fix, and the hidden marker."""
+    parts = [f"**{finding.rule}** ({finding.severity.label}): {finding.title}", "", finding.message.strip()]
+    if finding.target:
+        parts += ["", f"Target: `{finding.target}`" + (f" (cell `{finding.cell}`)" if finding.cell else "")]
+    if finding.evidence:
+        parts += ["", "Evidence:"]
+        parts += [f"- `{item.path}:{item.line}`: {item.note}" for item in finding.evidence]
+    fix = finding.fix
+    if fix is not None:
+        description = fix.description.strip() or "Suggested fix"
+        if placement is not None and placement.suggestion is not None:
+            parts += ["", description + ":", "```suggestion", placement.suggestion.rstrip("\n"), "```"]
+        else:
+            where = f"`{fix.path}` lines {fix.line}-{fix.end_line}" if fix.end_line > fix.line else f"`{fix.path}:{fix.line}`"
+            parts += ["", f"{description} ({where}):", "```", fix.replacement.rstrip("\n"), "```"]
+    parts += ["", fingerprint_marker(finding.fingerprint)]
+    body = "\n".join(parts)
+    if len(body) > COMMENT_BODY_LIMIT:
+        marker = fingerprint_marker(finding.fingerprint)
+        body = body[: COMMENT_BODY_LIMIT - len(marker) - 40] + "\n\n(trimmed; see the check run)\n" + marker
+    return body
+
+
+# -- the plan for a push ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PostedComment:
+    """One of the bot's own top-level inline comments, as GitHub shows it now."""
+
+    id: int
+    path: str
+    line: int | None  # None when GitHub shows the comment as outdated
+    start_line: int | None
+    body: str
+    human_replied: bool = False  # someone other than the bot answered in the thread
+    fixed_reply_posted: bool = False  # the bot already said "Fixed in ..." in the thread
+
+    @property
+    def fingerprint(self) -> str | None:
+        return marked_fingerprint(self.body)
+
+
+@dataclass(frozen=True, slots=True)
+class PostedReview:
+    """One of the bot's own reviews on the pull request."""
+
+    id: int
+    state: str  # COMMENTED | CHANGES_REQUESTED | DISMISSED | ...
+    head_sha: str | None  # from the review's hidden marker
+
+
+@dataclass(frozen=True, slots=True)
+class NewComment:
+    """An inline comment to post in the review (RIGHT side)."""
+
+    path: str
+    line: int
+    body: str
+    fingerprint: str
+    start_line: int | None = None
+
+    def to_api(self) -> dict:
+        """The `comments[]` item of `POST /pulls/{n}/reviews`."""
+        item = {"path": self.path, "line": self.line, "side": "RIGHT", "body": self.body}
+        if self.start_line is not None:
+            item["start_line"] = self.start_line
+            item["start_side"] = "RIGHT"
+        return item
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewPlan:
+    """Everything to send to GitHub for one head commit, besides the check run."""
+
+    head_sha: str
+    comments: tuple[NewComment, ...]  # new inline comments, all validated against the diff
+    edits: tuple[tuple[int, str], ...]  # (comment id, new body)
+    deletions: tuple[int, ...]  # comment ids
+    replies: tuple[tuple[int, str], ...]  # (comment id, reply body): fixed findings a human discussed
+    kept: tuple[int, ...]  # comment ids left as they are
+    off_diff: tuple[Finding, ...]  # findings whose lines the diff does not contain
+    event: str  # REQUEST_CHANGES | COMMENT
+    body: str
+    post_review: bool  # False when the review would add nothing (every comment already stands)
+    dismissals: tuple[int, ...]  # the bot's standing change requests that no blocker backs any more
+
+
+def plan_review(
+    findings: Sequence[Finding],
+    changes: ChangeSet,
+    posted: Sequence[PostedComment],
+    posted_reviews: Sequence[PostedReview],
+    head_sha: str,
+) -> ReviewPlan:
+    """Decide comments to post, keep, edit, delete or answer, and the review around them."""
+    current = {finding.fingerprint: finding for finding in findings}
+    by_fingerprint: dict[str, list[PostedComment]] = {}
+    for comment in sorted(posted, key=lambda c: c.id):
+        if comment.fingerprint is not None:
+            by_fingerprint.setdefault(comment.fingerprint, []).append(comment)
+
+    edits: list[tuple[int, str]] = []
+    deletions: list[int] = []
+    replies: list[tuple[int, str]] = []
+    kept: list[int] = []
+    standing: set[str] = set()  # fingerprints that keep a visible comment
+
+    for fingerprint_, comments in by_fingerprint.items():
+        finding = current.get(fingerprint_)
+        for index, comment in enumerate(comments):
+            if finding is None:
+                # The finding is gone: a plain comment goes; a discussed one is answered instead.
+                if comment.human_replied:
+                    if not comment.fixed_reply_posted:
+                        replies.append((comment.id, f"{FIXED_REPLY_PREFIX}{head_sha}."))
+                    kept.append(comment.id)
+                else:
+                    deletions.append(comment.id)
+                continue
+            if index > 0 or (comment.line is None and not comment.human_replied):
+                # A duplicate, or a comment GitHub shows as outdated: the finding is posted afresh.
+                if comment.human_replied:
+                    kept.append(comment.id)
+                else:
+                    deletions.append(comment.id)
+                continue
+            # The comment stands where GitHub shows it; its body must suit that place.
+            sitting = (
+                Placement(comment.path, comment.line, comment.start_line)
+                if comment.line is not None
+                else None
+            )
+            wanted = place_finding(finding, changes)
+            if sitting is not None and wanted is not None and (wanted.start_line, wanted.line) == (
+                sitting.start_line,
+                sitting.line,
+            ):
+                sitting = wanted  # same lines: the suggestion block still applies
+            body = render_comment_body(finding, sitting)
+            if body != comment.body:
+                edits.append((comment.id, body))
+            else:
+                kept.append(comment.id)
+            standing.add(fingerprint_)
+
+    new_comments: list[NewComment] = []
+    off_diff: list[Finding] = []
+    for finding in findings:
+        placement = place_finding(finding, changes)
+        if placement is None or not placement_is_valid(placement, changes):
+            off_diff.append(finding)
+            continue
+        if finding.fingerprint in standing:
+            continue
+        new_comments.append(
+            NewComment(
+                path=placement.path,
+                line=placement.line,
+                start_line=placement.start_line,
+                body=render_comment_body(finding, placement),
+                fingerprint=finding.fingerprint,
+            )
+        )
+
+    has_blocker = any(finding.severity >= Severity.BLOCKER for finding in findings)
+    ours = [review for review in posted_reviews if review.head_sha is not None]
+    change_requests = [review.id for review in ours if review.state == "CHANGES_REQUESTED"]
+    already_for_head = any(review.head_sha == head_sha for review in ours)
+    post_review = not already_for_head and bool(
+        new_comments
+        or (findings and not ours)  # the first review of this pull request with findings
+        or (has_blocker and not change_requests)
+    )
+    return ReviewPlan(
+        head_sha=head_sha,
+        comments=tuple(new_comments),
+        edits=tuple(edits),
+        deletions=tuple(deletions),
+        replies=tuple(replies),
+        kept=tuple(kept),
+        off_diff=tuple(off_diff),
+        event="REQUEST_CHANGES" if has_blocker else "COMMENT",
+        body=render_review_body(findings, new_comments, off_diff, head_sha),
+        post_review=post_review,
+        dismissals=() if has_blocker else tuple(change_requests),
+    )
+
+
+def render_review_body(
+    findings: Sequence[Finding], new_comments: Sequence[NewComment], off_diff: Sequence[Finding], head_sha: str
+) -> str:
+    """The review's own text: counts by severity, where the rest is, and the head marker."""
+    if findings:
+        lines = [f"pr-check found {_count_phrase(findings)} at `{head_sha[:12]}`."]
+    else:
+        lines = [f"pr-check found no issues at `{head_sha[:12]}`."]
+    if new_comments:
+        lines.append(f"{len(new_comments)} new inline comment{'s' if len(new_comments) != 1 else ''} below.")
+    if off_diff:
+        lines.append(
+            f"{len(off_diff)} finding{'s are' if len(off_diff) != 1 else ' is'} outside the lines this pull "
+            f"request changes; see the `{CHECK_RUN_NAME}` check run:"
+        )
+        lines += [f"- **{f.rule}** ({f.severity.label}) `{f.path}:{f.line}`: {f.title}" for f in off_diff[:20]]
+        if len(off_diff) > 20:
+            lines.append(f"- ... and {len(off_diff) - 20} more")
+    lines += ["", "Comment `/pr-check help` for commands.", review_marker(head_sha)]
+    return "\n".join(lines)
+
+
+def _count_phrase(findings: Iterable[Finding]) -> str:
+    counts: dict[Severity, int] = {}
+    for finding in findings:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    total = sum(counts.values())
+    detail = ", ".join(f"{counts[s]} {s.label}" for s in sorted(counts, reverse=True))
+    return f"{total} issue{'s' if total != 1 else ''} ({detail})"
+
+
+# -- the check run ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CheckRunOutput:
+    """The completed `pr-check` check run: conclusion, output, annotations in request-sized batches."""
+
+    conclusion: str  # failure | neutral | success
+    title: str
+    summary: str
+    text: str
+    annotation_batches: tuple[tuple[dict, ...], ...]
+
+    def output(self, batch: int) -> dict:
+        """The `output` object of the PATCH that sends annotation batch `batch`."""
+        payload = {"title": self.title, "summary": self.summary, "text": self.text}
+        if batch < len(self.annotation_batches):
+            payload["annotations"] = list(self.annotation_batches[batch])
+        return payload
+
+    @property
+    def requests_needed(self) -> int:
+        return max(1, len(self.annotation_batches))
+
+
+def check_conclusion(findings: Iterable[Finding]) -> str:
+    """failure on a blocker or major, neutral on minor only, success otherwise (design 6)."""
+    worst = max((finding.severity for finding in findings), default=None)
+    if worst is None or worst < Severity.MINOR:
+        return "success"
+    return "failure" if worst >= Severity.MAJOR else "neutral"
+
+
+def annotation(finding: Finding) -> dict:
+    """One check-run annotation for a finding."""
+    item = {
+        "path": finding.path,
+        "start_line": max(1, finding.line),
+        "end_line": max(finding.line, finding.end_line, 1),
+        "annotation_level": _ANNOTATION_LEVEL[finding.severity],
+        "title": f"{finding.rule}: {finding.title}"[:ANNOTATION_TITLE_LIMIT],
+        "message": finding.message[:ANNOTATION_MESSAGE_LIMIT],
+    }
+    if finding.evidence:
+        details = "\n".join(f"{e.path}:{e.line}: {e.note}" for e in finding.evidence)
+        item["raw_details"] = details[:ANNOTATION_MESSAGE_LIMIT]
+    return item
+
+
+def render_check_run(
+    *,
+    findings: Sequence[Finding],
+    off_diff: Sequence[Finding],
+    suppressed_count: int,
+    base_sha: str,
+    head_sha: str,
+    smoke_reasons: Sequence[str],
+    full_report_pointer: str,
+) -> CheckRunOutput:
+    """The `pr-check` check run's completed state: the full record of the review."""
+    conclusion = check_conclusion(findings)
+    title = f"{_count_phrase(findings)}" if findings else "No issues"
+    header = [
+        f"Reviewed `{base_sha[:12]}..{head_sha[:12]}`: {title}.",
+    ]
+    if suppressed_count:
+        header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
+    if smoke_reasons:
+        header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
+        header += [f"- {reason}" for reason in smoke_reasons]
+    rows = []
+    if findings:
+        off = {f.fingerprint for f in off_diff}
+        rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
+        for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
+            where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")
+            rows.append(f"| {finding.severity.label} | `{finding.rule}` | {where} | {_cell(finding.title)} |")
+    summary = _trim("\n".join(header + rows), full_report_pointer)
+    details = []
+    for finding in findings:
+        details += [f"### `{finding.rule}` at `{finding.path}:{finding.line}`", "", finding.message.strip()]
+        details += [f"- `{e.path}:{e.line}`: {e.note}" for e in finding.evidence]
+        details.append("")
+    text = _trim("\n".join(details), full_report_pointer)
+    annotations = [annotation(finding) for finding in findings]
+    batches = tuple(
+        tuple(annotations[i : i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
+    )
+    return CheckRunOutput(conclusion, title, summary, text, batches)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _trim(text: str, pointer: str) -> str:
+    """Fit GitHub's 65,535-character output field, ending with where the whole report is."""
+    if len(text) <= OUTPUT_TEXT_LIMIT:
+        return text
+    tail = f"\n\n... trimmed to fit GitHub's limit. {pointer}"
+    return text[: OUTPUT_TEXT_LIMIT - len(tail)] + tail
+
+
+def in_progress_output(head_sha: str) -> dict:
+    """The output shown while the review runs."""
+    return {"title": "Reviewing", "summary": f"pr-check is reviewing `{head_sha[:12]}`."}
+
+
+# -- the smoke check run ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SmokeCheckUpdate:
+    """A state of the `pr-check / cuda-smoke` check run."""
+
+    status: str  # queued | in_progress | completed
+    conclusion: str | None
+    title: str
+    summary: str
+    details_url: str | None = None
+
+
+_RUN_CONCLUSIONS = {
+    "success": "success",
+    "failure": "failure",
+    "cancelled": "cancelled",
+    "timed_out": "timed_out",
+    "action_required": "action_required",
+    "skipped": "skipped",
+}
+
+
+def smoke_waiting_for_maintainer(reasons: Sequence[str]) -> SmokeCheckUpdate:
+    """The smoke check of an untrusted author: PR code does not run until a maintainer asks."""
+    return SmokeCheckUpdate(
+        status="completed",
+        conclusion="neutral",
+        title="Waiting for a maintainer",
+        summary=_smoke_reasons_text(reasons)
+        + "\n\nThis change touches CUDA, but its author does not have write access, so the GPU smoke job "
+        "does not start by itself. A maintainer can comment `/pr-check smoke` to run it.",
+    )
+
+
+def smoke_dispatched(reasons: Sequence[str], correlation_id: str, requested_by: str | None) -> SmokeCheckUpdate:
+    """The smoke check right after the workflow was dispatched."""
+    who = f" at @{requested_by}'s request" if requested_by else ""
+    return SmokeCheckUpdate(
+        status="queued",
+        conclusion=None,
+        title="GPU smoke job queued",
+        summary=_smoke_reasons_text(reasons)
+        + f"\n\nThe GPU smoke workflow was dispatched{who} (correlation id `{correlation_id}`).",
+    )
+
+
+def smoke_from_workflow_run(status: str, conclusion: str | None, html_url: str | None, correlation_id: str) -> SmokeCheckUpdate:
+    """The smoke check following a `workflow_run` event."""
+    link = f"[the workflow run]({html_url})" if html_url else "the workflow run"
+    if status != "completed":
+        state = "in_progress" if status == "in_progress" else "queued"
+        return SmokeCheckUpdate(state, None, "GPU smoke job running" if state == "in_progress" else "GPU smoke job queued",
+                                f"See {link} (correlation id `{correlation_id}`).", html_url)
+    mapped = _RUN_CONCLUSIONS.get(conclusion or "", "neutral")
+    title = {"success": "GPU smoke job passed", "failure": "GPU smoke job failed"}.get(mapped, f"GPU smoke job: {conclusion or 'no conclusion'}")
+    return SmokeCheckUpdate("completed", mapped, title, f"See {link} for the report (correlation id `{correlation_id}`).", html_url)
+
+
+def smoke_never_reported(timeout_s: float, correlation_id: str) -> SmokeCheckUpdate:
+    """The smoke check when the dispatched run never reported back in time."""
+    minutes = timeout_s / 60
+    return SmokeCheckUpdate(
+        status="completed",
+        conclusion="neutral",
+        title="GPU smoke job did not report",
+        summary=(
+            f"The GPU smoke workflow was dispatched but did not report a result within {minutes:g} minutes "
+            f"(correlation id `{correlation_id}`). The runner may be offline or busy. This check is left "
+            "neutral rather than pending; a maintainer can comment `/pr-check smoke` to try again."
+        ),
+    )
+
+
+def smoke_dispatch_failed(message: str, correlation_id: str) -> SmokeCheckUpdate:
+    """The smoke check when GitHub refused the dispatch."""
+    return SmokeCheckUpdate(
+        status="completed",
+        conclusion="neutral",
+        title="GPU smoke job could not start",
+        summary=f"Dispatching the GPU smoke workflow failed: {message} (correlation id `{correlation_id}`).",
+    )
+
+
+def _smoke_reasons_text(reasons: Sequence[str]) -> str:
+    if not reasons:
+        return "The GPU smoke job was requested."
+    return "Why this change needs the GPU smoke job:\n" + "\n".join(f"- {reason}" for reason in reasons)

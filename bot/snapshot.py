@@ -1,0 +1,97 @@
+"""Snapshot(base, head, changes): the one input every check gets.
+
+A BuildModel is one revision's build, computed lazily and memoized: the Buck cells, CUDA
+reasons and header owners per cell, and (when a check asks) the CMake model per profile and
+C/C++ source facts. Checks read models; they never touch git, files or clocks.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from bot.build import xref
+from bot.build.buck import CELLS, CellGraph, EvaluationCache, evaluate_cell
+from bot.config import Config
+from bot.diff import ChangeSet
+from bot.tree import FileTree, memory_tree
+
+
+class BuildModel:
+    """The build of one revision; every part is computed on first use."""
+
+    def __init__(
+        self,
+        tree: FileTree,
+        config: Config | None = None,
+        cache: EvaluationCache | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> None:
+        self.tree = tree
+        self.config = config or Config()
+        self._cache = cache
+        self._progress = progress
+        self._cells: dict[str, CellGraph] = {}
+        self._cmake: dict[str, Any] = {}
+        self._facts: dict[str, Any] = {}
+
+    def cell(self, name: str) -> CellGraph:
+        """The Buck targets of one cell (`fbcode`, `xplat`, `oss`)."""
+        if name not in self._cells:
+            self._cells[name] = evaluate_cell(self.tree, name, cache=self._cache, progress=self._progress)
+        return self._cells[name]
+
+    @property
+    def cells(self) -> Mapping[str, CellGraph]:
+        return {name: self.cell(name) for name in CELLS}
+
+    @functools.cache
+    def cuda_reasons(self, cell: str) -> Mapping[str, xref.CudaReason]:
+        return xref.cuda_reasons(self.cell(cell), self.config.buck.cuda_external_deps)
+
+    @functools.cache
+    def header_owners(self, cell: str):
+        return xref.header_owners(self.cell(cell))
+
+    def text(self, path: str) -> str | None:
+        return self.tree.read_text(path)
+
+    def cmake(self, profile_name: str):
+        """The CMake model under a named profile (bot/build/cmake.py)."""
+        if profile_name not in self._cmake:
+            from bot.build import cmake  # imported on use: Buck-only reviews never pay for it
+
+            profile = cmake.PROFILES[profile_name]
+            self._cmake[profile_name] = cmake.evaluate_cmake(self.tree, profile)
+        return self._cmake[profile_name]
+
+    def source_facts(self, path: str):
+        """C/C++/CUDA facts of one file (bot/parse/cpp.py), or None when absent."""
+        if path not in self._facts:
+            from bot.parse import cpp
+
+            data = self.tree.read(path)
+            self._facts[path] = None if data is None else cpp.source_facts(path, data)
+        return self._facts[path]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def empty_model(config: Config | None = None) -> BuildModel:
+    """The build of an empty tree: the base of `pr-check scan` and of check examples."""
+    return BuildModel(memory_tree({}), config)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a check sees: both builds and the change between them."""
+
+    base: BuildModel
+    head: BuildModel
+    changes: ChangeSet
+    config: Config = field(default_factory=Config)

@@ -1,0 +1,57 @@
+"""A Buck package fails to evaluate at head.
+
+When a BUCK file, or a macro it loads, fails at evaluation time (a missing load, a wrong type,
+a `fail()`), every target of the package disappears from that cell, including targets the
+pull request never touched; dependents then fail with "unknown target". pr-check evaluates
+every package in all three cells (`fbcode`, `xplat`, `oss`) and reports packages that fail at
+head and did not at base.
+
+Example (bad): `load(":missing.bzl", "helper")`.
+
+Use instead: fix the evaluation error; `buck2 uquery //pkg/...` reproduces it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from bot.build.eval_failures import failure_hits
+from bot.check import Check, Example
+from bot.model import Hit, Severity
+from bot.snapshot import Snapshot
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    yield from failure_hits(
+        snap,
+        frozenset({"other", "load"}),
+        lambda error, graph: (
+            f"`//{error.package}` fails to evaluate in the `{error.cell}` cell: {error.message}. "
+            "Every target of the package is missing from that cell."
+        ),
+    )
+
+
+CHECK = Check(
+    id="buck-eval-error",
+    severity=Severity.BLOCKER,
+    title="Buck package fails to evaluate",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(
+            head={
+                "pkg/BUCK": 'load(":defs.bzl", "define")\ndefine()\n',
+                "pkg/defs.bzl": 'def define():\n    native.cxx_library(name = 1 + "a")  # expect: buck-eval-error\n',
+            }
+        ),
+    ),
+    good=(
+        Example(
+            head={
+                "pkg/BUCK": 'load(":defs.bzl", "define")\ndefine()\n',
+                "pkg/defs.bzl": 'def define():\n    native.cxx_library(name = "a")\n',
+            }
+        ),
+    ),
+)

@@ -1,0 +1,94 @@
+"""`link_whole = True` without `supports_python_dlopen = True`.
+
+A force-linked library exists to keep symbols nobody calls directly: registration constructors,
+or `aoti_torch_*` shims that an AOTInductor library resolves from its host when it is loaded.
+When such a library ends up in a Python extension, Buck's Python native linking (omnibus and
+its successors) only keeps it whole if the target says it supports being dlopen'ed from
+Python; otherwise the symbols can be dropped again, and the failure only shows when a model
+loads. Every other force-linked AOTI/CUDA target sets both flags.
+
+Example (bad): `cxx_library(name = "common_shims_slim", link_whole = True)`.
+
+Use instead: add `supports_python_dlopen = True` next to `link_whole = True`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from bot.build.buck import CELLS
+from bot.build.callsite import attribute_line, insert_after
+from bot.check import Check, Example
+from bot.model import Evidence, Hit, Severity
+from bot.snapshot import Snapshot
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    for cell in CELLS:
+        for label, target in sorted(snap.head.cell(cell).targets.items()):
+            if target.attr("link_whole") is not True or target.attr("supports_python_dlopen") is True:
+                continue
+            if "library" not in target.kind:
+                continue
+            text = snap.head.text(target.path) or ""
+            line = attribute_line(text, target, "link_whole") or target.line
+            fix = (
+                insert_after(text, target.path, line, "supports_python_dlopen = True,", "let Python extensions keep it whole")
+                if attribute_line(text, target, "link_whole")
+                else None
+            )
+            yield Hit(
+                path=target.path,
+                line=line,
+                message=(
+                    f"`{label}` is force-linked (`link_whole = True`) but does not set "
+                    "`supports_python_dlopen = True`; in a Python extension its unreferenced symbols can be "
+                    "dropped, and an AOTInductor library then fails to load with `undefined symbol`."
+                ),
+                key=label,
+                target=label,
+                cell=cell,
+                offending_text="link_whole",
+                evidence=(Evidence(target.path, target.line, f"`{label}` is defined here"),),
+                fix=fix,
+            )
+
+
+CHECK = Check(
+    id="link-whole-without-python-dlopen",
+    severity=Severity.MINOR,
+    title="Force-linked library without supports_python_dlopen",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(
+            head={
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims_slim",\n'
+                    '    srcs = ["common_shims_slim.cpp"],\n'
+                    "    link_whole = True,  # expect: link-whole-without-python-dlopen\n"
+                    ")\n"
+                )
+            }
+        ),
+    ),
+    good=(
+        Example(
+            head={
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims_slim",\n'
+                    '    srcs = ["common_shims_slim.cpp"],\n'
+                    "    link_whole = True,\n"
+                    "    supports_python_dlopen = True,\n"
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "plain",\n'
+                    '    srcs = ["plain.cpp"],\n'
+                    ")\n"
+                )
+            }
+        ),
+    ),
+)
