@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from bot.errors import GitError, NotAGitRepository, UnknownRevision
-from bot.tree import Entry, FileTree
+from bot.tree import Entry, FileTree, blob_id_of
 
 # Never let git lazily fetch a missing promisor object or prompt for credentials mid-review.
 _GIT_ENV = {
@@ -74,6 +74,28 @@ class GitRepository:
             mode, _kind, blob = meta.decode().split(" ")
             entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
         return FileTree(entries, self.read_blobs, commit)
+
+    def working_tree(self, base_tree: FileTree, paths: Iterable[str]) -> FileTree:
+        """`base_tree` with `paths` taken from the work tree on disk (the `--diff FILE` head)."""
+        entries = {p: base_tree.entry(p) for p in base_tree.paths()}
+        entries = {p: e for p, e in entries.items() if e is not None}
+        on_disk: dict[str, bytes] = {}
+        for path in paths:
+            file = self.path / path
+            if file.is_file():
+                data = file.read_bytes()
+                on_disk[blob_id_of(data)] = data
+                entries[path] = Entry(blob_id_of(data))
+            else:
+                entries.pop(path, None)
+
+        def read(blobs: Iterable[str]) -> dict[str, bytes | None]:
+            wanted = list(blobs)
+            found = {b: on_disk[b] for b in wanted if b in on_disk}
+            found.update(self.read_blobs(b for b in wanted if b not in on_disk))
+            return found
+
+        return FileTree(entries, read, "WORKTREE")
 
     def diff(self, base: str, head: str) -> str:
         """Unified diff base..head with renames detected and full binary markers."""

@@ -1,0 +1,23 @@
+"""The public JSON of design 5, version 1: other tools and our own service consume it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.review import Report
+
+JSON_VERSION = 1
+
+
+def render_json(report: "Report") -> dict:
+    """The report as the versioned JSON document (findings new at head, smoke decision)."""
+    return {
+        "version": JSON_VERSION,
+        "base": report.base,
+        "head": report.head,
+        "findings": [finding.to_json() for finding in report.findings],
+        "suppressed": [dict(finding.to_json(), reason=finding.suppressed) for finding in report.suppressed],
+        "smoke": report.smoke.to_json(),
+        "stats": dict(report.stats),
+    }

@@ -1,0 +1,107 @@
+"""One review, end to end: repository + revisions -> Report. The seam the CLI and the App share."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+import checks
+from bot import engine
+from bot.build.buck import EvaluationCache
+from bot.config import CONFIG_PATH, Config, parse_config
+from bot.diff import ChangeSet, parse_diff
+from bot.model import Finding
+from bot.repo import GitRepository
+from bot.smoke import SmokeDecision, classify
+from bot.snapshot import BuildModel, Snapshot
+from bot.tree import FileTree, memory_tree
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a review found, ready for any renderer."""
+
+    base: str
+    head: str
+    findings: tuple[Finding, ...]
+    suppressed: tuple[Finding, ...]
+    changes: ChangeSet
+    smoke: SmokeDecision
+    stats: Mapping[str, object] = field(default_factory=dict)
+
+
+def default_cache_dir(repo: GitRepository) -> Path:
+    """Evaluation results live with the repository they came from."""
+    return repo.git_dir / "pr-check" / "cache"
+
+
+def review_repository(
+    repo_path: str | Path,
+    base: str,
+    head: str,
+    *,
+    cache_dir: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Report:
+    """Review base..head of a git repository (no checkout needed)."""
+    with GitRepository(repo_path) as repo:
+        base_sha, head_sha = repo.resolve(base), repo.resolve(head)
+        changes = parse_diff(repo.diff(base_sha, head_sha))
+        return review_trees(
+            repo.tree(base_sha),
+            repo.tree(head_sha),
+            changes,
+            cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
+            progress=progress,
+        )
+
+
+def review_trees(
+    base_tree: FileTree,
+    head_tree: FileTree,
+    changes: ChangeSet,
+    *,
+    cache: EvaluationCache | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    config: Config | None = None,
+) -> Report:
+    """Review two trees; the configuration comes from the base tree unless given."""
+    started = time.perf_counter()
+    config = config if config is not None else load_config(base_tree)
+    base_model = BuildModel(base_tree, config, cache, progress)
+    head_model = BuildModel(head_tree, config, cache, progress)
+    snapshot = Snapshot(base_model, head_model, changes, config)
+    result = engine.run(checks.ALL, snapshot)
+    smoke = classify(snapshot)
+    cells = {
+        name: {
+            "packages": len(graph.packages),
+            "targets": len(graph.targets),
+            "failed": len(graph.errors),
+            "evaluated": sum(1 for r in graph.packages.values() if not r.cached),
+        }
+        for name, graph in head_model._cells.items()  # noqa: SLF001 - only the cells that were used
+    }
+    return Report(
+        base=base_tree.revision,
+        head=head_tree.revision,
+        findings=result.findings,
+        suppressed=result.suppressed,
+        changes=changes,
+        smoke=smoke,
+        stats={"seconds": round(time.perf_counter() - started, 3), "cells": cells, "checks": list(result.checks_run)},
+    )
+
+
+def scan_tree(tree: FileTree, *, cache: EvaluationCache | None = None, progress=None) -> Report:
+    """Audit a whole tree: every finding, nothing filtered against a base."""
+    return review_trees(
+        memory_tree({}, revision=""), tree, ChangeSet(()), cache=cache, progress=progress, config=load_config(tree)
+    )
+
+
+def load_config(tree: FileTree) -> Config:
+    known = frozenset(c.id for c in checks.ALL) | frozenset(engine.ENGINE_RULES)
+    return parse_config(tree.read_text(CONFIG_PATH), known)
