@@ -122,7 +122,7 @@ def _dispatch(arguments: argparse.Namespace) -> int:
     if arguments.command == "rules":
         from bot.rules_page import render_rules_markdown, render_rules_table
 
-        print(render_rules_markdown() if arguments.markdown else render_rules_table())
+        sys.stdout.write(render_rules_markdown() if arguments.markdown else render_rules_table() + "\n")
         return 0
     if arguments.command == "explain":
         return _explain(arguments.rule)

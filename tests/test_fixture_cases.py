@@ -1,0 +1,61 @@
+"""The seed reviews' situations as fixture PRs; expected findings written by hand from the invariants."""
+
+from __future__ import annotations
+
+from bot.review import review_repository
+
+
+def _findings(report):
+    return {(f.rule, f.path, f.line, f.cell) for f in report.findings}
+
+
+def test_pr24817_flags_exactly_the_unguarded_cuda_targets_in_xplat(case_repo, tmp_path):
+    repo, base, head = case_repo("pr24817-cuda-outside-fbcode")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    # extension/cuda becomes visible in xplat: its three CUDA targets (a CUDA external dep, a .cu
+    # source, a dependency on a CUDA target) have no guard. In backends/cuda/runtime the guard dict
+    # covers runtime_shims and cuda_backend but not cuda_platform.
+    assert _findings(report) == {
+        ("cuda-guard-missing", "extension/cuda/targets.bzl", 4, "xplat"),
+        ("cuda-guard-missing", "extension/cuda/targets.bzl", 11, "xplat"),
+        ("cuda-guard-missing", "extension/cuda/targets.bzl", 18, "xplat"),
+        ("cuda-guard-missing", "backends/cuda/runtime/targets.bzl", 35, "xplat"),
+    }
+    by_target = {f.target: f for f in report.findings}
+    caller_stream = by_target["//extension/cuda:caller_stream"]
+    assert ("extension/cuda/targets.bzl", 13) in {(e.path, e.line) for e in caller_stream.evidence}
+    assert ("extension/cuda/BUCK", 6) in {(e.path, e.line) for e in caller_stream.evidence}
+    platform = by_target["//backends/cuda/runtime:cuda_platform"]
+    assert "**cuda_kwargs," in platform.fix.replacement  # the package's own guard dict is suggested
+    assert "compatible_with" in by_target["//extension/cuda:runtime_api"].fix.replacement
+    assert report.smoke.required
+
+
+def test_pr24643_reports_link_whole_and_the_unmapped_oss_dep(case_repo, tmp_path):
+    repo, base, head = case_repo("pr24643-shim-linkage")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    assert _findings(report) == {
+        ("link-whole-without-python-dlopen", "backends/aoti/targets.bzl", 9, "fbcode"),
+        ("dep-unknown-external", "extension/pybindings/BUCK", 11, "oss"),
+    }
+    oss = next(f for f in report.findings if f.rule == "dep-unknown-external")
+    # The evidence walks into the macro that added the dep and the table lookup that failed.
+    evidence_paths = {e.path for e in oss.evidence}
+    assert "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl" in evidence_paths
+    assert "shim_et/xplat/executorch/build/env_interface.bzl" in evidence_paths
+
+
+def test_a_correct_change_is_clean_and_needs_no_gpu(case_repo, tmp_path):
+    repo, base, head = case_repo("clean-cpu-target")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    assert report.findings == ()
+    assert not report.smoke.required
+
+
+def test_second_review_reuses_the_evaluation_cache(case_repo, tmp_path):
+    repo, base, head = case_repo("pr24817-cuda-outside-fbcode")
+    first = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    second = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    assert _findings(first) == _findings(second)
+    assert all(cell["evaluated"] == 0 for cell in second.stats["cells"].values())
+    assert any(cell["evaluated"] > 0 for cell in first.stats["cells"].values())
