@@ -43,6 +43,7 @@ class FileTree:
         self._entries = dict(entries)
         self._read_blobs = read_blobs
         self._cache: dict[str, bytes | None] = {}
+        self._by_blob: dict[str, bytes | None] = {}
         self._dirs: frozenset[str] | None = None
         self._symlink_dirs = {p: e for p, e in self._entries.items() if e.is_symlink}
 
@@ -124,6 +125,13 @@ class FileTree:
         data = self.read(path)
         return None if data is None else data.decode("utf-8", errors="replace")
 
+    def read_text_by_blob(self, blob: str) -> str | None:
+        """Contents of a blob, from what this tree already read when possible."""
+        if blob not in self._by_blob:
+            self._by_blob[blob] = self._read_blobs([blob]).get(blob)
+        data = self._by_blob[blob]
+        return None if data is None else data.decode("utf-8", errors="replace")
+
     def prefetch(self, paths: Iterable[str]) -> None:
         """Read many files in one batch (one round trip to git)."""
         wanted = {}
@@ -135,6 +143,7 @@ class FileTree:
                     wanted[resolved] = entry.blob
         if wanted:
             blobs = self._read_blobs(set(wanted.values()))
+            self._by_blob.update(blobs)
             for p, blob in wanted.items():
                 self._cache[p] = blobs.get(blob)
 

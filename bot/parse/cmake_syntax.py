@@ -97,6 +97,11 @@ def parse_cmake_cached(blob_id: str | None, source: str | bytes, path: str) -> C
     return parsed
 
 
+def clear_parse_cache() -> None:
+    """Forget every remembered parse (benchmarks measure cold runs with it)."""
+    _parsed.clear()
+
+
 def _collect(node: Node, path: str, commands: list[Command], problems: list[ParseProblem]) -> None:
     """Walk `node` in document order, appending commands and syntax problems."""
     if node.type == "ERROR" or node.is_missing:

@@ -600,6 +600,11 @@ def source_facts_cached(blob_id: str | None, path: str, source: str | bytes) -> 
     return facts
 
 
+def clear_facts_cache() -> None:
+    """Forget remembered facts (benchmarks measure cold runs with it)."""
+    _facts.clear()
+
+
 def source_facts_in_tree(tree: FileTree, path: str) -> SourceFacts | None:
     """The facts of `path` in `tree` (cached by blob), or None when it cannot be read."""
     data = tree.read(path)
