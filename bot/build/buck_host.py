@@ -1,0 +1,256 @@
+"""The Starlark side of the Buck host: builtins every evaluated file sees, per cell.
+
+Design 3.1 says which constructs define what in each cell; this module states it as Starlark
+source that the evaluator loads into every file. The Python side (`bot/build/buck.py`) supplies
+four callables: `__record` (a rule call with its call stack), `__glob`, `__package_name` and
+`__read_config`. Nothing here is taken from Buck or ExecuTorch; it is a model of their behaviour.
+"""
+
+from __future__ import annotations
+
+import re
+
+HOST_MODULE = "@pr_check//:host.bzl"
+
+# Rules a BUCK file or a macro may call, directly or through `native.`. Unknown kinds still
+# work through `native` only if listed: buck2 itself fails on an unknown native rule.
+NATIVE_RULES = (
+    "alias",
+    "android_library",
+    "apple_library",
+    "command_alias",
+    "config_setting",
+    "configured_alias",
+    "constraint_setting",
+    "constraint_value",
+    "cxx_binary",
+    "cxx_genrule",
+    "cxx_library",
+    "cxx_precompiled_header",
+    "cxx_python_extension",
+    "cxx_test",
+    "export_file",
+    "filegroup",
+    "genrule",
+    "http_archive",
+    "http_file",
+    "platform",
+    "prebuilt_cxx_library",
+    "prebuilt_python_library",
+    "python_binary",
+    "python_library",
+    "python_test",
+    "remote_file",
+    "sh_binary",
+    "sh_test",
+    "test_suite",
+    "zip_file",
+)
+
+# The fields of ExecuTorch's `runtime` struct that define rules (the rest are values).
+RUNTIME_RULES = (
+    "command_alias",
+    "cxx_binary",
+    "cxx_library",
+    "cxx_python_extension",
+    "cxx_test",
+    "export_file",
+    "filegroup",
+    "genrule",
+    "python_binary",
+    "python_library",
+    "python_test",
+)
+
+# Names a BUCK file sees without loading them (buck2's build-file globals).
+BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall", "host_info", "select_map")
+# Names every file sees: `type` is replaced so that `type(select(...)) == "select"` as in buck2.
+COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob")
+
+
+def host_source(cell: str) -> str:
+    """The host module's Starlark text for one cell (`fbcode`, `xplat` or `oss`)."""
+    rule_defs = "\n".join(
+        f"def _rule_{kind}(*args, **kwargs):\n    __record({kind!r}, call_stack(), kwargs)\n"
+        for kind in NATIVE_RULES
+    )
+    native_fields = ",\n    ".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
+    top_level_rules = "\n".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
+    return STUB_CALL_SOURCE + _HOST_TEMPLATE.format(
+        cell=cell,
+        rule_defs=rule_defs,
+        native_fields=native_fields,
+        top_level_rules=top_level_rules,
+        is_fbcode="True" if cell in ("fbcode", "oss") else "False",
+    )
+
+
+_HOST_TEMPLATE = '''
+_CELL = "{cell}"
+_real_type = type
+
+def _is_select_marker(value):
+    return _real_type(value) == "dict" and "__select__" in value
+
+# buck2's select() is its own type that concatenates with lists. A one-element list holding a
+# marker dict concatenates the same way and survives conversion to Python.
+def select(branches):
+    return [{{"__select__": branches}}]
+
+def starlark_type(value):
+    if _real_type(value) == "list":
+        for item in value:
+            if _is_select_marker(item):
+                return "select"
+    return _real_type(value)
+
+def select_map(value, function):
+    markers = [item for item in value if _is_select_marker(item)]
+    plain = [item for item in value if not _is_select_marker(item)]
+    mapped = [{{"__select__": {{key: function(branch) for key, branch in marker["__select__"].items()}}}} for marker in markers]
+    if not plain:
+        return mapped
+    return function(plain) + mapped
+
+def glob(include, exclude = [], **kwargs):
+    return __glob(include, exclude)
+
+def package_name():
+    return __package_name()
+
+def read_config(section, key, default = None):
+    return __read_config(section, key, default)
+
+def oncall(name):
+    pass
+
+def host_info():
+    return struct(
+        os = struct(is_linux = True, is_macos = False, is_windows = False, is_freebsd = False),
+        arch = struct(is_x86_64 = True, is_aarch64 = False, is_arm = False, is_i386 = False),
+    )
+
+{rule_defs}
+native = struct(
+    {native_fields},
+    glob = glob,
+    select = select,
+    select_map = select_map,
+    package_name = package_name,
+    read_config = read_config,
+    host_info = host_info,
+    partial = partial,
+    json = json,
+)
+
+{top_level_rules}
+
+# --- cell semantics (design 3.1) ---
+def is_fbcode():
+    return {is_fbcode}
+
+def is_xplat():
+    return _CELL == "xplat"
+
+def fbcode_target(_kind, **kwargs):
+    if _CELL == "fbcode" or _CELL == "oss":
+        return _kind(**kwargs)
+    return None
+
+def non_fbcode_target(_kind, **kwargs):
+    if _CELL == "xplat":
+        return _kind(**kwargs)
+    return None
+
+def _runtime_rule(kind):
+    def record(*args, **kwargs):
+        __record(kind, call_stack(), kwargs)
+    return record
+
+def _external_dep_location(name):
+    return "$(location external:" + name + ")"
+
+runtime = struct(
+    command_alias = _runtime_rule("command_alias"),
+    cxx_binary = _runtime_rule("cxx_binary"),
+    cxx_library = _runtime_rule("cxx_library"),
+    cxx_python_extension = _runtime_rule("cxx_python_extension"),
+    cxx_test = _runtime_rule("cxx_test"),
+    export_file = _runtime_rule("export_file"),
+    filegroup = _runtime_rule("filegroup"),
+    genrule = _runtime_rule("genrule"),
+    python_binary = _runtime_rule("python_binary"),
+    python_library = _runtime_rule("python_library"),
+    python_test = _runtime_rule("python_test"),
+    external_dep_location = _external_dep_location,
+    is_oss = _CELL == "oss",
+)
+'''
+
+# Files of the pinned `shim/` submodule whose semantics design 3.1 states; used when the
+# submodule is not checked out (a diff-only or bare view never has it).
+SHIM_BUILTINS = {
+    "tools/build_defs/fbsource_utils.bzl": ("is_fbcode", "is_xplat"),
+    "build_defs/build_file_migration.bzl": ("fbcode_target", "non_fbcode_target"),
+}
+
+# In the internal cells the runtime wrapper is Meta's own; rules are recorded as given.
+RUNTIME_WRAPPER = "xplat/executorch/build/runtime_wrapper.bzl"
+
+
+def reexport_source(symbols: dict[str, str]) -> str:
+    """A module re-exporting host names (the built-in equivalent of a shim file)."""
+    names = sorted(set(symbols.values()))
+    listed = ", ".join(repr(n) for n in names)
+    exports = "\n".join(f"{name} = _{name}" for name in names)
+    aliases = ", ".join(f"_{n} = {n!r}" for n in names)
+    return f"load({HOST_MODULE!r}, {aliases})\n{exports}\n" if names else f"# no symbols: {listed}\n"
+
+
+_STRING_OR_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*')
+_CALL_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+_ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def stub_source(symbols: dict[str, str], importer_text: str) -> str:
+    """A recording stub for a module the cell cannot read (Meta-internal macros).
+
+    Each requested name becomes what its importer uses it as: a struct when the importer
+    reads attributes of it, a constant when it is UPPER_CASE, otherwise a function that
+    records a rule when called with `name =` and returns an empty list otherwise.
+    """
+    local_to_remote = dict(symbols)
+    code = _STRING_OR_COMMENT.sub('""', importer_text)
+    called = {local_to_remote[n] for n in _CALL_USE.findall(code) if n in local_to_remote}
+    fields: dict[str, set[str]] = {}
+    for local, attribute in _ATTRIBUTE_USE.findall(code):
+        if local in local_to_remote and local_to_remote[local] not in called:
+            fields.setdefault(local_to_remote[local], set()).add(attribute)
+    lines = [f"load({HOST_MODULE!r}, _stub_call = 'stub_call')"]
+    for remote in sorted(set(local_to_remote.values())):
+        if remote in fields:
+            members = ", ".join(
+                f"{attr} = _stub_function({remote + '.' + attr!r})" for attr in sorted(fields[remote])
+            )
+            lines.append(f"{remote} = struct({members})")
+        elif remote.isupper():
+            lines.append(f"{remote} = {remote!r}")
+        else:
+            lines.append(f"def {remote}(*args, **kwargs):\n    return _stub_call({remote!r}, call_stack(), kwargs)")
+    body = "\n".join(lines[1:])
+    helper = (
+        "def _stub_function(kind):\n"
+        "    def call(*args, **kwargs):\n"
+        "        return _stub_call(kind, call_stack(), kwargs)\n"
+        "    return call\n"
+    )
+    return lines[0] + "\n" + helper + body + "\n"
+
+
+STUB_CALL_SOURCE = '''
+def stub_call(kind, stack, kwargs):
+    if "name" in kwargs:
+        __record(kind, stack, kwargs)
+        return None
+    return []
+'''

@@ -1,0 +1,172 @@
+"""Cross-references over a cell's targets: what is CUDA and why, who owns a header.
+
+Design 3.4. All functions are pure and take a CellGraph; results are memoized per graph by
+the Snapshot that owns it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from bot.build.buck import BuckTarget, CellGraph, flatten
+
+CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
+CUDA_HEADER_INCLUDES = ("cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "cuda_fp16.h", "cuda_bf16.h")
+
+
+@dataclass(frozen=True, slots=True)
+class CudaReason:
+    """Why a target is CUDA: the attribute item that says so, or the dependency chain."""
+
+    kind: str  # source | nvcc_flags | external_dep | include | dependency
+    detail: str  # the source file, the dep name, or the chain's last label
+    chain: tuple[str, ...] = ()  # labels from the target to the CUDA target, for `dependency`
+
+    def describe(self) -> str:
+        if self.kind == "source":
+            return f"builds the CUDA source `{self.detail}`"
+        if self.kind == "nvcc_flags":
+            return "passes `nvcc_flags`"
+        if self.kind == "external_dep":
+            return f"depends on the CUDA external dep `{self.detail}`"
+        if self.kind == "include":
+            return f"includes `{self.detail}`"
+        return "depends on a CUDA target: " + " -> ".join(self.chain)
+
+
+def source_paths(target: BuckTarget) -> tuple[str, ...]:
+    """Repository paths of a target's sources (srcs, with (path, flags) pairs unwrapped)."""
+    paths = []
+    for item in flatten(target.attr("srcs")):
+        if isinstance(item, str) and not item.startswith((":", "//")):
+            paths.append(posixpath.normpath(posixpath.join(target.package, item)))
+    return tuple(paths)
+
+
+def header_entries(target: BuckTarget, attribute: str) -> tuple[tuple[str, str], ...]:
+    """(include path as dependents write it, repository path) for `headers`/`exported_headers`."""
+    value = target.attr(attribute)
+    namespace = target.attr("header_namespace")
+    if namespace is None:
+        namespace = posixpath.join("executorch", target.package) if target.package else "executorch"
+    entries = []
+    if isinstance(value, dict):
+        pairs = [(str(k), v) for k, v in value.items() if isinstance(v, str)]
+    else:
+        pairs = [(v, v) for v in flatten(value) if isinstance(v, str)]
+    for include_name, source in pairs:
+        if source.startswith((":", "//")):
+            continue
+        repo_path = posixpath.normpath(posixpath.join(target.package, source))
+        entries.append((posixpath.join(namespace, include_name) if namespace else include_name, repo_path))
+    return tuple(entries)
+
+
+def external_dep_names(target: BuckTarget) -> tuple[str, ...]:
+    """Names in `external_deps`/`exported_external_deps`; tuples give their first element."""
+    names = []
+    for attribute in ("external_deps", "exported_external_deps"):
+        value = target.attr(attribute)
+        for item in _external_items(value):
+            names.append(item)
+    return tuple(names)
+
+
+def _external_items(value) -> Iterable[str]:
+    if value is None:
+        return
+    if isinstance(value, str):
+        yield value
+        return
+    if isinstance(value, (list, tuple)):
+        # A ("cuda", None, "cuda-lazy") tuple arrives as a list of three items.
+        if value and isinstance(value[0], str) and len(value) == 3 and value[1] is None:
+            yield value[0]
+            yield str(value[2])
+            return
+        for item in value:
+            yield from _external_items(item)
+        return
+    for item in flatten(value):
+        if isinstance(item, str):
+            yield item
+
+
+def direct_cuda_reason(target: BuckTarget, cuda_external_deps: Iterable[str]) -> CudaReason | None:
+    """CUDA-ness from the target's own attributes."""
+    for path in source_paths(target):
+        if path.endswith(CUDA_SOURCE_SUFFIXES):
+            return CudaReason("source", path)
+    if target.attr("nvcc_flags"):
+        return CudaReason("nvcc_flags", "nvcc_flags")
+    cuda_names = set(cuda_external_deps)
+    for name in external_dep_names(target):
+        if name in cuda_names:
+            return CudaReason("external_dep", name)
+    return None
+
+
+def dependency_labels(target: BuckTarget) -> tuple[str, ...]:
+    return target.labels("deps") + target.labels("exported_deps")
+
+
+def cuda_reasons(graph: CellGraph, cuda_external_deps: Iterable[str]) -> Mapping[str, CudaReason]:
+    """label -> why it is CUDA, for every CUDA target of the cell (transitively through deps)."""
+    cuda_names = tuple(cuda_external_deps)
+    reasons: dict[str, CudaReason] = {}
+    for label, target in graph.targets.items():
+        reason = direct_cuda_reason(target, cuda_names)
+        if reason is not None:
+            reasons[label] = reason
+    # Propagate along deps until nothing changes; chains stay shortest-first.
+    changed = True
+    while changed:
+        changed = False
+        for label, target in graph.targets.items():
+            if label in reasons:
+                continue
+            for dep in dependency_labels(target):
+                if dep in reasons:
+                    inner = reasons[dep]
+                    chain = (label,) + (inner.chain if inner.kind == "dependency" else (dep,))
+                    reasons[label] = CudaReason("dependency", chain[-1], chain)
+                    changed = True
+                    break
+    return reasons
+
+
+def header_owners(graph: CellGraph) -> Mapping[str, tuple[tuple[BuckTarget, str], ...]]:
+    """include path -> ((owning target, "exported_headers" | "headers"), ...)."""
+    owners: dict[str, list[tuple[BuckTarget, str]]] = {}
+    for target in graph.targets.values():
+        for attribute in ("exported_headers", "headers"):
+            for include_name, _repo_path in header_entries(target, attribute):
+                owners.setdefault(include_name, []).append((target, attribute))
+    return {k: tuple(v) for k, v in owners.items()}
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def includes_of(text: str) -> tuple[tuple[str, int], ...]:
+    """(included path, line) of every `#include` in a C/C++ file."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "include" in line:
+            match = _INCLUDE.match(line)
+            if match:
+                found.append((match.group(1), number))
+    return tuple(found)
+
+
+def find_line(text: str, needle: str, start: int = 1, end: int | None = None) -> int | None:
+    """First line in [start, end] containing `needle`."""
+    lines = text.splitlines()
+    last = len(lines) if end is None else min(end, len(lines))
+    for number in range(max(1, start), last + 1):
+        if needle in lines[number - 1]:
+            return number
+    return None
