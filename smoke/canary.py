@@ -1,0 +1,137 @@
+"""The canary stage: compile a tiny model with AOTInductor and list what its wrapper needs from a host.
+
+The list of `aoti_torch_*` functions depends on the model's operators and the PyTorch version, so it is
+generated on every run, never hard-coded; the host stage checks a host against it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from smoke.commands import CommandResult, run_command
+from smoke.elf_symbols import DynamicSymbols, SymbolReadError, read_dynamic_symbols
+from smoke.machine import MachineFacts
+from smoke.report import StageOutcome
+
+CANARY_SCRIPT = Path(__file__).with_name("canary_model.py")
+# Runs the script with `-c` in the build directory rather than by path: run by path, Python would put
+# this package's directory first on sys.path, where config.py, report.py and friends shadow any
+# top-level module of the same name that torch and its dependencies import.
+CHILD_BOOTSTRAP = "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+SHIM_PREFIX = "aoti_torch_"
+CANARY_TIMEOUT_S = 900
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryWrapper:
+    """The compiled wrapper library and the shim functions it needs its host to export."""
+
+    path: Path
+    needed_symbols: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CanaryOutcome:
+    stage: StageOutcome
+    wrapper: CanaryWrapper | None
+
+
+def compile_canary(build_dir: Path, facts: MachineFacts, timeout: float = CANARY_TIMEOUT_S) -> CanaryOutcome:
+    """Compile the canary, read its wrapper's undefined symbols, then run it in a fresh process.
+
+    A run that fails still returns the wrapper: what it needs from a host is known once it is compiled.
+    """
+    skip = _reason_to_skip(facts)
+    if skip:
+        return CanaryOutcome(StageOutcome("skipped", skip), None)
+    compile_run = _run_child("compile", build_dir, timeout)
+    compiled = _last_json_line(compile_run)
+    if compiled is None:
+        reason = f"compiling the canary failed: {_failure(compile_run)}"
+        return CanaryOutcome(StageOutcome("failed", reason, {"compile": compile_run.to_json()}), None)
+    try:
+        wrapper, libraries = _find_wrapper(Path(compiled["package"]), build_dir / "package")
+    except (SymbolReadError, zipfile.BadZipFile, LookupError) as error:
+        return CanaryOutcome(StageOutcome("failed", f"reading the canary package failed: {error}", compiled), None)
+    details = {**compiled, "wrapper": str(wrapper.path), "needed_symbols": list(wrapper.needed_symbols),
+               "libraries": libraries}
+    needs = f"wrapper needs {len(wrapper.needed_symbols)} {SHIM_PREFIX}* symbols"
+    load_run = _run_child("run", build_dir, timeout)
+    ran = _last_json_line(load_run)
+    if ran is None:
+        details["run"] = load_run.to_json()
+        reason = f"compiled ({needs}), but aoti_load_package and run failed: {_failure(load_run)}"
+        return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
+    details.update(ran)
+    if not ran["matches_eager"]:
+        reason = f"compiled ({needs}), but its output differs from eager: max abs diff {ran['max_abs_diff']:.3g}"
+        return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
+    reason = (f"compiled with PyTorch {compiled['torch_version']}, matches eager "
+              f"(max abs diff {ran['max_abs_diff']:.3g}); {needs}")
+    return CanaryOutcome(StageOutcome("passed", reason, details), wrapper)
+
+
+def _run_child(command: str, build_dir: Path, timeout: float) -> CommandResult:
+    build_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-c", CHILD_BOOTSTRAP, str(CANARY_SCRIPT), command, str(build_dir)]
+    return run_command(argv, timeout=timeout, cwd=build_dir)
+
+
+def _reason_to_skip(facts: MachineFacts) -> str | None:
+    if not facts.torch.importable:
+        return f"PyTorch is not importable by {sys.executable}: {facts.torch.error}"
+    if not facts.torch.cuda_available:
+        return f"PyTorch {facts.torch.version} has no usable CUDA device" + (
+            f": {facts.torch.error}" if facts.torch.error else "")
+    return None
+
+
+def _last_json_line(result: CommandResult) -> dict | None:
+    if not result.ok:
+        return None
+    try:
+        return json.loads(result.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return None
+
+
+def _failure(result: CommandResult) -> str:
+    if result.timed_out:
+        return f"timed out after {result.seconds:.0f}s"
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    phases = [line.removeprefix("canary: ") for line in lines if line.startswith("canary: ")]
+    code = result.returncode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
+    where = f" while {phases[-1]}" if phases else ""
+    return f"{how}{where}: {lines[-1] if lines else 'no output'}"
+
+
+def _find_wrapper(package: Path, extract_dir: Path) -> tuple[CanaryWrapper, list[dict]]:
+    """Extract the .pt2 (a zip) and pick the library needing the most shims: the model's wrapper."""
+    with zipfile.ZipFile(package) as archive:
+        archive.extractall(extract_dir)
+    libraries = sorted(path for path in extract_dir.rglob("*.so") if path.is_file())
+    if not libraries:
+        raise LookupError(f"no .so in {package}")
+    symbols = {path: read_dynamic_symbols(path) for path in libraries}
+    chosen = max(libraries, key=lambda path: len(_shims_needed(symbols[path])))
+    listing = [_describe_library(path, extract_dir, symbols[path]) for path in libraries]
+    return CanaryWrapper(path=chosen, needed_symbols=_shims_needed(symbols[chosen])), listing
+
+
+def _shims_needed(symbols: DynamicSymbols) -> tuple[str, ...]:
+    return tuple(sorted(name for name in symbols.undefined if name.startswith(SHIM_PREFIX)))
+
+
+def _describe_library(path: Path, extract_dir: Path, symbols: DynamicSymbols) -> dict:
+    return {
+        "path": str(path.relative_to(extract_dir)),
+        "needed_symbols": len(_shims_needed(symbols)),
+        "undefined_symbols": len(symbols.undefined),
+        "needed_libraries": list(symbols.needed_libraries),
+        "reader": symbols.reader,
+    }

@@ -1,0 +1,114 @@
+"""The canary: a tiny CUDA model compiled with AOTInductor, then run from its package against eager.
+
+Two commands, each in its own process, so that importing torch, and any crash in compiled code, cannot
+take the smoke runner down, and so that a crash while loading the package still leaves the compiled
+wrapper for the runner to inspect:
+
+    python canary_model.py compile OUT_DIR   # writes OUT_DIR/canary.pt2 and the eager reference
+    python canary_model.py run OUT_DIR       # loads the package in a fresh process, compares
+
+Each prints one JSON object as its last stdout line. Only the standard library is imported at module
+level: the runner never imports this file.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+# matmul goes through cuBLAS on both sides, so differences come only from the fused relu/sort: tiny.
+TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}
+PACKAGE_NAME = "canary.pt2"
+REFERENCE_NAME = "eager-reference.pt"
+
+
+def build_model(torch):
+    """matmul + relu + sort: the operators of the first measured H200 run, whose wrapper needed 23 shims."""
+
+    class Canary(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(64, 64))
+
+        def forward(self, x):
+            return torch.sort(torch.relu(x @ self.weight), dim=-1).values
+
+    return Canary()
+
+
+def compile_canary(out_dir: Path) -> dict:
+    """Export and compile the model into a package; save the input and eager output beside it."""
+    torch = _import_torch(out_dir)
+    torch.manual_seed(0)
+    model = build_model(torch).to("cuda").eval()
+    example = torch.randn(32, 64, device="cuda")
+    with torch.no_grad():
+        torch.save({"input": example.cpu(), "output": model(example).cpu()}, out_dir / REFERENCE_NAME)
+    progress("exporting and compiling")
+    started = time.monotonic()
+    exported = torch.export.export(model, (example,))
+    package = torch._inductor.aoti_compile_and_package(exported, package_path=str(out_dir / PACKAGE_NAME))
+    return {
+        "torch_version": torch.__version__,
+        "device_name": torch.cuda.get_device_name(0),
+        "package": str(package),
+        "compile_seconds": round(time.monotonic() - started, 3),
+    }
+
+
+def run_canary(out_dir: Path) -> dict:
+    """Load the package with aoti_load_package, run it and compare with the saved eager output."""
+    torch = _import_torch(out_dir)
+    reference = torch.load(out_dir / REFERENCE_NAME)
+    example, expected = reference["input"].to("cuda"), reference["output"].to("cuda")
+    progress("loading the package")
+    started = time.monotonic()
+    compiled = torch._inductor.aoti_load_package(str(out_dir / PACKAGE_NAME))
+    progress("running the compiled model")
+    with torch.no_grad():
+        actual = compiled(example)
+    actual = actual[0] if isinstance(actual, (list, tuple)) else actual
+    torch.cuda.synchronize()
+    progress("comparing with eager")
+    return {
+        "load_and_run_seconds": round(time.monotonic() - started, 3),
+        "matches_eager": bool(torch.allclose(actual, expected, **TOLERANCE)),
+        "max_abs_diff": float((actual - expected).abs().max().item()),
+        "tolerance": TOLERANCE,
+    }
+
+
+def _import_torch(out_dir: Path):
+    # Set before torch._inductor is imported, which reads it once: a fresh cache per run means the
+    # wrapper really is compiled here, by this machine's toolchain.
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(out_dir / "inductor-cache"))
+    import torch
+
+    return torch
+
+
+def progress(phase: str) -> None:
+    """Say which phase is running, so a crash in native code is placed by the last line on stderr."""
+    print(f"canary: {phase}", file=sys.stderr, flush=True)
+
+
+COMMANDS = {"compile": compile_canary, "run": run_canary}
+
+
+def main(argv: list[str]) -> int:
+    # A crash in compiled code (SIGSEGV) then leaves a Python traceback on stderr, not just an exit code.
+    faulthandler.enable()
+    command, out_dir = COMMANDS[argv[1]], Path(argv[2])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Flushed at once: stdout is a pipe, and a crash during interpreter shutdown must not lose the result.
+    print(json.dumps(command(out_dir)), flush=True)
+    progress("exiting")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,89 @@
+"""`pr-check smoke` (also `python -m smoke`): doctor, run (the default) and workflow.
+
+Exit codes of `run`: 0 passed, 1 failed, 77 every stage skipped (no GPU, no compilers, no PyTorch);
+2 for usage and configuration errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from smoke.canary import CANARY_TIMEOUT_S
+from smoke.config import SmokeConfigError, read_host_config
+from smoke.host_under_test import BUILD_TIMEOUT_S
+from smoke.machine import describe_machine, find_toolchain, inspect_machine
+from smoke.report import EXIT_CODES, describe_report, write_report
+from smoke.runner import RunOptions, run_smoke
+
+WORKFLOW_TEMPLATE = Path(__file__).with_name("gpu-smoke.yml")
+COMMANDS = ("doctor", "run", "workflow")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse argv (sys.argv[1:] when None), run the subcommand and return its exit code."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    # `run` is the default: `pr-check smoke --report x.json` means `pr-check smoke run --report x.json`.
+    if not arguments or arguments[0] not in (*COMMANDS, "-h", "--help"):
+        arguments.insert(0, "run")
+    parsed = build_parser().parse_args(arguments)
+    try:
+        return parsed.command(parsed)
+    except SmokeConfigError as error:
+        print(f"pr-check smoke: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pr-check smoke", description="The GPU smoke runner.")
+    commands = parser.add_subparsers(required=True, metavar="{doctor,run,workflow}")
+
+    doctor = commands.add_parser("doctor", help="report GPU, driver, nvcc, PyTorch and compilers")
+    doctor.add_argument("--json", action="store_true", help="print the facts as JSON")
+    doctor.set_defaults(command=doctor_command)
+
+    run = commands.add_parser("run", help="run every stage and write the JSON report (the default)")
+    run.add_argument("--report", type=Path, default=Path("smoke-report.json"), help="report path (default: %(default)s)")
+    run.add_argument("--repo", type=Path, default=Path("."), help="repository root holding .github/pr-check.toml")
+    run.add_argument("--host-build-cmd", help="shell command, run in --repo, that builds the host under test")
+    run.add_argument("--host", help="path of the host under test, relative to --repo")
+    run.add_argument("--host-load-args", help="arguments that make the host load a library; {library} is replaced")
+    run.add_argument("--build-dir", type=Path, help="keep build outputs here instead of a temporary directory")
+    run.add_argument("--require-gpu", action="store_true", help="fail, rather than skip, when there is no GPU")
+    run.add_argument("--correlation-id", help="recorded in the report so the dispatcher can match it")
+    run.add_argument("--canary-timeout", type=float, default=CANARY_TIMEOUT_S, help="seconds (default: %(default)s)")
+    run.add_argument("--host-build-timeout", type=float, default=BUILD_TIMEOUT_S, help="seconds (default: %(default)s)")
+    run.set_defaults(command=run_command)
+
+    workflow = commands.add_parser("workflow", help="print the GitHub Actions workflow that runs this job")
+    workflow.set_defaults(command=workflow_command)
+    return parser
+
+
+def doctor_command(parsed: argparse.Namespace) -> int:
+    facts = inspect_machine(find_toolchain())
+    print(json.dumps(facts.to_json(), indent=2) if parsed.json else describe_machine(facts))
+    return 0
+
+
+def run_command(parsed: argparse.Namespace) -> int:
+    host_config = read_host_config(parsed.repo.resolve(), parsed.host_build_cmd, parsed.host, parsed.host_load_args)
+    report = run_smoke(RunOptions(
+        host_config=host_config,
+        build_dir=parsed.build_dir,
+        require_gpu=parsed.require_gpu,
+        correlation_id=parsed.correlation_id,
+        canary_timeout=parsed.canary_timeout,
+        host_build_timeout=parsed.host_build_timeout,
+    ))
+    write_report(report, parsed.report)
+    print(describe_report(report))
+    print(f"report: {parsed.report}")
+    return EXIT_CODES[report["status"]]
+
+
+def workflow_command(parsed: argparse.Namespace) -> int:
+    sys.stdout.write(WORKFLOW_TEMPLATE.read_text())
+    return 0

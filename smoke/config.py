@@ -1,0 +1,80 @@
+"""The host under test's configuration: command-line flags over the `[smoke]` table of the repository's
+`.github/pr-check.toml`.
+
+    [smoke]
+    host_build = "cmake --preset cuda && cmake --build --preset cuda"   # run with the shell, in the repo
+    host = "cmake-out/executor_runner"                                   # relative to the repository
+    host_load_args = ["--smoke-load", "{library}"]                       # optional; {library} = canary .so
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+CONFIG_PATH = Path(".github/pr-check.toml")
+KNOWN_KEYS = frozenset({"host_build", "host", "host_load_args"})
+
+
+class SmokeConfigError(Exception):
+    """The smoke configuration is unreadable or wrong; a usage error (exit code 2)."""
+
+    exit_code = 2
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    """How to build the host under test and, optionally, how to make it load a library."""
+
+    repo: Path
+    build_command: str | None
+    host: Path | None
+    load_args: tuple[str, ...] | None
+
+
+def read_host_config(
+    repo: Path,
+    build_command: str | None = None,
+    host: str | None = None,
+    load_args: str | None = None,
+) -> HostConfig:
+    """Merge the flags (which win) with the repository's `[smoke]` table."""
+    table = _read_smoke_table(repo / CONFIG_PATH)
+    chosen_host = host or table.get("host")
+    chosen_args = shlex.split(load_args) if load_args is not None else table.get("host_load_args")
+    return HostConfig(
+        repo=repo,
+        build_command=build_command or table.get("host_build"),
+        host=(repo / chosen_host) if chosen_host else None,
+        load_args=tuple(chosen_args) if chosen_args is not None else None,
+    )
+
+
+def _read_smoke_table(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10 on some GPU machines
+        raise SmokeConfigError(f"{path}: reading it needs Python 3.11 (tomllib); pass --host instead") from None
+    try:
+        table = tomllib.loads(path.read_text()).get("smoke", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SmokeConfigError(f"{path}: {error}") from None
+    _validate(table, path)
+    return table
+
+
+def _validate(table: object, path: Path) -> None:
+    if not isinstance(table, dict):
+        raise SmokeConfigError(f"{path}: [smoke] must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise SmokeConfigError(f"{path}: unknown [smoke] keys: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    for key in ("host_build", "host"):
+        if key in table and not isinstance(table[key], str):
+            raise SmokeConfigError(f"{path}: [smoke] {key} must be a string")
+    args = table.get("host_load_args")
+    if args is not None and not (isinstance(args, list) and all(isinstance(arg, str) for arg in args)):
+        raise SmokeConfigError(f"{path}: [smoke] host_load_args must be a list of strings")

@@ -1,0 +1,82 @@
+"""Stage results and the JSON report: its schema, the overall status and the exit code."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+REPORT_VERSION = 1
+Status = Literal["passed", "failed", "skipped"]
+
+# 77 is the exit code test harnesses (automake, meson) use for "skipped", so CI can tell it apart.
+EXIT_CODES: dict[Status, int] = {"passed": 0, "failed": 1, "skipped": 77}
+
+
+@dataclass(frozen=True, slots=True)
+class StageOutcome:
+    """What a stage concluded, before the runner adds its name and timing."""
+
+    status: Status
+    reason: str
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    name: str
+    status: Status
+    reason: str
+    seconds: float
+    details: dict
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "reason": self.reason,
+            "seconds": round(self.seconds, 3),
+            "details": self.details,
+        }
+
+
+def overall_status(stages: tuple[StageResult, ...]) -> Status:
+    """Failed if any stage failed; skipped if every stage skipped; passed otherwise."""
+    statuses = {stage.status for stage in stages}
+    if "failed" in statuses:
+        return "failed"
+    if statuses <= {"skipped"}:
+        return "skipped"
+    return "passed"
+
+
+def build_report(
+    machine: dict,
+    stages: tuple[StageResult, ...],
+    link_contract: dict,
+    canary: dict,
+    correlation_id: str | None,
+) -> dict:
+    """The report document, version 1."""
+    return {
+        "version": REPORT_VERSION,
+        "status": overall_status(stages),
+        "correlation_id": correlation_id,
+        "machine": machine,
+        "stages": [stage.to_json() for stage in stages],
+        "link_contract": link_contract,
+        "canary": canary,
+    }
+
+
+def write_report(report: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+
+
+def describe_report(report: dict) -> str:
+    """One line per stage and the verdict, for the job log."""
+    lines = [f"{stage['status']:>7}  {stage['name']:<15} {stage['reason']}" for stage in report["stages"]]
+    lines.append(f"smoke: {report['status']}")
+    return "\n".join(lines)

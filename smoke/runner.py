@@ -1,0 +1,104 @@
+"""`smoke run`: the four stages in order, each timed, none able to crash the others, into one report."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from smoke.canary import CANARY_TIMEOUT_S, CanaryOutcome, compile_canary
+from smoke.config import HostConfig
+from smoke.host_under_test import BUILD_TIMEOUT_S, check_host
+from smoke.link_contract import prove_link_contract
+from smoke.machine import MachineFacts, find_toolchain, inspect_machine
+from smoke.report import StageOutcome, StageResult, build_report
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    host_config: HostConfig
+    build_dir: Path | None = None
+    require_gpu: bool = False
+    correlation_id: str | None = None
+    canary_timeout: float = CANARY_TIMEOUT_S
+    host_build_timeout: float = BUILD_TIMEOUT_S
+
+
+def run_smoke(options: RunOptions) -> dict:
+    """Run every stage and return the report; build outputs go to a temporary directory unless kept."""
+    with _build_root(options.build_dir) as build_root:
+        started = time.monotonic()
+        toolchain = find_toolchain()
+        facts = inspect_machine(toolchain)
+        doctor = _timed("doctor", lambda: _doctor_outcome(facts, options.require_gpu), started)
+        link = _timed("link-contract", lambda: prove_link_contract(build_root / "link-contract", toolchain, facts.has_gpu))
+        # The host stage needs the canary's wrapper, a by-product _timed does not carry; a crashed
+        # canary stage leaves the list empty and the host stage is skipped.
+        canary_outcomes: list[CanaryOutcome] = []
+
+        def canary_stage() -> StageOutcome:
+            canary_outcomes.append(compile_canary(build_root / "canary", facts, options.canary_timeout))
+            return canary_outcomes[0].stage
+
+        canary = _timed("canary", canary_stage)
+        wrapper = canary_outcomes[0].wrapper if canary_outcomes else None
+        host = _timed("host-under-test", lambda: check_host(
+            options.host_config, wrapper, canary.reason, options.host_build_timeout))
+        stages = (doctor, link, canary, host)
+        return build_report(
+            machine=facts.to_json(),
+            stages=stages,
+            link_contract=_link_contract_block(link),
+            canary=_canary_block(canary),
+            correlation_id=options.correlation_id,
+        )
+
+
+def _doctor_outcome(facts: MachineFacts, require_gpu: bool) -> StageOutcome:
+    details = {"gpu_count": len(facts.gpus), "gpu_source": facts.gpu_source}
+    if facts.has_gpu:
+        names = ", ".join(sorted({gpu.name for gpu in facts.gpus}))
+        return StageOutcome("passed", f"{len(facts.gpus)} GPU(s): {names}; driver {facts.driver_version}", details)
+    reason = f"no NVIDIA GPU: {facts.gpu_probe_error}"
+    # On the GPU runner a missing GPU is a broken machine, not a reason to go green.
+    return StageOutcome("failed" if require_gpu else "skipped", reason, details)
+
+
+def _timed(name: str, stage: Callable[[], StageOutcome], started: float | None = None) -> StageResult:
+    started = time.monotonic() if started is None else started
+    try:
+        outcome = stage()
+    except Exception as error:  # a crashing stage becomes a failed result; the run goes on
+        outcome = StageOutcome("failed", f"internal error: {type(error).__name__}: {error}",
+                               {"traceback": traceback.format_exc()[-4000:]})
+    return StageResult(name, outcome.status, outcome.reason, time.monotonic() - started, outcome.details)
+
+
+def _link_contract_block(stage: StageResult) -> dict:
+    return {
+        "symbol": stage.details.get("symbol"),
+        "kernel": stage.details.get("kernel"),
+        "combinations": [
+            {key: combination[key] for key in ("whole_archive", "export_dynamic", "loaded", "ran", "message")}
+            for combination in stage.details.get("combinations", [])
+        ],
+    }
+
+
+def _canary_block(stage: StageResult) -> dict:
+    keys = ("torch_version", "wrapper", "matches_eager", "max_abs_diff")
+    return {"needed_symbols": stage.details.get("needed_symbols", []),
+            **{key: stage.details.get(key) for key in keys}}
+
+
+@contextmanager
+def _build_root(kept: Path | None) -> Iterator[Path]:
+    if kept is not None:
+        kept.mkdir(parents=True, exist_ok=True)
+        yield kept.resolve()
+        return
+    with tempfile.TemporaryDirectory(prefix="pr-check-smoke-") as temporary:
+        yield Path(temporary)

@@ -1,0 +1,376 @@
+"""The GPU smoke runner, with the real compilers and the real dynamic loader; no mocks.
+
+Without a GPU the link contract is still proven at dlopen time (the nvcc-built library loads without a
+driver); the tests marked `gpu` need a working `nvidia-smi` and are skipped cleanly otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from smoke.canary import SHIM_PREFIX, CanaryWrapper
+from smoke.cli import WORKFLOW_TEMPLATE, main
+from smoke.config import HostConfig, SmokeConfigError, read_host_config
+from smoke.elf_symbols import read_dynamic_symbols, read_dynamic_symbols_with_binutils, read_static_symbols
+from smoke.host_under_test import check_host
+from smoke.link_contract import LINK_WAYS, SHIM_SYMBOL, LinkWay, build_contract, prove_link_contract, try_combination
+from smoke.machine import find_toolchain
+from smoke.report import StageResult, overall_status
+
+REPO = Path(__file__).resolve().parents[1]
+TOOLCHAIN = find_toolchain()
+GOOD_WAY = LinkWay(whole_archive=True, export_dynamic=True)
+BAD_WAYS = [way for way in LINK_WAYS if not way.expected_to_load]
+STAGE_NAMES = ["doctor", "link-contract", "canary", "host-under-test"]
+
+
+def _nvidia_smi_works() -> bool:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return False
+    try:
+        return subprocess.run([smi, "-L"], capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+HAS_GPU = _nvidia_smi_works()
+needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no working nvidia-smi")
+without_gpu = pytest.mark.skipif(HAS_GPU, reason="checks behaviour on a machine without a GPU")
+needs_compilers = pytest.mark.skipif(TOOLCHAIN.cc is None, reason="no C compiler")
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory):
+    if TOOLCHAIN.cc is None:
+        pytest.skip("no C compiler")
+    build = build_contract(tmp_path_factory.mktemp("contract"), TOOLCHAIN)
+    assert build.ok, build.steps[-1].to_json()
+    return build
+
+
+def _host(contract, way: LinkWay) -> Path:
+    return dict(contract.hosts)[way]
+
+
+def _contract_as_canary(contract) -> CanaryWrapper:
+    """The contract library plays the canary: a real .so that needs shims from its host."""
+    undefined = read_dynamic_symbols(contract.library).undefined
+    return CanaryWrapper(contract.library, tuple(sorted(s for s in undefined if s.startswith(SHIM_PREFIX))))
+
+
+# --- the link contract --------------------------------------------------------------------------------
+
+def test_contract_sources_compile_into_an_archive_a_library_and_four_hosts(contract):
+    assert contract.kernel == ("cuda" if TOOLCHAIN.nvcc else "cpu-stand-in")
+    assert contract.library.is_file()
+    assert [way for way, _ in contract.hosts] == list(LINK_WAYS)
+    assert all(host.is_file() for _, host in contract.hosts)
+    assert read_dynamic_symbols(contract.library).undefined >= {SHIM_SYMBOL}
+
+
+@pytest.mark.parametrize("way", BAD_WAYS, ids=lambda way: way.label)
+def test_host_missing_a_flag_fails_at_dlopen_with_the_undefined_shim(contract, way):
+    combination = try_combination(way, _host(contract, way), contract.library, run_kernel=False)
+    assert combination.loaded is False
+    assert combination.ran is None
+    assert combination.message == f"{contract.library}: undefined symbol: {SHIM_SYMBOL}"
+    assert combination.exit_code == 10
+    assert combination.as_expected
+
+
+def test_host_with_both_flags_loads_the_library(contract):
+    combination = try_combination(GOOD_WAY, _host(contract, GOOD_WAY), contract.library, run_kernel=False)
+    assert (combination.loaded, combination.ran, combination.message) == (True, None, "loaded; kernel run skipped")
+    assert combination.as_expected
+
+
+@pytest.mark.parametrize(
+    ("way", "exported", "in_binary"),
+    [
+        (LinkWay(False, False), False, False),
+        (LinkWay(False, True), False, False),  # the linker dropped the unreferenced member
+        (LinkWay(True, False), False, True),  # in the binary, not in its dynamic symbol table
+        (LinkWay(True, True), True, True),
+    ],
+    ids=lambda value: value.label if isinstance(value, LinkWay) else str(value),
+)
+def test_symbol_tables_show_why_each_host_loads_or_not(contract, way, exported, in_binary):
+    host = _host(contract, way)
+    assert (SHIM_SYMBOL in read_dynamic_symbols(host).defined) is exported
+    assert (SHIM_SYMBOL in read_static_symbols(host)) is in_binary
+
+
+def test_nm_fallback_reads_the_same_dynamic_symbols_as_pyelftools(contract):
+    for path in (contract.library, _host(contract, GOOD_WAY)):
+        with_pyelftools = read_dynamic_symbols(path)
+        with_nm = read_dynamic_symbols_with_binutils(path)
+        assert with_nm.reader == "nm"
+        assert with_nm.needed_libraries == with_pyelftools.needed_libraries
+        shims = lambda names: sorted(n for n in names if n.startswith(SHIM_PREFIX))  # noqa: E731
+        assert shims(with_nm.undefined) == shims(with_pyelftools.undefined)
+        assert shims(with_nm.defined) == shims(with_pyelftools.defined)
+
+
+@without_gpu
+@needs_compilers
+def test_link_contract_stage_passes_without_a_gpu_and_skips_only_the_kernel_run(tmp_path):
+    outcome = prove_link_contract(tmp_path, TOOLCHAIN, gpu_present=False)
+    assert outcome.status == "passed", outcome.reason
+    assert outcome.reason.endswith("kernel run skipped: no GPU") or "no nvcc" in outcome.reason
+    by_way = {(c["whole_archive"], c["export_dynamic"]): c for c in outcome.details["combinations"]}
+    assert {way: c["loaded"] for way, c in by_way.items()} == {
+        (False, False): False, (False, True): False, (True, False): False, (True, True): True}
+    assert by_way[(True, True)]["ran"] is None
+
+
+# --- the host under test ------------------------------------------------------------------------------
+
+def test_host_that_exports_every_needed_shim_passes_and_loads_the_canary(contract, tmp_path):
+    config = HostConfig(repo=tmp_path, build_command=None, host=_host(contract, GOOD_WAY),
+                        load_args=("--load-only", "{library}"))
+    outcome = check_host(config, _contract_as_canary(contract), canary_reason="")
+    assert (outcome.status, outcome.reason) == ("passed", "host exports every symbol the canary needs and loaded it")
+    assert outcome.details["load"]["stdout"] == "loaded\n"
+
+
+def test_host_that_does_not_export_a_needed_shim_fails_naming_it(contract, tmp_path):
+    host = _host(contract, LinkWay(whole_archive=True, export_dynamic=False))
+    config = HostConfig(repo=tmp_path, build_command=None, host=host, load_args=None)
+    outcome = check_host(config, _contract_as_canary(contract), canary_reason="")
+    assert outcome.status == "failed"
+    assert outcome.details["missing_symbols"] == [SHIM_SYMBOL]
+
+
+def test_host_from_the_repository_config_is_built_by_its_command(contract, tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/pr-check.toml").write_text(
+        f'[smoke]\nhost_build = "cp {_host(contract, GOOD_WAY)} built-host"\nhost = "built-host"\n'
+    )
+    config = read_host_config(tmp_path)
+    outcome = check_host(config, _contract_as_canary(contract), canary_reason="")
+    assert outcome.status == "passed"
+    assert outcome.reason.startswith("exports checked, load not configured")
+    assert outcome.details["build"]["returncode"] == 0
+
+
+def test_failing_host_build_fails_the_stage(contract, tmp_path):
+    config = HostConfig(repo=tmp_path, build_command="echo broken >&2; exit 3", host=tmp_path / "host", load_args=None)
+    outcome = check_host(config, _contract_as_canary(contract), canary_reason="")
+    assert outcome.status == "failed"
+    assert outcome.details["build"]["stderr"] == "broken\n"
+
+
+def test_host_stage_is_skipped_without_a_host_or_without_a_canary(contract, tmp_path):
+    no_host = check_host(HostConfig(tmp_path, None, None, None), _contract_as_canary(contract), "")
+    no_canary = check_host(HostConfig(tmp_path, None, _host(contract, GOOD_WAY), None), None, "PyTorch missing")
+    assert no_host.status == no_canary.status == "skipped"
+    assert no_canary.reason == "no canary wrapper to check the host against (PyTorch missing)"
+
+
+def test_command_line_overrides_the_config_file(tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/pr-check.toml").write_text('[smoke]\nhost = "from-file"\nhost_load_args = ["-x"]\n')
+    config = read_host_config(tmp_path, build_command="make", host="from-flag", load_args="--smoke-load {library}")
+    assert config == HostConfig(tmp_path, "make", tmp_path / "from-flag", ("--smoke-load", "{library}"))
+
+
+def test_unknown_smoke_config_key_is_a_usage_error(tmp_path, capsys):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/pr-check.toml").write_text('[smoke]\nhots = "typo"\n')
+    with pytest.raises(SmokeConfigError, match="unknown \\[smoke\\] keys: hots"):
+        read_host_config(tmp_path)
+    assert main(["run", "--repo", str(tmp_path), "--report", str(tmp_path / "r.json")]) == 2
+    assert "hots" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+# --- the report and exit codes ------------------------------------------------------------------------
+
+def _stage(status: str) -> StageResult:
+    return StageResult("s", status, "", 0.0, {})
+
+
+@pytest.mark.parametrize(
+    ("statuses", "expected"),
+    [
+        (("skipped", "skipped"), "skipped"),
+        (("skipped", "passed"), "passed"),
+        (("passed", "failed", "skipped"), "failed"),
+    ],
+)
+def test_overall_status(statuses, expected):
+    assert overall_status(tuple(_stage(status) for status in statuses)) == expected
+
+
+def _run_cli(tmp_path: Path, *arguments: str, path: str | None = None) -> tuple[int, dict]:
+    """Run `python -m smoke` as the workflow would; path replaces PATH to take tools away."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if path is not None:
+        env.update(PATH=path, CUDA_HOME=str(tmp_path / "no-cuda"))
+        env.pop("CC", None)
+    report = tmp_path / "report.json"
+    completed = subprocess.run([sys.executable, "-m", "smoke", *arguments, "--report", str(report)],
+                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return completed.returncode, json.loads(report.read_text())
+
+
+@without_gpu
+@needs_compilers
+def test_run_without_gpu_writes_the_report_and_never_fails_for_want_of_a_gpu(tmp_path):
+    returncode, report = _run_cli(tmp_path, "run", "--correlation-id", "abc-123")
+    assert returncode == 0
+    assert set(report) == {"version", "status", "correlation_id", "machine", "stages", "link_contract", "canary"}
+    assert (report["version"], report["status"], report["correlation_id"]) == (1, "passed", "abc-123")
+    assert report["machine"]["has_gpu"] is False
+    assert [stage["name"] for stage in report["stages"]] == STAGE_NAMES
+    for stage in report["stages"]:
+        assert set(stage) == {"name", "status", "reason", "seconds", "details"}
+        assert isinstance(stage["seconds"], float) and stage["reason"]
+    statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
+    assert statuses == {"doctor": "skipped", "link-contract": "passed",
+                        "canary": "skipped", "host-under-test": "skipped"}
+    combinations = report["link_contract"]["combinations"]
+    assert [(c["whole_archive"], c["export_dynamic"], c["loaded"], c["ran"]) for c in combinations] == [
+        (False, False, False, None), (False, True, False, None), (True, False, False, None), (True, True, True, None)]
+    assert all(c["message"].endswith(f"undefined symbol: {SHIM_SYMBOL}") for c in combinations[:3])
+    assert report["canary"]["needed_symbols"] == []
+
+
+@without_gpu
+def test_run_with_nothing_available_skips_everything_and_exits_77(tmp_path):
+    returncode, report = _run_cli(tmp_path, "run", path=str(tmp_path))
+    assert returncode == 77
+    assert report["status"] == "skipped"
+    assert [stage["status"] for stage in report["stages"]] == ["skipped"] * 4
+    assert report["stages"][1]["reason"] == "no C compiler found (set CC, or install gcc)"
+
+
+@without_gpu
+def test_require_gpu_turns_a_missing_gpu_into_a_failure(tmp_path):
+    # No subcommand: `run` is the default.
+    returncode, report = _run_cli(tmp_path, "--require-gpu", path=str(tmp_path))
+    assert returncode == 1
+    assert report["status"] == "failed"
+    assert report["stages"][0]["status"] == "failed"
+    assert report["stages"][0]["reason"].startswith("no NVIDIA GPU")
+
+
+def test_doctor_json_parses_and_names_the_toolchain(capsys):
+    assert main(["doctor", "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert facts["has_gpu"] is HAS_GPU
+    assert facts["nvcc"]["path"] == TOOLCHAIN.nvcc
+    assert facts["cc"]["path"] == TOOLCHAIN.cc
+    assert set(facts["torch"]) >= {"importable", "version", "cuda_available"}
+
+
+def test_doctor_text_has_one_line_per_fact(capsys):
+    assert main(["doctor"]) == 0
+    labels = [line.split(":", 1)[0] for line in capsys.readouterr().out.splitlines()]
+    assert labels[-7:] == ["driver", "nvcc", "C", "C++", "PyTorch", "Python", "pyelftools"]
+
+
+# --- the workflow template ----------------------------------------------------------------------------
+
+def test_workflow_command_prints_the_template_file(capsys):
+    assert main(["workflow"]) == 0
+    assert capsys.readouterr().out == WORKFLOW_TEMPLATE.read_text()
+
+
+def test_workflow_template_dispatches_with_the_inputs_and_names_runs_and_reports_by_correlation_id():
+    text = WORKFLOW_TEMPLATE.read_text()
+    try:
+        import yaml
+    except ImportError:
+        yaml = None
+    if yaml is not None:
+        workflow = yaml.safe_load(text)
+        trigger = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+        assert set(trigger["workflow_dispatch"]["inputs"]) == {"pr", "head_sha", "correlation_id"}
+        job = workflow["jobs"]["smoke"]
+        assert job["runs-on"] == ["self-hosted", "linux", "gpu"]
+        assert "${{ inputs.correlation_id }}" in workflow["run-name"]
+        steps = {step["name"]: step for step in job["steps"]}
+        assert steps["Check out the commit under test"]["with"]["ref"] == "${{ inputs.head_sha }}"
+        assert steps["Upload the report"]["with"]["name"] == "smoke-report-${{ inputs.correlation_id }}"
+    assert "\non:\n  workflow_dispatch:\n    inputs:\n" in text
+    for name in ("pr", "head_sha", "correlation_id"):
+        assert f"\n      {name}:\n" in text
+    assert "    runs-on: [self-hosted, linux, gpu]\n" in text
+    assert next(line for line in text.splitlines() if line.startswith("run-name:")).count("inputs.correlation_id") == 1
+    assert "          ref: ${{ inputs.head_sha }}\n" in text
+    assert "smoke run\n          --report smoke-report.json\n" in text
+    assert "uses: actions/upload-artifact@v4" in text
+    assert "          name: smoke-report-${{ inputs.correlation_id }}\n" in text
+    assert "\t" not in text
+
+
+# --- on a GPU -----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpu_report(tmp_path_factory):
+    """One full run on the GPU, build outputs kept so later tests can use the compiled canary."""
+    if not HAS_GPU:
+        pytest.skip("no working nvidia-smi")
+    work = tmp_path_factory.mktemp("gpu-run")
+    returncode = main(["run", "--report", str(work / "report.json"), "--build-dir", str(work / "build"),
+                       "--require-gpu"])
+    return returncode, json.loads((work / "report.json").read_text())
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_good_host_runs_the_kernel_on_the_gpu(contract):
+    if contract.kernel != "cuda":
+        pytest.skip("no nvcc")
+    combination = try_combination(GOOD_WAY, _host(contract, GOOD_WAY), contract.library, run_kernel=True)
+    assert combination.loaded and combination.ran is True
+    assert combination.message == "ran: kernel returned 12 for aoti_torch_dtype_float32() = 6 (expected 12)"
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("way", BAD_WAYS, ids=lambda way: way.label)
+def test_bad_hosts_fail_at_dlopen_on_a_gpu_too(contract, way):
+    combination = try_combination(way, _host(contract, way), contract.library, run_kernel=True)
+    assert (combination.loaded, combination.ran) == (False, None)
+    assert combination.message == f"{contract.library}: undefined symbol: {SHIM_SYMBOL}"
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_full_run_on_the_gpu_proves_the_contract_and_compiles_the_canary(gpu_report):
+    returncode, report = gpu_report
+    statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
+    assert statuses["doctor"] == statuses["link-contract"] == "passed", report["stages"][:2]
+    assert report["link_contract"]["combinations"][3]["ran"] is True
+    if not report["machine"]["torch"]["cuda_available"]:
+        pytest.skip("PyTorch with CUDA is not importable here")
+    assert statuses["canary"] == "passed", report["stages"][2]["reason"]
+    assert report["canary"]["matches_eager"] is True
+    needed = report["canary"]["needed_symbols"]
+    assert SHIM_SYMBOL in needed and all(name.startswith(SHIM_PREFIX) for name in needed)
+    assert returncode == 0 and report["status"] == "passed"
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_contract_host_lacks_most_shims_a_real_canary_needs(gpu_report, contract, tmp_path):
+    _, report = gpu_report
+    if report["canary"]["wrapper"] is None:
+        pytest.skip("no canary wrapper: " + report["stages"][2]["reason"])
+    wrapper = CanaryWrapper(Path(report["canary"]["wrapper"]), tuple(report["canary"]["needed_symbols"]))
+    config = HostConfig(repo=tmp_path, build_command=None, host=_host(contract, GOOD_WAY), load_args=None)
+    outcome = check_host(config, wrapper, canary_reason="")
+    assert outcome.status == "failed"
+    assert SHIM_SYMBOL not in outcome.details["missing_symbols"]
+    assert set(outcome.details["missing_symbols"]) == set(wrapper.needed_symbols) - {
+        "aoti_torch_dtype_float32", "aoti_torch_dtype_int64", "aoti_torch_device_type_cuda"}
