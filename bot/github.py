@@ -328,16 +328,18 @@ class GitHubApp:
         for _ in range(MAX_PAGES):
             headers, data = self._call("list hook deliveries",
                                        lambda u=url, p=parameters: requester.requestJsonAndCheck("GET", u, parameters=p))
+            recent_on_page = 0
             for item in data or ():
                 delivered = _epoch(item.get("delivered_at"))
                 if delivered < since:
-                    return found
+                    continue
+                recent_on_page += 1
                 found.append(HookDelivery(int(item["id"]), str(item.get("guid") or ""), int(item.get("status_code") or 0),
                                           delivered, bool(item.get("redelivery")), str(item.get("event") or ""),
                                           item.get("action")))
             url = _next(headers)
             parameters = None
-            if url is None:
+            if url is None or not recent_on_page:  # newest first: a page all older ends the search
                 break
         return found
 

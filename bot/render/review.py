@@ -279,11 +279,12 @@ def plan_review(
     ours = [review for review in posted_reviews if review.head_sha is not None]
     change_requests = [review.id for review in ours if review.state == "CHANGES_REQUESTED"]
     already_for_head = any(review.head_sha == head_sha for review in ours)
-    post_review = not already_for_head and bool(
-        new_comments
-        or (findings and not ours)  # the first review of this pull request with findings
+    # New inline comments always go out (for a head already reviewed, they are ones GitHub refused or
+    # someone deleted); otherwise a review is posted once per head, and only when it says something.
+    post_review = bool(new_comments) or (not already_for_head and bool(
+        (findings and not ours)  # the first review of this pull request with findings
         or (has_blocker and not change_requests)
-    )
+    ))
     return ReviewPlan(
         head_sha=head_sha,
         comments=tuple(new_comments),

@@ -1,0 +1,44 @@
+"""A worker killed (SIGKILL) in the middle of a review: the restarted worker finishes it, once."""
+
+from __future__ import annotations
+
+import signal
+
+from tests.standin import GitHubStandIn, app_key_pair
+from tests.test_app_harness import APP_ID, BUCK_DEFECT, DEFECT_LINE, OWNER, make_repo, start_app, wait_for
+
+
+def test_a_job_interrupted_by_a_killed_worker_is_finished_once_after_restart(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    # The test-only hook makes each review pause right after its check run is created.
+    app = start_app(standin, tmp_path / "app", PR_CHECK_TEST_PAUSE_MID_JOB_S="1.5", PR_CHECK_JOB_LEASE_S="1")
+    try:
+        repo = make_repo(standin, tmp_path, "killed")
+        head = repo.open_pull(5, {"BUCK": BUCK_DEFECT})
+        first = app.start_worker()
+        assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "killed", 5)).status_code == 202
+
+        wait_for(lambda: [r for r in standin.check_runs(OWNER, "killed", head) if r["status"] == "in_progress"],
+                 what="the job to be mid-way")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        assert standin.reviews(OWNER, "killed", 5) == []  # it died before posting
+
+        app.start_worker()
+        runs = wait_for(lambda: [r for r in standin.check_runs(OWNER, "killed", head) if r["status"] == "completed"],
+                        what="the job to be finished after the restart", timeout=20)
+        wait_for(lambda: app.queue.store.keys("active") == [], what="the ledger to settle")
+        assert len(standin.check_runs(OWNER, "killed", head)) == 1  # the interrupted run was reused
+        assert [r["conclusion"] for r in runs] == ["neutral"]
+        reviews = standin.reviews(OWNER, "killed", 5)
+        assert len(reviews) == 1
+        comments = standin.review_comments(OWNER, "killed", 5)
+        assert [(c["path"], c["line"]) for c in comments] == [("BUCK", DEFECT_LINE)]
+        assert app.queue.record(next(iter(_job_ids(app)))).attempts == 2
+    finally:
+        app.stop()
+        standin.stop()
+
+
+def _job_ids(app) -> list[str]:
+    return [key for key in app.queue.store.keys("job")]

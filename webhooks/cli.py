@@ -1,0 +1,80 @@
+"""`pr-check serve` and `pr-check worker`, called by bot/cli.py with the remaining arguments."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import subprocess
+import sys
+from urllib.parse import urlparse
+
+from webhooks.settings import SettingsError, load_settings
+
+
+def serve(argv: list[str]) -> int:
+    """Run the webhook service; with a SQLite queue, a worker process runs beside it by default."""
+    parser = argparse.ArgumentParser(prog="pr-check serve", description="Receive GitHub webhooks and queue reviews.")
+    parser.add_argument("--host", default=os.environ.get("PR_CHECK_HOST", "0.0.0.0"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--worker", dest="embedded_worker", action="store_true", default=None,
+                       help="also run a worker process (the default with a SQLite queue)")
+    group.add_argument("--no-worker", dest="embedded_worker", action="store_false",
+                       help="only receive webhooks (run `pr-check worker` elsewhere)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        print(f"pr-check serve: {error}", file=sys.stderr)
+        return error.exit_code
+
+    import uvicorn
+
+    from webhooks.app import create_app
+    from webhooks.queue import open_queue
+
+    queue = open_queue(settings.queue_url, lease_s=settings.job_lease_s)
+    app = create_app(settings.webhook_secret, queue)
+    embedded = args.embedded_worker
+    if embedded is None:
+        embedded = urlparse(settings.queue_url).scheme == "sqlite"
+    worker = None
+    if embedded:
+        # A separate process, so that reviews (CPU-bound) never delay a webhook's acknowledgement.
+        worker = subprocess.Popen([sys.executable, "-m", "webhooks.worker", "--exit-with-parent"],
+                                  preexec_fn=_stop_with_parent)
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False)
+    finally:
+        if worker is not None:
+            worker.terminate()
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
+    return 0
+
+
+def _stop_with_parent() -> None:
+    """In the embedded worker: have Linux send SIGTERM (finish jobs, then stop) when serve dies.
+
+    uvicorn re-raises the signal that stopped it, so serve may die without running `finally`.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the worker's own parent check stops it
+
+
+def worker(argv: list[str]) -> int:
+    """Run a queue worker."""
+    from webhooks.worker import main
+
+    return main(argv)

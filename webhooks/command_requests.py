@@ -1,0 +1,82 @@
+"""Carrying out a `/pr-check` comment: acknowledge, check who asked, answer or act. [I/O]
+
+Parsing and the permission rules are pure (webhooks/commands.py); this is the part that talks to
+GitHub. A reply is posted at most once per command comment (recorded in the state store).
+"""
+
+from __future__ import annotations
+
+from webhooks.commands import (
+    Command,
+    CommandError,
+    explain_text,
+    help_text,
+    may_run,
+    needs_permission_lookup,
+    parse_command,
+    refusal_text,
+    usage_reply,
+)
+from webhooks.jobs import CommandCommented
+from webhooks.queue import Attempt
+from webhooks.reviewing import review_pull
+from webhooks.services import Services
+from webhooks.smoke_runs import dispatch_smoke, recorded_reasons
+
+REPLY_TTL_S = 30 * 24 * 3600.0
+
+
+def answer_command(services: Services, job: CommandCommented, attempt: Attempt) -> str:
+    """Do what a `/pr-check` comment asks, if its author may."""
+    repo = job.repo
+    installation = repo.installation_id or services.github.installation_id(repo.owner, repo.name)
+    client = services.github.repository(installation, repo.owner, repo.name)
+    client.add_reaction(job.comment_id, "eyes")  # seen; GitHub answers 200 to a repeat
+
+    def reply(body: str) -> None:
+        key = f"{repo.full_name.lower()}:{job.comment_id}"
+        if services.store.get("command-reply", key):
+            return
+        client.create_issue_comment(job.number, body)
+        services.store.put("command-reply", key, "1", ttl_s=REPLY_TTL_S)
+
+    command = parse_command(job.command_line)
+    if isinstance(command, CommandError):
+        reply(usage_reply(command))
+        return "usage"
+    if command.action == "help":
+        reply(help_text())
+        return "help"
+    if command.action == "explain":
+        reply(explain_text(command.rule or "", _known_checks()))
+        return "explained"
+
+    pull = client.pull(job.number)
+    permission = "none"
+    if needs_permission_lookup(command, commenter=job.commenter, pr_author=pull.author, association=job.association):
+        permission = client.collaborator_permission(job.commenter)
+    if not may_run(command, commenter=job.commenter, pr_author=pull.author, permission=permission):
+        reply(refusal_text(command, job.commenter))
+        return "refused"
+    if pull.state != "open":
+        reply(f"@{job.commenter}, this pull request is closed; there is nothing to review.")
+        return "closed"
+    if command.action == "review":
+        return "re-" + review_pull(services, repo, job.number, attempt, expected_head=None, force=True)
+    return _smoke(services, client, job, installation, pull, command)
+
+
+def _smoke(services: Services, client, job: CommandCommented, installation: int, pull, command: Command) -> str:
+    key = f"{job.repo.full_name.lower()}:{job.comment_id}"
+    if not services.store.put("command-smoke", key, pull.head_sha, only_if_absent=True, ttl_s=REPLY_TTL_S):
+        return "smoke-already-dispatched"  # a retried job: one dispatch per comment
+    reasons = recorded_reasons(services, job.repo, job.number, pull.head_sha)
+    return "smoke-" + dispatch_smoke(services, client, job.repo, installation, pull, reasons, requested_by=job.commenter)
+
+
+def _known_checks() -> tuple:
+    try:
+        import checks
+    except ImportError:
+        return ()
+    return tuple(getattr(checks, "ALL", ()))

@@ -1,0 +1,228 @@
+"""The durable job queue: huey for transport, a ledger in the state store for what huey lacks.
+
+huey removes a message from its queue when a worker takes it, so a worker killed mid-job would
+lose the job. The ledger closes that gap: every job is recorded (keyed by its delivery id, which
+also drops duplicate deliveries) and holds a lease while it runs; the lease is the per-PR lock,
+renewed by a heartbeat. A job whose lease ran out without finishing is handed to huey again by
+`reap_abandoned`, which workers call on start and periodically. Running a job twice is harmless:
+finished jobs are skipped, and everything a job posts is idempotent (see webhooks/reviewing.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urlparse
+
+from huey import RedisHuey, SqliteHuey
+from huey.api import Huey
+from huey.exceptions import RetryTask
+
+from webhooks.jobs import (
+    CommandCommented,
+    Job,
+    PullRequestPushed,
+    ReviewRequested,
+    WorkflowRunChanged,
+    job_from_json,
+    job_to_json,
+    pull_request_key,
+)
+from webhooks.store import StateStore, open_store, queue_prefix
+
+log = logging.getLogger("pr_check.queue")
+
+TASK_NAME = "pr-check.run-job"
+LEDGER_TTL_S = 7 * 24 * 3600.0  # longer than GitHub's redelivery window, so a redelivery is still a duplicate
+TASK_RETRIES = 4
+LOCK_BUSY_DELAY_S = 0.5
+ABANDONED_PENDING_S = 600.0  # a pending job with no progress this long gets a fresh message
+
+PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """A job's entry in the ledger."""
+
+    job_id: str
+    job: str  # job_to_json
+    state: str
+    attempts: int = 0
+    lease_until: float = 0.0
+    updated_at: float = 0.0
+    outcome: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> "JobRecord":
+        return JobRecord(**json.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What a job runner learns about the attempt it is making."""
+
+    job_id: str
+    number: int  # 1 for the first attempt
+    final: bool  # no retry follows if this one fails
+
+
+JobRunner = Callable[[Job, Attempt], str]  # returns the outcome (reviewed, superseded, ...)
+
+
+def lock_name(job: Job) -> str:
+    """Jobs that must not overlap share a lock: one pull request, or one workflow run."""
+    if isinstance(job, (PullRequestPushed, ReviewRequested, CommandCommented)):
+        return "pr:" + pull_request_key(job.repo, job.number)
+    if isinstance(job, WorkflowRunChanged):
+        return f"run:{job.repo.full_name.lower()}:{job.run_id}"
+    raise TypeError(f"not a job: {job!r}")
+
+
+def make_huey(queue_url: str) -> Huey:
+    """The huey instance for a PR_CHECK_QUEUE URL."""
+    parsed = urlparse(queue_url)
+    if parsed.scheme == "sqlite":
+        path = Path(parsed.path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return SqliteHuey(name="pr-check", filename=str(path), results=False, strict_fifo=True)
+    return RedisHuey(name=queue_prefix(queue_url), url=parsed._replace(query="").geturl(), results=False)
+
+
+class JobQueue:
+    """Submit jobs (web side) and run them under leases (worker side)."""
+
+    def __init__(self, huey: Huey, store: StateStore, *, lease_s: float = 120.0,
+                 runner: JobRunner | None = None,
+                 on_finished: Callable[[str, str, float], None] | None = None) -> None:
+        self.huey = huey
+        self.store = store
+        self.lease_s = lease_s
+        self._runner = runner
+        self._on_finished = on_finished or (lambda kind, outcome, seconds: None)
+        self._task = huey.task(name=TASK_NAME, retries=TASK_RETRIES, retry_delay=2, retry_backoff=2,
+                               context=True)(self._run_message)
+        self._owner_prefix = f"{socket.gethostname()}:{os.getpid()}"
+
+    # -- web side ------------------------------------------------------------------------
+    def submit(self, job_id: str, job: Job) -> bool:
+        """Record and enqueue a job; False when this id was seen before (a duplicate delivery)."""
+        now = time.time()
+        record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now)
+        if not self.store.put("job", job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
+            return False
+        if isinstance(job, PullRequestPushed):
+            # The newest push per pull request, by GitHub's own clock: older jobs are dropped unrun.
+            self.store.put_if_newer("latest-push", pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha)
+        self.store.put("active", job_id, "1")
+        self._task(job_id)
+        return True
+
+    def record(self, job_id: str) -> JobRecord | None:
+        text = self.store.get("job", job_id)
+        return JobRecord.from_json(text) if text else None
+
+    def _save(self, record: JobRecord) -> None:
+        self.store.put("job", record.job_id, record.to_json(), ttl_s=LEDGER_TTL_S)
+
+    # -- worker side ---------------------------------------------------------------------
+    def _run_message(self, job_id: str, task=None) -> None:
+        record = self.record(job_id)
+        if record is None or record.state in (DONE, FAILED):
+            return
+        job = job_from_json(record.job)
+        name = lock_name(job)
+        owner = f"{self._owner_prefix}:{threading.get_ident()}:{uuid.uuid4().hex[:8]}"
+        if not self.store.acquire_lease(name, owner, self.lease_s):
+            raise RetryTask(delay=LOCK_BUSY_DELAY_S)  # another job of this pull request is running
+        started = time.monotonic()
+        kind = type(job).__name__
+        attempt = Attempt(job_id, record.attempts + 1, final=task is None or task.retries <= 0)
+        record = replace(record, state=RUNNING, attempts=attempt.number, lease_until=time.time() + self.lease_s,
+                         updated_at=time.time())
+        self._save(record)
+        heartbeat = _Heartbeat(self, name, owner, record)
+        heartbeat.start()
+        try:
+            if self._runner is None:
+                raise RuntimeError("this process only submits jobs")
+            outcome = self._runner(job, attempt)
+        except Exception as error:
+            heartbeat.stop()
+            state = FAILED if attempt.final else PENDING
+            self._save(replace(record, state=state, lease_until=0.0, updated_at=time.time(),
+                               outcome=f"error: {type(error).__name__}: {error}"[:500]))
+            if state == FAILED:
+                self.store.delete("active", job_id)
+            self._on_finished(kind, "failed" if attempt.final else "retried", time.monotonic() - started)
+            raise
+        finally:
+            heartbeat.stop()
+            self.store.release_lease(name, owner)
+        self._save(replace(record, state=DONE, lease_until=0.0, updated_at=time.time(), outcome=outcome))
+        self.store.delete("active", job_id)
+        self._on_finished(kind, outcome, time.monotonic() - started)
+
+    def reap_abandoned(self, now: float | None = None) -> list[str]:
+        """Give jobs whose worker died (lease run out) a fresh message; returns their ids."""
+        now = time.time() if now is None else now
+        revived = []
+        for job_id in self.store.keys("active"):
+            record = self.record(job_id)
+            if record is None:
+                self.store.delete("active", job_id)
+                continue
+            stale_run = record.state == RUNNING and record.lease_until < now
+            stale_wait = record.state == PENDING and record.updated_at + ABANDONED_PENDING_S < now
+            if not (stale_run or stale_wait):
+                continue
+            self._save(replace(record, state=PENDING, lease_until=0.0, updated_at=now))
+            self._task(job_id)
+            revived.append(job_id)
+            log.warning("job %s was abandoned (%s); queued again", job_id, record.state)
+        return revived
+
+
+class _Heartbeat:
+    """Renews a running job's lease until stopped, so that only a dead worker's lease runs out."""
+
+    def __init__(self, queue: JobQueue, name: str, owner: str, record: JobRecord) -> None:
+        self.queue, self.name, self.owner, self.record = queue, name, owner, record
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"lease {name}")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def _beat(self) -> None:
+        interval = max(self.queue.lease_s / 3, 0.05)
+        while not self._stop.wait(interval):
+            if not self.queue.store.renew_lease(self.name, self.owner, self.queue.lease_s):
+                log.error("lost the lease %s while running job %s", self.name, self.record.job_id)
+                return
+            current = self.queue.record(self.record.job_id)
+            if current is not None and current.state == RUNNING:
+                self.queue._save(replace(current, lease_until=time.time() + self.queue.lease_s))
+
+
+def open_queue(queue_url: str, *, lease_s: float = 120.0, runner: JobRunner | None = None,
+               on_finished: Callable[[str, str, float], None] | None = None) -> JobQueue:
+    """The queue and its state store for a PR_CHECK_QUEUE URL."""
+    return JobQueue(make_huey(queue_url), open_store(queue_url), lease_s=lease_s, runner=runner,
+                    on_finished=on_finished)

@@ -1,0 +1,20 @@
+"""What a worker's jobs share: configuration, the state store, GitHub, the mirrors, the counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.github import AppClient
+from bot.mirror import Mirrors
+from webhooks.metrics import WorkerMetrics
+from webhooks.settings import Settings
+from webhooks.store import StateStore
+
+
+@dataclass(frozen=True)
+class Services:
+    settings: Settings
+    store: StateStore
+    github: AppClient
+    mirrors: Mirrors
+    metrics: WorkerMetrics

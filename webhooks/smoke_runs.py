@@ -1,0 +1,210 @@
+"""The App side of the GPU smoke job: dispatch it, follow its workflow run, never leave it pending.
+
+Trusted authors (write permission) get the job automatically when a change is CUDA-touching;
+anyone else's pull request waits for a maintainer's `/pr-check smoke`, because the job runs the
+pull request's code on our GPU machines. A dispatch carries a correlation id (inputs `pr`,
+`head_sha`, `correlation_id`); the workflow is expected to put it in its `run-name`, and GitHub
+returns the run id when asked (`return_run_details`), so `workflow_run` events are matched by run
+id, else by the correlation id in the run's name or display title.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass, replace
+from typing import Sequence
+
+from bot.github import GitHubError, PullRequest, RepositoryClient, utc_now
+from bot.render.review import (
+    SMOKE_CHECK_RUN_NAME,
+    SmokeCheckUpdate,
+    smoke_dispatch_failed,
+    smoke_dispatched,
+    smoke_from_workflow_run,
+    smoke_never_reported,
+    smoke_waiting_for_maintainer,
+)
+from webhooks.commands import WRITE_PERMISSIONS
+from webhooks.jobs import RepoRef, WorkflowRunChanged, pull_request_key
+from webhooks.services import Services
+
+log = logging.getLogger("pr_check.smoke")
+
+CORRELATION_ID = re.compile(r"\bprc-[0-9a-f]{16}\b")
+RECORD_TTL_S = 30 * 24 * 3600.0
+_ORDER = {"queued": 0, "in_progress": 1, "completed": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeRun:
+    """One dispatched (or waiting) smoke job and its check run."""
+
+    correlation_id: str
+    owner: str
+    name: str
+    installation_id: int
+    number: int
+    head_sha: str
+    check_run_id: int
+    deadline: float
+    state: str  # queued | in_progress | completed
+    run_id: int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> "SmokeRun":
+        return SmokeRun(**json.loads(text))
+
+
+def _head_key(repo: RepoRef, number: int, head_sha: str) -> str:
+    return f"{pull_request_key(repo, number)}@{head_sha}"
+
+
+def _run_key(owner: str, name: str, run_id: int) -> str:
+    return f"{owner}/{name}:{run_id}".lower()
+
+
+def _save(services: Services, run: SmokeRun) -> None:
+    services.store.put("smoke", run.correlation_id, run.to_json(), ttl_s=RECORD_TTL_S)
+    # The open ones are indexed apart, so the timeout sweep does not read a month of history.
+    if run.state == "completed":
+        services.store.delete("smoke-open", run.correlation_id)
+    else:
+        services.store.put("smoke-open", run.correlation_id, "1", ttl_s=RECORD_TTL_S)
+
+
+def check_fields(update: SmokeCheckUpdate) -> dict:
+    """The check-run request fields of a smoke state."""
+    fields = {"status": update.status, "output": {"title": update.title, "summary": update.summary}}
+    if update.conclusion is not None:
+        fields["conclusion"] = update.conclusion
+        fields["completed_at"] = utc_now()
+    if update.details_url:
+        fields["details_url"] = update.details_url
+    return fields
+
+
+def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
+                          pull: PullRequest, required: bool, reasons: Sequence[str], *,
+                          requested_by: str | None) -> str | None:
+    """After a review: dispatch for a trusted author, or say that a maintainer must ask."""
+    if not required:
+        return None
+    head_key = _head_key(repo, pull.number, pull.head_sha)
+    services.store.put("smoke-reasons", head_key, json.dumps(list(reasons)), ttl_s=RECORD_TTL_S)
+    if services.store.get("smoke-head", head_key):
+        return "already-started"
+    if client.collaborator_permission(pull.author) not in WRITE_PERMISSIONS:
+        if not services.store.put("smoke-head", head_key, "waiting", only_if_absent=True, ttl_s=RECORD_TTL_S):
+            return "already-started"
+        client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, **check_fields(smoke_waiting_for_maintainer(reasons)))
+        return "waiting-for-maintainer"
+    return dispatch_smoke(services, client, repo, installation, pull, reasons, requested_by=requested_by)
+
+
+def recorded_reasons(services: Services, repo: RepoRef, number: int, head_sha: str) -> list[str]:
+    """The smoke reasons the last review of this head found, if any."""
+    text = services.store.get("smoke-reasons", _head_key(repo, number, head_sha))
+    return json.loads(text) if text else []
+
+
+def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
+                   pull: PullRequest, reasons: Sequence[str], *, requested_by: str | None) -> str:
+    """Create the smoke check run (queued) and dispatch the workflow for this head."""
+    correlation = f"prc-{uuid.uuid4().hex[:16]}"
+    check = client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, external_id=correlation,
+                                    **check_fields(smoke_dispatched(reasons, correlation, requested_by)))
+    run = SmokeRun(correlation, repo.owner, repo.name, installation, pull.number, pull.head_sha, check.id,
+                   deadline=time.time() + services.settings.smoke_timeout_s, state="queued")
+    # Recorded before dispatching: a retry must not dispatch twice; a lost dispatch times out to neutral.
+    _save(services, run)
+    services.store.put("smoke-head", _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
+    try:
+        run_id = client.dispatch_workflow(services.settings.smoke_workflow, pull.default_branch,
+                                          {"pr": str(pull.number), "head_sha": pull.head_sha, "correlation_id": correlation})
+    except GitHubError as error:
+        client.update_check_run(check.id, **check_fields(smoke_dispatch_failed(error.message or str(error), correlation)))
+        _save(services, replace(run, state="completed"))
+        return "dispatch-failed"
+    if run_id is not None:
+        _save(services, replace(run, run_id=run_id))
+        services.store.put("smoke-run", _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S)
+    return "dispatched"
+
+
+def _find_run(services: Services, job: WorkflowRunChanged) -> SmokeRun | None:
+    correlation = services.store.get("smoke-run", _run_key(job.repo.owner, job.repo.name, job.run_id))
+    if correlation is None:
+        match = CORRELATION_ID.search(f"{job.name} {job.display_title}")
+        correlation = match.group(0) if match else None
+    if correlation is None:
+        return None
+    text = services.store.get("smoke", correlation)
+    if text is None:
+        return None
+    run = SmokeRun.from_json(text)
+    if (run.owner.lower(), run.name.lower()) != (job.repo.owner.lower(), job.repo.name.lower()):
+        return None  # a correlation id from another repository's run is not ours to act on
+    return run
+
+
+def follow_workflow_run(services: Services, job: WorkflowRunChanged) -> str:
+    """Move the smoke check run along with a `workflow_run` event; never backwards."""
+    run = _find_run(services, job)
+    if run is None:
+        return "not-a-smoke-run"
+    lease = f"smoke:{run.correlation_id}"
+    owner = uuid.uuid4().hex
+    if not services.store.acquire_lease(lease, owner, 60.0):
+        raise RuntimeError(f"smoke run {run.correlation_id} is being updated elsewhere")
+    try:
+        run = SmokeRun.from_json(services.store.get("smoke", run.correlation_id) or run.to_json())
+        update = smoke_from_workflow_run(job.status, job.conclusion, job.html_url, run.correlation_id)
+        if run.state == "completed" or _ORDER[update.status] < _ORDER.get(run.state, 0):
+            return "stale-event"
+        client = services.github.repository(run.installation_id, run.owner, run.name)
+        client.update_check_run(run.check_run_id, **check_fields(update))
+        _save(services, replace(run, state=update.status, run_id=job.run_id))
+        services.store.put("smoke-run", _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S)
+        return f"smoke-{update.status}"
+    finally:
+        services.store.release_lease(lease, owner)
+
+
+def expire_overdue_smoke_runs(services: Services, now: float | None = None) -> list[str]:
+    """Complete as neutral every smoke check whose run did not report in time; returns their ids."""
+    now = time.time() if now is None else now
+    expired = []
+    for correlation in services.store.keys("smoke-open"):
+        text = services.store.get("smoke", correlation)
+        if text is None:
+            services.store.delete("smoke-open", correlation)
+            continue
+        run = SmokeRun.from_json(text)
+        if run.state == "completed" or run.deadline > now:
+            continue
+        lease = f"smoke:{correlation}"
+        owner = uuid.uuid4().hex
+        if not services.store.acquire_lease(lease, owner, 60.0):
+            continue
+        try:
+            current = SmokeRun.from_json(services.store.get("smoke", correlation) or text)
+            if current.state == "completed":
+                continue
+            client = services.github.repository(run.installation_id, run.owner, run.name)
+            client.update_check_run(run.check_run_id,
+                                    **check_fields(smoke_never_reported(services.settings.smoke_timeout_s, correlation)))
+            _save(services, replace(current, state="completed"))
+            expired.append(correlation)
+        except GitHubError:
+            log.exception("could not time out smoke run %s", correlation)
+            services.metrics.error("smoke-timeout")
+        finally:
+            services.store.release_lease(lease, owner)
+    return expired

@@ -1,0 +1,141 @@
+"""`pr-check worker`: run queued jobs, and the periodic upkeep (abandoned jobs, smoke timeouts,
+failed deliveries). Start any number of them against one Redis; with SQLite, one per machine.
+
+    python -m webhooks.worker [--threads N]
+
+Test hook: PR_CHECK_TEST_PAUSE_MID_JOB_S makes each review sleep after its check run is created,
+so that a test can kill the worker in the middle of a job. Leave it unset in service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+from bot.github import GitHubApp, RetryPolicy
+from bot.mirror import Mirrors
+from webhooks.command_requests import answer_command
+from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
+from webhooks.metrics import WorkerMetrics
+from webhooks.queue import Attempt, JobQueue, open_queue
+from webhooks.redelivery import redeliver_failed
+from webhooks.reviewing import review_pull, review_push
+from webhooks.services import Services
+from webhooks.settings import Settings, SettingsError, load_settings
+from webhooks.smoke_runs import expire_overdue_smoke_runs, follow_workflow_run
+from webhooks.store import open_store
+
+log = logging.getLogger("pr_check.worker")
+
+
+def run_job(services: Services, job: Job, attempt: Attempt) -> str:
+    """Route a job to what carries it out; returns the outcome."""
+    if isinstance(job, PullRequestPushed):
+        return review_push(services, job, attempt)
+    if isinstance(job, ReviewRequested):
+        return "re-" + review_pull(services, job.repo, job.number, attempt, expected_head=None, force=True)
+    if isinstance(job, CommandCommented):
+        return answer_command(services, job, attempt)
+    if isinstance(job, WorkflowRunChanged):
+        return follow_workflow_run(services, job)
+    raise TypeError(f"unknown job {job!r}")
+
+
+def build_worker(settings: Settings) -> tuple[Services, JobQueue]:
+    """The services and the queue of one worker process."""
+    store = open_store(settings.queue_url)
+    metrics = WorkerMetrics(store)
+    github = GitHubApp(
+        settings.app_id,
+        settings.private_key_pem,
+        settings.github_api_url,
+        write_pause_s=settings.write_pause_s,
+        retry=RetryPolicy(max_rate_limit_wait_s=settings.max_rate_limit_wait_s),
+        observe=metrics.github_call,
+    )
+    services = Services(settings, store, github, Mirrors(settings.mirrors_dir), metrics)
+    queue = open_queue(
+        settings.queue_url,
+        lease_s=settings.job_lease_s,
+        runner=lambda job, attempt: run_job(services, job, attempt),
+        on_finished=metrics.job_finished,
+    )
+    return services, queue
+
+
+def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> None:
+    """One round of periodic work. Redelivery runs once per interval across all workers."""
+    for name, step in (
+        ("reap", lambda: queue.reap_abandoned(now)),
+        ("smoke-timeout", lambda: expire_overdue_smoke_runs(services, now)),
+    ):
+        try:
+            step()
+        except Exception:
+            log.exception("upkeep step %s failed", name)
+            services.metrics.error(name)
+    # The lease is never released: it expires after the interval, which is what spaces the runs.
+    if services.store.acquire_lease("redelivery", f"{os.getpid()}:{time.time()}", services.settings.redelivery_interval_s):
+        try:
+            asked = redeliver_failed(services.github, services.store, now)
+            if asked:
+                log.info("asked GitHub to redeliver %d failed deliveries", len(asked))
+        except Exception:
+            log.exception("redelivery failed")
+            services.metrics.error("redelivery")
+
+
+def _upkeep_loop(services: Services, queue: JobQueue, stop: threading.Event) -> None:
+    while not stop.wait(services.settings.maintenance_interval_s):
+        do_upkeep(services, queue)
+
+
+def _watch_parent(parent: int) -> None:
+    """An embedded worker stops when `pr-check serve` is gone (where the OS cannot tell it)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    log.error("the serving process is gone; stopping")
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a worker until SIGTERM (finish the jobs in hand first) or SIGINT (stop now)."""
+    parser = argparse.ArgumentParser(prog="pr-check worker", description="Run pr-check's queued jobs.")
+    parser.add_argument("--threads", type=int, default=None, help="jobs run at once (default PR_CHECK_WORKER_THREADS or 2)")
+    parser.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_settings()
+    except SettingsError as error:
+        print(f"pr-check worker: {error}", file=sys.stderr)
+        return error.exit_code
+    services, queue = build_worker(settings)
+    queue.reap_abandoned()
+    stop = threading.Event()
+    threading.Thread(target=_upkeep_loop, args=(services, queue, stop), daemon=True, name="upkeep").start()
+    if args.exit_with_parent:
+        threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True, name="parent-watch").start()
+    consumer = queue.huey.create_consumer(
+        workers=args.threads or settings.worker_threads,
+        worker_type="thread",
+        periodic=False,
+        initial_delay=0.05,
+        backoff=1.15,
+        max_delay=0.5,  # SQLite is polled; keep an idle worker's pickup time short
+        graceful_signal="TERM",  # `docker stop`: finish the jobs in hand, then exit
+    )
+    try:
+        consumer.run()
+    finally:
+        stop.set()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
