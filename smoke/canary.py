@@ -32,6 +32,8 @@ class CanaryWrapper:
 
     path: Path
     needed_symbols: tuple[str, ...]
+    # DT_NEEDED: a wrapper linked against libtorch cannot load in a host without it, shims or not.
+    needed_libraries: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,20 +53,21 @@ def compile_canary(build_dir: Path, facts: MachineFacts, timeout: float = CANARY
     compile_run = _run_child("compile", build_dir, timeout)
     compiled = _last_json_line(compile_run)
     if compiled is None:
-        reason = f"compiling the canary failed: {_failure(compile_run)}"
+        reason = f"compiling the canary failed: {describe_child_failure(compile_run)}"
         return CanaryOutcome(StageOutcome("failed", reason, {"compile": compile_run.to_json()}), None)
     try:
         wrapper, libraries = _find_wrapper(Path(compiled["package"]), build_dir / "package")
     except (SymbolReadError, zipfile.BadZipFile, LookupError) as error:
         return CanaryOutcome(StageOutcome("failed", f"reading the canary package failed: {error}", compiled), None)
     details = {**compiled, "wrapper": str(wrapper.path), "needed_symbols": list(wrapper.needed_symbols),
-               "libraries": libraries}
+               "wrapper_needed_libraries": list(wrapper.needed_libraries), "libraries": libraries}
     needs = f"wrapper needs {len(wrapper.needed_symbols)} {SHIM_PREFIX}* symbols"
     load_run = _run_child("run", build_dir, timeout)
     ran = _last_json_line(load_run)
     if ran is None:
         details["run"] = load_run.to_json()
-        reason = f"compiled ({needs}), but aoti_load_package and run failed: {_failure(load_run)}"
+        failure = describe_child_failure(load_run)
+        reason = f"compiled ({needs}), but aoti_load_package and run failed: {failure}"
         return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
     details.update(ran)
     if not ran["matches_eager"]:
@@ -99,7 +102,8 @@ def _last_json_line(result: CommandResult) -> dict | None:
         return None
 
 
-def _failure(result: CommandResult) -> str:
+def describe_child_failure(result: CommandResult) -> str:
+    """Why a canary child failed, in one line: how it ended, in which phase, and the telling line."""
     if result.timed_out:
         return f"timed out after {result.seconds:.0f}s"
     lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
@@ -107,7 +111,11 @@ def _failure(result: CommandResult) -> str:
     code = result.returncode
     how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
     where = f" while {phases[-1]}" if phases else ""
-    return f"{how}{where}: {lines[-1] if lines else 'no output'}"
+    # After a crash, faulthandler's "Fatal Python error" line says what happened; its last line merely
+    # lists extension modules. After an exception, the last line is the exception.
+    fatal = [line for line in lines if line.startswith("Fatal Python error")]
+    messages = [line for line in lines if not line.startswith("canary: ")]
+    return f"{how}{where}: {(fatal or messages or ['no output'])[-1]}"
 
 
 def _find_wrapper(package: Path, extract_dir: Path) -> tuple[CanaryWrapper, list[dict]]:
@@ -120,7 +128,8 @@ def _find_wrapper(package: Path, extract_dir: Path) -> tuple[CanaryWrapper, list
     symbols = {path: read_dynamic_symbols(path) for path in libraries}
     chosen = max(libraries, key=lambda path: len(_shims_needed(symbols[path])))
     listing = [_describe_library(path, extract_dir, symbols[path]) for path in libraries]
-    return CanaryWrapper(path=chosen, needed_symbols=_shims_needed(symbols[chosen])), listing
+    wrapper = CanaryWrapper(chosen, _shims_needed(symbols[chosen]), symbols[chosen].needed_libraries)
+    return wrapper, listing
 
 
 def _shims_needed(symbols: DynamicSymbols) -> tuple[str, ...]:

@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(command=doctor_command)
 
     run = commands.add_parser("run", help="run every stage and write the JSON report (the default)")
-    run.add_argument("--report", type=Path, default=Path("smoke-report.json"), help="report path (default: %(default)s)")
+    run.add_argument("--report", type=Path, default=Path("smoke-report.json"),
+                     help="report path (default: %(default)s)")
     run.add_argument("--repo", type=Path, default=Path("."), help="repository root holding .github/pr-check.toml")
     run.add_argument("--host-build-cmd", help="shell command, run in --repo, that builds the host under test")
     run.add_argument("--host", help="path of the host under test, relative to --repo")

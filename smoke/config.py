@@ -71,7 +71,8 @@ def _validate(table: object, path: Path) -> None:
         raise SmokeConfigError(f"{path}: [smoke] must be a table")
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
-        raise SmokeConfigError(f"{path}: unknown [smoke] keys: {', '.join(unknown)} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        known = ", ".join(sorted(KNOWN_KEYS))
+        raise SmokeConfigError(f"{path}: unknown [smoke] keys: {', '.join(unknown)} (known: {known})")
     for key in ("host_build", "host"):
         if key in table and not isinstance(table[key], str):
             raise SmokeConfigError(f"{path}: [smoke] {key} must be a string")

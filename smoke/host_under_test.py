@@ -18,6 +18,7 @@ from smoke.report import StageOutcome
 BUILD_TIMEOUT_S = 3600
 LOAD_TIMEOUT_S = 300
 LIBRARY_PLACEHOLDER = "{library}"
+NO_HOST = "no host under test configured (--host, or [smoke] host in .github/pr-check.toml)"
 
 
 def check_host(
@@ -28,7 +29,7 @@ def check_host(
 ) -> StageOutcome:
     """Build the host, compare its exports with the canary's needs, then let it load the canary."""
     if config.host is None:
-        return StageOutcome("skipped", "no host under test configured (--host, or [smoke] host in .github/pr-check.toml)")
+        return StageOutcome("skipped", NO_HOST)
     if wrapper is None:
         return StageOutcome("skipped", f"no canary wrapper to check the host against ({canary_reason})")
     details: dict = {"host": str(config.host), "needed_symbols": len(wrapper.needed_symbols)}
@@ -36,7 +37,8 @@ def check_host(
         build = run_command(config.build_command, timeout=build_timeout, cwd=config.repo)
         details["build"] = build.to_json()
         if not build.ok:
-            return StageOutcome("failed", f"host build failed (exit {build.returncode}): {config.build_command}", details)
+            reason = f"host build failed (exit {build.returncode}): {config.build_command}"
+            return StageOutcome("failed", reason, details)
     try:
         exported = read_dynamic_symbols(config.host).defined
     except SymbolReadError as error:
@@ -44,9 +46,10 @@ def check_host(
     missing = sorted(set(wrapper.needed_symbols) - exported)
     details["missing_symbols"] = missing
     if missing:
-        return StageOutcome("failed", f"host does not export {len(missing)} of the {len(wrapper.needed_symbols)} "
-                                      f"symbols the canary needs: {', '.join(missing[:5])}"
-                                      + (", ..." if len(missing) > 5 else ""), details)
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        needed = len(wrapper.needed_symbols)
+        reason = f"host does not export {len(missing)} of the {needed} symbols the canary needs: {shown}"
+        return StageOutcome("failed", reason, details)
     if config.load_args is None:
         return StageOutcome("passed", "exports checked, load not configured (set [smoke] host_load_args)", details)
     return _load_canary(config.host, config.load_args, wrapper.path, details)
@@ -59,5 +62,6 @@ def _load_canary(host: Path, load_args: tuple[str, ...], library: Path, details:
     load = run_command([str(host), *args], timeout=LOAD_TIMEOUT_S)
     details["load"] = load.to_json()
     if not load.ok:
-        return StageOutcome("failed", f"host exports every symbol but failed to load the canary (exit {load.returncode})", details)
+        reason = f"host exports every symbol but failed to load the canary (exit {load.returncode})"
+        return StageOutcome("failed", reason, details)
     return StageOutcome("passed", "host exports every symbol the canary needs and loaded it", details)

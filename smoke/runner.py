@@ -17,6 +17,7 @@ from smoke.link_contract import prove_link_contract
 from smoke.machine import MachineFacts, find_toolchain, inspect_machine
 from smoke.report import StageOutcome, StageResult, build_report
 
+
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     host_config: HostConfig
@@ -34,7 +35,8 @@ def run_smoke(options: RunOptions) -> dict:
         toolchain = find_toolchain()
         facts = inspect_machine(toolchain)
         doctor = _timed("doctor", lambda: _doctor_outcome(facts, options.require_gpu), started)
-        link = _timed("link-contract", lambda: prove_link_contract(build_root / "link-contract", toolchain, facts.has_gpu))
+        link = _timed("link-contract", lambda: prove_link_contract(
+            build_root / "link-contract", toolchain, facts.has_gpu))
         # The host stage needs the canary's wrapper, a by-product _timed does not carry; a crashed
         # canary stage leaves the list empty and the host stage is skipped.
         canary_outcomes: list[CanaryOutcome] = []
@@ -89,7 +91,7 @@ def _link_contract_block(stage: StageResult) -> dict:
 
 
 def _canary_block(stage: StageResult) -> dict:
-    keys = ("torch_version", "wrapper", "matches_eager", "max_abs_diff")
+    keys = ("torch_version", "wrapper", "wrapper_needed_libraries", "matches_eager", "max_abs_diff")
     return {"needed_symbols": stage.details.get("needed_symbols", []),
             **{key: stage.details.get(key) for key in keys}}
 

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from smoke.canary import SHIM_PREFIX, CanaryWrapper
+from smoke.canary import SHIM_PREFIX, CanaryWrapper, describe_child_failure
 from smoke.cli import WORKFLOW_TEMPLATE, main
+from smoke.commands import CommandResult
 from smoke.config import HostConfig, SmokeConfigError, read_host_config
 from smoke.elf_symbols import read_dynamic_symbols, read_dynamic_symbols_with_binutils, read_static_symbols
 from smoke.host_under_test import check_host
 from smoke.link_contract import LINK_WAYS, SHIM_SYMBOL, LinkWay, build_contract, prove_link_contract, try_combination
-from smoke.machine import find_toolchain
+from smoke.machine import Toolchain, find_toolchain
 from smoke.report import StageResult, overall_status
 
 REPO = Path(__file__).resolve().parents[1]
@@ -131,6 +132,16 @@ def test_link_contract_stage_passes_without_a_gpu_and_skips_only_the_kernel_run(
     assert by_way[(True, True)]["ran"] is None
 
 
+@needs_compilers
+def test_without_nvcc_the_load_contract_is_still_proven_with_a_cpu_stand_in(tmp_path):
+    outcome = prove_link_contract(tmp_path, Toolchain(TOOLCHAIN.cc, TOOLCHAIN.cxx, nvcc=None), gpu_present=HAS_GPU)
+    assert outcome.status == "passed", outcome.reason
+    assert outcome.details["kernel"] == "cpu-stand-in"
+    assert outcome.reason.endswith("kernel not built: no nvcc (CPU stand-in library)")
+    assert [c["loaded"] for c in outcome.details["combinations"]] == [False, False, False, True]
+    assert [c["ran"] for c in outcome.details["combinations"]] == [None] * 4
+
+
 # --- the host under test ------------------------------------------------------------------------------
 
 def test_host_that_exports_every_needed_shim_passes_and_loads_the_canary(contract, tmp_path):
@@ -190,6 +201,24 @@ def test_unknown_smoke_config_key_is_a_usage_error(tmp_path, capsys):
     assert main(["run", "--repo", str(tmp_path), "--report", str(tmp_path / "r.json")]) == 2
     assert "hots" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+# --- the canary's failure reasons (the canary itself needs PyTorch with CUDA) ---------------------------
+
+def test_a_crashed_canary_is_described_by_its_phase_and_fatal_error():
+    # The stderr of the measured H200 run, shortened: aoti_load_package crashed in PyTorch 2.11.
+    stderr = ("canary: loading the package\nFatal Python error: Segmentation fault\n\n"
+              "Current thread 0x00007f (most recent call first):\n  File \"_package.py\", line 1045 in _load_aoti\n\n"
+              "Extension modules: numpy._core._multiarray_umath, torch._C (total: 2)\n")
+    crashed = CommandResult("python canary_model.py run out", -11, "", stderr, 30.0)
+    assert describe_child_failure(crashed) == (
+        "killed by signal 11 while loading the package: Fatal Python error: Segmentation fault")
+
+
+def test_a_canary_exception_is_described_by_its_last_line():
+    stderr = "canary: exporting and compiling\nTraceback (most recent call last):\nRuntimeError: no nvcc\n"
+    failed = CommandResult("python canary_model.py compile out", 1, "", stderr, 3.0)
+    assert describe_child_failure(failed) == "exit 1 while exporting and compiling: RuntimeError: no nvcc"
 
 
 # --- the report and exit codes ------------------------------------------------------------------------
