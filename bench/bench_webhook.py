@@ -143,6 +143,7 @@ def bench_ack(deliveries: int, rate: float) -> None:
             # Warm the connection pool and the service's first-request paths.
             asyncio.run(_load(f"http://127.0.0.1:{port}/webhook", body, 50, 200))
             latencies, statuses = asyncio.run(_load(f"http://127.0.0.1:{port}/webhook", body, deliveries, rate))
+            served = _service_side_buckets(httpx.get(f"http://127.0.0.1:{port}/metrics").text)
         finally:
             _stop(service)
     ms = [value * 1000 for value in latencies]
@@ -151,6 +152,20 @@ def bench_ack(deliveries: int, rate: float) -> None:
     print(f"  statuses {dict(sorted(statuses.items()))}")
     print(f"  p50 {_percentile(ms, 0.50):.1f} ms   p90 {_percentile(ms, 0.90):.1f} ms   "
           f"p99 {_percentile(ms, 0.99):.1f} ms   max {max(ms):.1f} ms   (target p99 < 50 ms)")
+    print("  inside the service (its own histogram, warm-up included): "
+          + "   ".join(f"<= {bound * 1000:g} ms {share:.1%}" for bound, share in served))
+
+
+def _service_side_buckets(text: str) -> list[tuple[float, float]]:
+    """Share of acknowledgements under each bucket bound of pr_check_webhook_ack_seconds."""
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("pr_check_webhook_ack_seconds_bucket"):
+            bound = line.split('le="', 1)[1].split('"', 1)[0]
+            counts[bound] = float(line.rsplit(" ", 1)[1])
+    total = counts.get("+Inf", 0.0) or 1.0
+    return [(float(bound), count / total) for bound, count in counts.items()
+            if bound != "+Inf" and 0.001 < float(bound) <= 0.05]
 
 
 def bench_review(reviews: int) -> None:

@@ -63,9 +63,15 @@ def build_worker(settings: Settings) -> tuple[Services, JobQueue]:
         settings.queue_url,
         lease_s=settings.job_lease_s,
         runner=lambda job, attempt: run_job(services, job, attempt),
-        on_finished=metrics.job_finished,
+        on_finished=lambda kind, outcome, seconds: _count_job(metrics, kind, outcome, seconds),
     )
     return services, queue
+
+
+def _count_job(metrics: WorkerMetrics, kind: str, outcome: str, seconds: float) -> None:
+    metrics.job_finished(kind, outcome, seconds)
+    if outcome in ("failed", "retried"):
+        metrics.error(f"job {kind}")
 
 
 def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> None:
