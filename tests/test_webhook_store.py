@@ -40,6 +40,8 @@ def test_values_and_expiry(store):
     assert sorted(store.keys("job")) == ["d1", "d2"]
     time.sleep(0.3)
     assert store.get("job", "d2") is None and store.keys("job") == ["d1"]
+    store.drop_expired()
+    assert store.keys("job") == ["d1"]
     assert store.put("job", "d2", "again", only_if_absent=True)  # an expired key is free again
     store.delete("job", "d1")
     assert store.items("job") == {"d2": "again"}

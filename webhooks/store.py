@@ -54,6 +54,9 @@ class StateStore(Protocol):
     def release_lease(self, name: str, owner: str) -> None:
         """Give a lease back, if this owner still holds it."""
 
+    def drop_expired(self) -> int:
+        """Delete what has expired (Redis does this itself); returns how many entries went."""
+
     def close(self) -> None:
         """Release connections."""
 
@@ -96,6 +99,8 @@ class SqliteStateStore:
         return db
 
     def _write(self, sql: str, args: tuple) -> int:
+        """Run one write; args start with (namespace, key), whose expired row is dropped first so
+        that an expired key counts as absent."""
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -185,6 +190,10 @@ class SqliteStateStore:
         self._connection().execute(
             "DELETE FROM state WHERE namespace = 'lease' AND key = ? AND value = ?", (name, owner)
         )
+
+    def drop_expired(self):
+        return self._connection().execute(
+            "DELETE FROM state WHERE expires IS NOT NULL AND expires < ?", (time.time(),)).rowcount
 
     def close(self):
         db = getattr(self._local, "db", None)
@@ -289,6 +298,9 @@ class RedisStateStore:
 
     def release_lease(self, name, owner):
         self._release(keys=[self._key("lease", name)], args=[owner])
+
+    def drop_expired(self):
+        return 0
 
     def close(self):
         self._redis.close()

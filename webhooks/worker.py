@@ -79,6 +79,7 @@ def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> 
     for name, step in (
         ("reap", lambda: queue.reap_abandoned(now)),
         ("smoke-timeout", lambda: expire_overdue_smoke_runs(services, now)),
+        ("expiry", services.store.drop_expired),
     ):
         try:
             step()
