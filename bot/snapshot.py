@@ -7,7 +7,6 @@ C/C++ source facts. Checks read models; they never touch git, files or clocks.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -35,6 +34,7 @@ class BuildModel:
         self._cells: dict[str, CellGraph] = {}
         self._cmake: dict[str, Any] = {}
         self._facts: dict[str, Any] = {}
+        self._derived: dict[tuple, Any] = {}
 
     def cell(self, name: str) -> CellGraph:
         """The Buck targets of one cell (`fbcode`, `xplat`, `oss`)."""
@@ -46,13 +46,22 @@ class BuildModel:
     def cells(self) -> Mapping[str, CellGraph]:
         return {name: self.cell(name) for name in CELLS}
 
-    @functools.cache
     def cuda_reasons(self, cell: str) -> Mapping[str, xref.CudaReason]:
-        return xref.cuda_reasons(self.cell(cell), self.config.buck.cuda_external_deps)
+        """label -> why it is CUDA, for the cell's CUDA targets."""
+        return self._memo(("cuda", cell), lambda: xref.cuda_reasons(self.cell(cell), self.config.buck.cuda_external_deps))
 
-    @functools.cache
     def header_owners(self, cell: str):
-        return xref.header_owners(self.cell(cell))
+        """include path -> owning targets in the cell."""
+        return self._memo(("owners", cell), lambda: xref.header_owners(self.cell(cell)))
+
+    def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        """A derived fact of this revision, computed once (checks share it across base/head runs)."""
+        return self._memo(key, compute)
+
+    def _memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     def text(self, path: str) -> str | None:
         return self.tree.read_text(path)
@@ -72,7 +81,8 @@ class BuildModel:
             from bot.parse import cpp
 
             data = self.tree.read(path)
-            self._facts[path] = None if data is None else cpp.source_facts(path, data)
+            blob = self.tree.blob_id(path)
+            self._facts[path] = None if data is None else cpp.source_facts_cached(blob, path, data)
         return self._facts[path]
 
     def __hash__(self) -> int:

@@ -12,7 +12,6 @@ Use instead: move the header to `exported_headers`.
 
 from __future__ import annotations
 
-import functools
 from typing import Iterator
 
 from bot.build import xref
@@ -26,10 +25,9 @@ CELLS_WITH_PRIVATE_HEADERS = ("xplat", "oss")
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS_WITH_PRIVATE_HEADERS:
-        yield from _private_includes(snap.head, cell)
+        yield from snap.head.memo(("header-private", cell), lambda: _private_includes(snap.head, cell))
 
 
-@functools.lru_cache(maxsize=8)
 def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
     graph = model.cell(cell)
     owners = model.header_owners(cell)
