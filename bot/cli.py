@@ -226,7 +226,7 @@ def _emit(report, arguments: argparse.Namespace) -> int:
         render_text(report, console)
     fail_level = getattr(arguments, "fail_level", None)
     try:
-        level = Severity.parse(fail_level) if fail_level else Severity.MAJOR
+        level = Severity.parse(fail_level) if fail_level else report.fail_level
     except ValueError as error:
         raise UsageError(str(error)) from None
     return 1 if any(f.severity >= level for f in report.findings) else 0

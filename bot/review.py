@@ -12,7 +12,7 @@ from bot import engine
 from bot.build.buck import EvaluationCache
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
-from bot.model import Finding
+from bot.model import Finding, Severity
 from bot.repo import GitRepository
 from bot.smoke import SmokeDecision, classify
 from bot.snapshot import BuildModel, Snapshot
@@ -30,6 +30,7 @@ class Report:
     changes: ChangeSet
     smoke: SmokeDecision
     stats: Mapping[str, object] = field(default_factory=dict)
+    fail_level: Severity = Severity.MAJOR  # from the base revision's config
 
 
 def default_cache_dir(repo: GitRepository) -> Path:
@@ -92,6 +93,7 @@ def review_trees(
         changes=changes,
         smoke=smoke,
         stats={"seconds": round(time.perf_counter() - started, 3), "cells": cells, "checks": list(result.checks_run)},
+        fail_level=config.fail_level,
     )
 
 

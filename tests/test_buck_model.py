@@ -93,3 +93,19 @@ def test_cache_reevaluates_only_what_changed(tmp_path):
     assert [r.cached for r in first.packages.values()] == [False]
     assert [r.cached for r in again.packages.values()] == [True]
     assert [r.cached for r in changed.packages.values()] == [False] and labels(changed) == {"//pkg:b"}
+
+
+def test_cache_follows_glob_listings(tmp_path):
+    cache = EvaluationCache(tmp_path)
+    build = 'cxx_library(name = "a", srcs = glob(["*.cpp"]))\n'
+
+    def with_sources(*names):
+        files = {".buckconfig": BUCKCONFIG, "pkg/BUCK": build}
+        files.update({f"pkg/{n}": "" for n in names})
+        return memory_tree(files)
+
+    first = evaluate_cell(with_sources("a.cpp"), "xplat", cache=cache)
+    added = evaluate_cell(with_sources("a.cpp", "b.cpp"), "xplat", cache=cache)
+    assert first.targets["//pkg:a"].attr("srcs") == ["a.cpp"]
+    assert added.targets["//pkg:a"].attr("srcs") == ["a.cpp", "b.cpp"]
+    assert [r.cached for r in added.packages.values()] == [False]

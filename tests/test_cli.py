@@ -108,3 +108,34 @@ def test_demo_prints_the_review():
     result = pr_check("demo")
     assert result.returncode == 0, result.stderr
     assert "cuda-guard-missing" in result.stdout and "extension/cuda/targets.bzl:11" in result.stdout
+
+
+def test_fail_level_comes_from_the_base_config(case_repo):
+    repo, _, _ = case_repo("clean-cpu-target")
+    config = repo / ".github" / "pr-check.toml"
+    config.parent.mkdir()
+    config.write_text('[review]\nfail_level = "minor"\n')
+    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@b.c", "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@b.c", "HOME": "/nonexistent"}
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "config"], check=True, env=env)
+    base = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    targets = repo / "backends/aoti/targets.bzl"
+    targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
+    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "force link"], check=True, env=env)
+    from_config = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD")
+    overridden = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--fail-level", "major")
+    assert "link-whole-without-python-dlopen" in from_config.stdout  # a minor finding
+    assert (from_config.returncode, overridden.returncode) == (1, 0)
+
+
+def test_unknown_config_key_is_an_input_error(case_repo):
+    repo, base, _ = case_repo("clean-cpu-target")
+    config = repo / ".github" / "pr-check.toml"
+    config.parent.mkdir()
+    config.write_text("[rules]\nsilence_everything = true\n")
+    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@b.c", "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@b.c", "HOME": "/nonexistent"}
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "config"], check=True, env=env)
+    result = pr_check("review", "--repo", str(repo), "--base", "HEAD", "--head", "HEAD")
+    assert result.returncode == 2
+    assert "unknown key rules.silence_everything" in result.stderr

@@ -306,6 +306,7 @@ class CellEvaluator:
     def _glob(self, include: list, exclude: list) -> list:
         package = self._context.package
         prefix = f"{package}/" if package else ""
+        self._loaded_files.add(prefix or "/")  # the listing is an input: see listing_digest
         candidates = [p[len(prefix) :] for p in self.tree.paths() if p.startswith(prefix)]
         matched = [c for c in candidates if any(_glob_match(c, pattern) for pattern in include)]
         return sorted(c for c in matched if not any(_glob_match(c, pattern) for pattern in exclude or ()))
@@ -669,6 +670,21 @@ def find_packages(tree: FileTree, config: BuckConfig) -> dict[str, str]:
     return dict(sorted(packages.items()))
 
 
+def listing_digest(tree: FileTree, directory: str) -> str:
+    """A digest of the paths under `directory` (`"/"` for the root): what glob() results depend on."""
+    prefix = "" if directory == "/" else directory
+    digest = hashlib.sha1()
+    for path in tree.paths():
+        if path.startswith(prefix):
+            digest.update(path.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def dependency_version(tree: FileTree, path: str) -> str | None:
+    """The version of one input of an evaluation: a file's blob id, or a directory listing's digest."""
+    return listing_digest(tree, path) if path.endswith("/") else tree.blob_id(path)
+
+
 class EvaluationCache:
     """Per-package results on disk, keyed by cell and the blob ids of every file read."""
 
@@ -692,7 +708,7 @@ class EvaluationCache:
         except Exception:  # a torn or foreign file is a miss, never a failure
             return None
         for dependencies, result in entries:
-            if all(tree.blob_id(path) == blob for path, blob in dependencies):
+            if all(dependency_version(tree, path) == blob for path, blob in dependencies):
                 return PackageResult(result.package, result.build_file, result.targets, result.error, result.loaded, cached=True)
         return None
 
@@ -734,7 +750,7 @@ class EvaluationCache:
         slot = self._slot(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
         if slot is None:
             return
-        dependencies = tuple((path, tree.blob_id(path)) for path in result.loaded)
+        dependencies = tuple((path, dependency_version(tree, path)) for path in result.loaded)
         entries = []
         if slot.exists():
             try:
