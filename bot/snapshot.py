@@ -8,13 +8,18 @@ C/C++ source facts. Checks read models; they never touch git, files or clocks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from bot.build import xref
 from bot.build.buck import CELLS, CellGraph, EvaluationCache, evaluate_cell
 from bot.config import Config
 from bot.diff import ChangeSet
+from bot.factstore import FactStore
 from bot.tree import FileTree, memory_tree
+
+
+# Models without a cache directory (examples, tests) share one in-memory fact store.
+_MEMORY_FACTS = FactStore(None)
 
 
 class BuildModel:
@@ -65,6 +70,20 @@ class BuildModel:
 
     def text(self, path: str) -> str | None:
         return self.tree.read_text(path)
+
+    def includes(self, paths: Iterable[str]) -> dict[str, tuple[tuple[str, int], ...]]:
+        """path -> (included path, line) for many files; stored per blob across reviews."""
+        blobs = {path: self.tree.blob_id(path) for path in paths}
+        blobs = {p: b for p, b in blobs.items() if b is not None}
+        by_path = {b: p for p, b in blobs.items()}
+
+        def scan(missing: list[str]) -> dict[str, tuple[tuple[str, int], ...]]:
+            self.tree.prefetch(by_path[b] for b in missing)
+            return {b: xref.includes_of(self.tree.read_text_by_blob(b) or "") for b in missing}
+
+        store = self._cache.facts if self._cache is not None else _MEMORY_FACTS
+        facts = store.get_many("includes", blobs.values(), scan)
+        return {p: facts.get(b, ()) for p, b in blobs.items()}
 
     def cmake(self, profile_name: str):
         """The CMake model under a named profile (bot/build/cmake.py)."""

@@ -38,13 +38,10 @@ def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
         files.update(path for _name, path in xref.header_entries(target, "headers"))
         files.update(path for _name, path in xref.header_entries(target, "exported_headers"))
         files_of[label] = files
-    model.tree.prefetch(set().union(*files_of.values()) if files_of else ())
+    includes = model.includes(set().union(*files_of.values()) if files_of else ())
     for label, target in sorted(graph.targets.items()):
         for path in sorted(files_of[label]):
-            blob = model.tree.blob_id(path)
-            if blob is None:
-                continue
-            for include, line in _includes(blob, model):
+            for include, line in includes.get(path, ()):
                 owning = owners.get(include, ())
                 if not owning or any(owner.label == label for owner, _ in owning):
                     continue
@@ -72,15 +69,6 @@ def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
                 )
     return tuple(hits)
 
-
-_INCLUDES_BY_BLOB: dict[str, tuple[tuple[str, int], ...]] = {}
-
-
-def _includes(blob: str, model: BuildModel) -> tuple[tuple[str, int], ...]:
-    """Includes of a blob; base and head share most blobs, so each is scanned once."""
-    if blob not in _INCLUDES_BY_BLOB:
-        _INCLUDES_BY_BLOB[blob] = xref.includes_of(model.tree.read_text_by_blob(blob) or "")
-    return _INCLUDES_BY_BLOB[blob]
 
 
 _BUCKCONFIG = "[repositories]\n  root = .\n"

@@ -8,7 +8,9 @@ data (`EvalError`), bounded in time, call depth and memory.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import functools
 import hashlib
 import os
 import pickle
@@ -26,6 +28,11 @@ from bot.build.buckconfig import BuckConfig, parse_buckconfig
 from bot.tree import FileTree
 
 CELLS = ("fbcode", "xplat", "oss")
+
+
+@functools.cache
+def _fields_of(cls: type) -> tuple:
+    return dataclasses.fields(cls)
 HOST_VERSION = "buck-host-4"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
@@ -49,12 +56,18 @@ _GLOBALS = sl.Globals.extended_by(
 class Select:
     """A `select()` kept as a value: (condition, value) branches in source order."""
 
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
     branches: tuple[tuple[str, Any], ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One frame of a macro call stack."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
 
     path: str
     line: int
@@ -64,6 +77,9 @@ class Frame:
 @dataclass(frozen=True, slots=True)
 class BuckTarget:
     """One rule as a cell defines it."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
 
     cell: str
     package: str
@@ -99,6 +115,9 @@ class BuckTarget:
 class EvalError:
     """A package that failed to evaluate in a cell, with where and why."""
 
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
     cell: str
     package: str
     message: str
@@ -124,6 +143,9 @@ class EvalError:
 @dataclass(frozen=True, slots=True)
 class PackageResult:
     """What evaluating one package produced."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
 
     package: str
     build_file: str
@@ -182,6 +204,7 @@ def flatten(value: Any) -> Iterator[Any]:
 _ET_PREFIXES = ("fbsource//xplat/executorch/", "fbcode//executorch/", "//executorch/", "root//", "executorch//")
 
 
+@functools.lru_cache(maxsize=65536)
 def normalize_label(label: str, package: str) -> str:
     """`:x` -> `//pkg:x`; the internal `//executorch/` prefix and cell names are dropped."""
     if label.startswith(":"):
@@ -689,9 +712,12 @@ class EvaluationCache:
     """Per-package results on disk, keyed by cell and the blob ids of every file read."""
 
     def __init__(self, directory: Path | None) -> None:
+        from bot.factstore import FactStore
+
         self.directory = directory
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
+        self.facts = FactStore(directory)  # per-blob facts beside the evaluations
 
     def _slot(self, cell: str, package: str, build_blob: str, config_blob: str) -> Path | None:
         if self.directory is None:
