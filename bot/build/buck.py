@@ -33,7 +33,7 @@ CELLS = ("fbcode", "xplat", "oss")
 @functools.cache
 def _fields_of(cls: type) -> tuple:
     return dataclasses.fields(cls)
-HOST_VERSION = "buck-host-4"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-5"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
@@ -411,15 +411,16 @@ class CellEvaluator:
 
     def _runtime_source(self, symbols: dict[str, str], importer_text: str) -> str:
         """Internal cells: the recording `runtime`, other names from the open-source wrapper."""
-        lines = [f"load({buck_host.HOST_MODULE!r}, _runtime = 'runtime', _is_xplat = 'is_xplat')"]
-        others = sorted({remote for remote in symbols.values() if remote not in ("runtime", "is_xplat")})
+        own = ("runtime", "is_xplat", "get_aten_mode_options")  # the cell's, not the OSS wrapper's
+        lines = [f"load({buck_host.HOST_MODULE!r}, " + ", ".join(f"_{n} = {n!r}" for n in own) + ")"]
+        others = sorted({remote for remote in symbols.values() if remote not in own})
         wrapper = "shim_et/" + buck_host.RUNTIME_WRAPPER
         if others and self.tree.exists(wrapper):
             listed = ", ".join(f"{name} = {name!r}" for name in others)
             lines.append(f"load('{_REPO_FILE}{wrapper}', {listed})")
         elif others:
             lines.append(buck_host.stub_source({n: n for n in others}, importer_text))
-        lines += ["runtime = _runtime", "is_xplat = _is_xplat"]
+        lines += [f"{n} = _{n}" for n in own]
         return "\n".join(lines) + "\n"
 
     def _resolve_load(self, importer: str, module_id: str) -> tuple[str, str]:

@@ -170,10 +170,23 @@ def _runtime_rule(kind):
 def _external_dep_location(name):
     return "$(location external:" + name + ")"
 
+# ExecuTorch's wrapper (shared by every cell) also defines `<name>_static` for each library.
+def _runtime_cxx_library(*args, **kwargs):
+    define_static_target = kwargs.pop("define_static_target", True)
+    __record("cxx_library", call_stack(), kwargs)
+    if define_static_target:
+        static = dict(kwargs)
+        static["name"] = kwargs["name"] + "_static"
+        static["preferred_linkage"] = "static"
+        __record("cxx_library", call_stack(), static)
+
+def get_aten_mode_options():
+    return (False,) if _CELL == "oss" else (True, False)
+
 runtime = struct(
     command_alias = _runtime_rule("command_alias"),
     cxx_binary = _runtime_rule("cxx_binary"),
-    cxx_library = _runtime_rule("cxx_library"),
+    cxx_library = _runtime_cxx_library,
     cxx_python_extension = _runtime_rule("cxx_python_extension"),
     cxx_test = _runtime_rule("cxx_test"),
     export_file = _runtime_rule("export_file"),
