@@ -69,7 +69,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                         path=target.path,
                         line=line,
                         message=f"`{label}` is defined in the `{cell}` cell and depends on `{dep}`, which no package defines in `{cell}`{where}. The `{cell}` build fails with an unknown target.",
-                        key=f"{label}->{dep}",
+                        key=f"{target.primary_label}->{dep.removesuffix('_static')}",
                         target=label,
                         cell=cell,
                         offending_text=raw,

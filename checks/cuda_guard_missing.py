@@ -63,7 +63,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     f"and it {reason.describe()}; without the `{settings.cuda_constraint}` constraint a CPU-only "
                     f"or wildcard build of this package fails to compile it. Fix: {advice}."
                 ),
-                key=label,
+                key=target.primary_label,
                 target=label,
                 cell=cell,
                 offending_text=target.kind,

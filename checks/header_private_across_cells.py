@@ -60,7 +60,7 @@ def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
                             f"`headers`, which is private to the target in the `{cell}` cell: this include fails "
                             "outside fbcode. Move it to `exported_headers`."
                         ),
-                        key=f"{label}<-{include}",
+                        key=f"{target.primary_label}<-{include}",
                         target=label,
                         cell=cell,
                         offending_text=include,

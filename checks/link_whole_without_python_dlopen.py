@@ -45,7 +45,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     "`supports_python_dlopen = True`; in a Python extension its unreferenced symbols can be "
                     "dropped, and an AOTInductor library then fails to load with `undefined symbol`."
                 ),
-                key=label,
+                key=target.primary_label,
                 target=label,
                 cell=cell,
                 offending_text="link_whole",

@@ -58,7 +58,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     "and no test file or test target changed with it; these attributes fail only at link or "
                     "load time, which no current test of this package exercises."
                 ),
-                key=f"{label}:{','.join(changed)}",
+                key=f"{target.primary_label}:{','.join(changed)}",
                 target=label,
                 cell=cell,
                 offending_text=",".join(changed),

@@ -95,6 +95,13 @@ class BuckTarget:
     def label(self) -> str:
         return f"//{self.package}:{self.name}"
 
+    @property
+    def primary_label(self) -> str:
+        """The label of the call that defined it: `_static` twins made by the wrapper fold into it."""
+        if self.name.endswith("_static") and self.attrs.get("preferred_linkage") == "static":
+            return self.label[: -len("_static")]
+        return self.label
+
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
 
