@@ -2,17 +2,22 @@
 
 The list of `aoti_torch_*` functions depends on the model's operators and the PyTorch version, so it is
 generated on every run, never hard-coded; the host stage checks a host against it.
+
+The wrapper is built by a C++ compiler that links libstdc++ dynamically (see cxx_runtime.py): a wrapper
+carrying its own copy of libstdc++ crashes while loading, in std::locale, inside a process that has one.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from smoke.commands import CommandResult, run_command
+from smoke.cxx_runtime import CompilerChoice, Linkage, candidate_compilers, choose_compiler, libstdcxx_linkage
 from smoke.elf_symbols import DynamicSymbols, SymbolReadError, read_dynamic_symbols
 from smoke.machine import MachineFacts
 from smoke.report import StageOutcome
@@ -34,6 +39,7 @@ class CanaryWrapper:
     needed_symbols: tuple[str, ...]
     # DT_NEEDED: a wrapper linked against libtorch cannot load in a host without it, shims or not.
     needed_libraries: tuple[str, ...] = ()
+    libstdcxx: Linkage = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,38 +56,57 @@ def compile_canary(build_dir: Path, facts: MachineFacts, timeout: float = CANARY
     skip = _reason_to_skip(facts)
     if skip:
         return CanaryOutcome(StageOutcome("skipped", skip), None)
-    compile_run = _run_child("compile", build_dir, timeout)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    compiler = choose_compiler(candidate_compilers(facts.cxx.path), build_dir / "compiler-probe")
+    environment = child_environment(compiler, build_dir)
+    compile_run = _run_child("compile", build_dir, timeout, environment)
     compiled = _last_json_line(compile_run)
     if compiled is None:
         reason = f"compiling the canary failed: {describe_child_failure(compile_run)}"
-        return CanaryOutcome(StageOutcome("failed", reason, {"compile": compile_run.to_json()}), None)
+        details = {"compiler": compiler.to_json(), "compile": compile_run.to_json()}
+        return CanaryOutcome(StageOutcome("failed", reason, details), None)
+    details = {**compiled, "compiler": compiler.to_json()}
     try:
         wrapper, libraries = _find_wrapper(Path(compiled["package"]), build_dir / "package")
     except (SymbolReadError, zipfile.BadZipFile, LookupError) as error:
-        return CanaryOutcome(StageOutcome("failed", f"reading the canary package failed: {error}", compiled), None)
-    details = {**compiled, "wrapper": str(wrapper.path), "needed_symbols": list(wrapper.needed_symbols),
-               "wrapper_needed_libraries": list(wrapper.needed_libraries), "libraries": libraries}
+        return CanaryOutcome(StageOutcome("failed", f"reading the canary package failed: {error}", details), None)
+    details.update(wrapper=str(wrapper.path), needed_symbols=list(wrapper.needed_symbols),
+                   wrapper_needed_libraries=list(wrapper.needed_libraries), wrapper_libstdcxx=wrapper.libstdcxx,
+                   libraries=libraries)
     needs = f"wrapper needs {len(wrapper.needed_symbols)} {SHIM_PREFIX}* symbols"
-    load_run = _run_child("run", build_dir, timeout)
+    load_run = _run_child("run", build_dir, timeout, environment)
     ran = _last_json_line(load_run)
     if ran is None:
         details["run"] = load_run.to_json()
         failure = describe_child_failure(load_run)
         reason = f"compiled ({needs}), but aoti_load_package and run failed: {failure}"
+        if wrapper.libstdcxx == "static":
+            reason += (f"; the wrapper carries its own libstdc++ ({compiled.get('cxx')} links it statically), "
+                       f"a second C++ runtime in the process; {compiler.reason}")
         return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
     details.update(ran)
     if not ran["matches_eager"]:
         reason = f"compiled ({needs}), but its output differs from eager: max abs diff {ran['max_abs_diff']:.3g}"
         return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
-    reason = (f"compiled with PyTorch {compiled['torch_version']}, matches eager "
+    reason = (f"compiled with PyTorch {compiled['torch_version']} and {compiled.get('cxx')}, matches eager "
               f"(max abs diff {ran['max_abs_diff']:.3g}); {needs}")
     return CanaryOutcome(StageOutcome("passed", reason, details), wrapper)
 
 
-def _run_child(command: str, build_dir: Path, timeout: float) -> CommandResult:
-    build_dir.mkdir(parents=True, exist_ok=True)
+def child_environment(compiler: CompilerChoice, build_dir: Path) -> dict[str, str]:
+    """The canary children's environment: the chosen C++ compiler and a fresh Inductor cache."""
+    environment = dict(os.environ)
+    if compiler.path is not None:
+        # Inductor reads $CXX once, when torch._inductor.config is imported in the child.
+        environment["CXX"] = compiler.path
+    # A cache of an earlier run (or another PyTorch) would hand back a wrapper this run never built.
+    environment["TORCHINDUCTOR_CACHE_DIR"] = str(build_dir / "inductor-cache")
+    return environment
+
+
+def _run_child(command: str, build_dir: Path, timeout: float, environment: dict[str, str]) -> CommandResult:
     argv = [sys.executable, "-c", CHILD_BOOTSTRAP, str(CANARY_SCRIPT), command, str(build_dir)]
-    return run_command(argv, timeout=timeout, cwd=build_dir)
+    return run_command(argv, timeout=timeout, cwd=build_dir, env=environment)
 
 
 def _reason_to_skip(facts: MachineFacts) -> str | None:
@@ -128,7 +153,8 @@ def _find_wrapper(package: Path, extract_dir: Path) -> tuple[CanaryWrapper, list
     symbols = {path: read_dynamic_symbols(path) for path in libraries}
     chosen = max(libraries, key=lambda path: len(_shims_needed(symbols[path])))
     listing = [_describe_library(path, extract_dir, symbols[path]) for path in libraries]
-    wrapper = CanaryWrapper(chosen, _shims_needed(symbols[chosen]), symbols[chosen].needed_libraries)
+    wrapper = CanaryWrapper(chosen, _shims_needed(symbols[chosen]), symbols[chosen].needed_libraries,
+                            libstdcxx_linkage(symbols[chosen]))
     return wrapper, listing
 
 
@@ -142,5 +168,6 @@ def _describe_library(path: Path, extract_dir: Path, symbols: DynamicSymbols) ->
         "needed_symbols": len(_shims_needed(symbols)),
         "undefined_symbols": len(symbols.undefined),
         "needed_libraries": list(symbols.needed_libraries),
+        "libstdcxx": libstdcxx_linkage(symbols),
         "reader": symbols.reader,
     }

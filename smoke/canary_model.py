@@ -22,6 +22,8 @@ from pathlib import Path
 
 # matmul goes through cuBLAS on both sides, so differences come only from the fused relu/sort: tiny.
 TOLERANCE = {"rtol": 1e-3, "atol": 1e-3}
+# Autotuning would benchmark many kernel variants: minutes, for a model whose speed nobody measures.
+INDUCTOR_OPTIONS = {"max_autotune": False}
 PACKAGE_NAME = "canary.pt2"
 REFERENCE_NAME = "eager-reference.pt"
 
@@ -51,9 +53,12 @@ def compile_canary(out_dir: Path) -> dict:
     progress("exporting and compiling")
     started = time.monotonic()
     exported = torch.export.export(model, (example,))
-    package = torch._inductor.aoti_compile_and_package(exported, package_path=str(out_dir / PACKAGE_NAME))
+    package = torch._inductor.aoti_compile_and_package(
+        exported, package_path=str(out_dir / PACKAGE_NAME), inductor_configs=dict(INDUCTOR_OPTIONS))
     return {
         "torch_version": torch.__version__,
+        # The compiler Inductor built the wrapper with: the runner's choice, passed as $CXX.
+        "cxx": _inductor_compiler(torch),
         "device_name": torch.cuda.get_device_name(0),
         "package": str(package),
         "compile_seconds": round(time.monotonic() - started, 3),
@@ -84,11 +89,20 @@ def run_canary(out_dir: Path) -> dict:
 
 def _import_torch(out_dir: Path):
     # Set before torch._inductor is imported, which reads it once: a fresh cache per run means the
-    # wrapper really is compiled here, by this machine's toolchain.
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(out_dir / "inductor-cache"))
+    # wrapper really is compiled here, by this machine's toolchain (the runner sets the same path).
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(out_dir / "inductor-cache")
     import torch
 
     return torch
+
+
+def _inductor_compiler(torch) -> str:
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        return str(get_cpp_compiler())
+    except Exception as error:  # a private API: its absence must not fail the canary
+        return f"unknown ({type(error).__name__}: {error})"
 
 
 def progress(phase: str) -> None:

@@ -51,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--host-build-cmd", help="shell command, run in --repo, that builds the host under test")
     run.add_argument("--host", help="path of the host under test, relative to --repo")
     run.add_argument("--host-load-args", help="arguments that make the host load a library; {library} is replaced")
+    run.add_argument("--host-archive", help="static archive of the shims the host links, relative to --repo; "
+                                            "a loader linked against it must load the canary's symbols")
+    run.add_argument("--host-link-args", help="extra link arguments the host archive needs (e.g. '-lcudart')")
     run.add_argument("--build-dir", type=Path, help="keep build outputs here instead of a temporary directory")
     run.add_argument("--require-gpu", action="store_true", help="fail, rather than skip, when there is no GPU")
     run.add_argument("--correlation-id", help="recorded in the report so the dispatcher can match it")
@@ -70,7 +73,8 @@ def doctor_command(parsed: argparse.Namespace) -> int:
 
 
 def run_command(parsed: argparse.Namespace) -> int:
-    host_config = read_host_config(parsed.repo.resolve(), parsed.host_build_cmd, parsed.host, parsed.host_load_args)
+    host_config = read_host_config(parsed.repo.resolve(), parsed.host_build_cmd, parsed.host, parsed.host_load_args,
+                                   parsed.host_archive, parsed.host_link_args)
     report = run_smoke(RunOptions(
         host_config=host_config,
         build_dir=parsed.build_dir,

@@ -5,6 +5,10 @@
     host_build = "cmake --preset cuda && cmake --build --preset cuda"   # run with the shell, in the repo
     host = "cmake-out/executor_runner"                                   # relative to the repository
     host_load_args = ["--smoke-load", "{library}"]                       # optional; {library} = canary .so
+    host_archive = "cmake-out/backends/cuda/libaoti_cuda_shims.a"        # optional; the shims the host links
+    host_link_args = ["-lcudart", "-lstdc++"]                            # optional; what the archive needs
+
+`host` and `host_archive` may each be given alone: the stage checks whichever is configured.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIG_PATH = Path(".github/pr-check.toml")
-KNOWN_KEYS = frozenset({"host_build", "host", "host_load_args"})
+KNOWN_KEYS = frozenset({"host_build", "host", "host_load_args", "host_archive", "host_link_args"})
+LIST_KEYS = ("host_load_args", "host_link_args")
 
 
 class SmokeConfigError(Exception):
@@ -31,6 +36,8 @@ class HostConfig:
     build_command: str | None
     host: Path | None
     load_args: tuple[str, ...] | None
+    archive: Path | None = None
+    link_args: tuple[str, ...] = ()
 
 
 def read_host_config(
@@ -38,16 +45,22 @@ def read_host_config(
     build_command: str | None = None,
     host: str | None = None,
     load_args: str | None = None,
+    archive: str | None = None,
+    link_args: str | None = None,
 ) -> HostConfig:
     """Merge the flags (which win) with the repository's `[smoke]` table."""
     table = _read_smoke_table(repo / CONFIG_PATH)
     chosen_host = host or table.get("host")
     chosen_args = shlex.split(load_args) if load_args is not None else table.get("host_load_args")
+    chosen_archive = archive or table.get("host_archive")
+    chosen_link_args = shlex.split(link_args) if link_args is not None else table.get("host_link_args", [])
     return HostConfig(
         repo=repo,
         build_command=build_command or table.get("host_build"),
         host=(repo / chosen_host) if chosen_host else None,
         load_args=tuple(chosen_args) if chosen_args is not None else None,
+        archive=(repo / chosen_archive) if chosen_archive else None,
+        link_args=tuple(chosen_link_args),
     )
 
 
@@ -73,9 +86,10 @@ def _validate(table: object, path: Path) -> None:
     if unknown:
         known = ", ".join(sorted(KNOWN_KEYS))
         raise SmokeConfigError(f"{path}: unknown [smoke] keys: {', '.join(unknown)} (known: {known})")
-    for key in ("host_build", "host"):
+    for key in ("host_build", "host", "host_archive"):
         if key in table and not isinstance(table[key], str):
             raise SmokeConfigError(f"{path}: [smoke] {key} must be a string")
-    args = table.get("host_load_args")
-    if args is not None and not (isinstance(args, list) and all(isinstance(arg, str) for arg in args)):
-        raise SmokeConfigError(f"{path}: [smoke] host_load_args must be a list of strings")
+    for key in LIST_KEYS:
+        args = table.get(key)
+        if args is not None and not (isinstance(args, list) and all(isinstance(arg, str) for arg in args)):
+            raise SmokeConfigError(f"{path}: [smoke] {key} must be a list of strings")

@@ -58,6 +58,7 @@ class ContractBuild:
     library: Path
     hosts: tuple[tuple[LinkWay, Path], ...]
     kernel: str
+    archive: Path
 
     @property
     def ok(self) -> bool:
@@ -126,7 +127,7 @@ def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
         steps.append(run_command(command, timeout=COMPILE_TIMEOUT_S))
         if not steps[-1].ok:
             break
-    return ContractBuild(steps=tuple(steps), library=library, hosts=hosts, kernel=kernel)
+    return ContractBuild(steps=tuple(steps), library=library, hosts=hosts, kernel=kernel, archive=archive)
 
 
 def _kernel_command(toolchain: Toolchain, output: Path) -> list[str]:

@@ -48,7 +48,8 @@ def run_smoke(options: RunOptions) -> dict:
         canary = _timed("canary", canary_stage)
         wrapper = canary_outcomes[0].wrapper if canary_outcomes else None
         host = _timed("host-under-test", lambda: check_host(
-            options.host_config, wrapper, canary.reason, options.host_build_timeout))
+            options.host_config, wrapper, canary.reason, options.host_build_timeout,
+            cc=toolchain.cc, work_dir=build_root / "host-under-test"))
         stages = (doctor, link, canary, host)
         return build_report(
             machine=facts.to_json(),
@@ -91,7 +92,8 @@ def _link_contract_block(stage: StageResult) -> dict:
 
 
 def _canary_block(stage: StageResult) -> dict:
-    keys = ("torch_version", "wrapper", "wrapper_needed_libraries", "matches_eager", "max_abs_diff")
+    keys = ("torch_version", "cxx", "wrapper", "wrapper_needed_libraries", "wrapper_libstdcxx", "matches_eager",
+            "max_abs_diff", "tolerance")
     return {"needed_symbols": stage.details.get("needed_symbols", []),
             **{key: stage.details.get(key) for key in keys}}
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from smoke.canary import SHIM_PREFIX, CanaryWrapper, describe_child_failure
+from smoke.canary import SHIM_PREFIX, CanaryWrapper, child_environment, describe_child_failure
 from smoke.cli import WORKFLOW_TEMPLATE, main
-from smoke.commands import CommandResult
+from smoke.commands import CommandResult, run_command
 from smoke.config import HostConfig, SmokeConfigError, read_host_config
+from smoke.cxx_runtime import candidate_compilers, choose_compiler, libstdcxx_linkage, probe_compiler
 from smoke.elf_symbols import read_dynamic_symbols, read_dynamic_symbols_with_binutils, read_static_symbols
-from smoke.host_under_test import check_host
+from smoke.host_under_test import LOADER_SOURCE, check_host, link_loader_command, symbol_probe_source
 from smoke.link_contract import LINK_WAYS, SHIM_SYMBOL, LinkWay, build_contract, prove_link_contract, try_combination
 from smoke.machine import Toolchain, find_toolchain
 from smoke.report import StageResult, overall_status
@@ -46,6 +47,7 @@ HAS_GPU = _nvidia_smi_works()
 needs_gpu = pytest.mark.skipif(not HAS_GPU, reason="no working nvidia-smi")
 without_gpu = pytest.mark.skipif(HAS_GPU, reason="checks behaviour on a machine without a GPU")
 needs_compilers = pytest.mark.skipif(TOOLCHAIN.cc is None, reason="no C compiler")
+needs_cxx = pytest.mark.skipif(TOOLCHAIN.cxx is None, reason="no C++ compiler")
 
 
 @pytest.fixture(scope="module")
@@ -201,6 +203,221 @@ def test_unknown_smoke_config_key_is_a_usage_error(tmp_path, capsys):
     assert main(["run", "--repo", str(tmp_path), "--report", str(tmp_path / "r.json")]) == 2
     assert "hots" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+# --- the host's shim archive, proven by loading through csrc/load_canary.c ------------------------------
+
+def _archive_config(contract, tmp_path) -> HostConfig:
+    return HostConfig(repo=tmp_path, build_command=None, host=None, load_args=None, archive=contract.archive)
+
+
+def test_loader_linked_with_the_shim_archive_loads_the_probe_and_the_canary(contract, tmp_path):
+    outcome = check_host(_archive_config(contract, tmp_path), _contract_as_canary(contract), canary_reason="",
+                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    assert (outcome.status, outcome.reason) == ("passed", (
+        "a loader linked with libaoti_shim.a exports all 1 needed symbols and loaded "
+        "the symbol probe and the canary's wrapper"))
+    archive = outcome.details["archive"]
+    assert archive["messages"] == [f"loaded: {tmp_path / 'loader/libsymbol_probe.so'}", f"loaded: {contract.library}"]
+    assert archive["missing_symbols"] == []
+    assert SHIM_SYMBOL in read_dynamic_symbols(tmp_path / "loader/load_canary").defined
+
+
+def test_shim_the_archive_lacks_fails_with_the_loaders_exact_message(contract, tmp_path):
+    wrapper = CanaryWrapper(contract.library, (SHIM_SYMBOL, "aoti_torch_cuda_mm_out"))
+    outcome = check_host(_archive_config(contract, tmp_path), wrapper, canary_reason="",
+                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    probe = tmp_path / "loader/libsymbol_probe.so"
+    assert outcome.status == "failed"
+    assert outcome.reason == (f"a loader linked with libaoti_shim.a could not load: "
+                              f"{probe}: undefined symbol: aoti_torch_cuda_mm_out")
+    assert outcome.details["archive"]["missing_symbols"] == ["aoti_torch_cuda_mm_out"]
+    # The canary library itself needs only the shim the archive has, so it still loads.
+    assert outcome.details["archive"]["messages"][1] == f"loaded: {contract.library}"
+
+
+def test_a_wrapper_linked_against_libtorch_is_not_loaded_only_probed(contract, tmp_path):
+    wrapper = CanaryWrapper(contract.library, (SHIM_SYMBOL,), needed_libraries=("libtorch.so", "libc.so.6"))
+    outcome = check_host(_archive_config(contract, tmp_path), wrapper, canary_reason="",
+                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    assert outcome.status == "passed"
+    assert outcome.reason.endswith("loaded the symbol probe (the wrapper itself links libtorch, "
+                                   "so loading it would prove nothing)")
+    assert outcome.details["archive"]["wrapper_loaded_too"] is False
+    assert len(outcome.details["archive"]["messages"]) == 1
+
+
+def test_archive_and_executable_are_both_checked_and_either_fails_the_stage(contract, tmp_path):
+    config = HostConfig(tmp_path, None, _host(contract, LinkWay(True, False)), None, archive=contract.archive)
+    outcome = check_host(config, _contract_as_canary(contract), canary_reason="",
+                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    assert outcome.status == "failed"
+    assert outcome.reason.startswith("host does not export 1 of the 1 symbols the canary needs: ")
+    assert "; a loader linked with libaoti_shim.a exports all 1 needed symbols" in outcome.reason
+
+
+def test_missing_archive_or_compiler_fails_rather_than_passing(contract, tmp_path):
+    missing = HostConfig(tmp_path, None, None, None, archive=tmp_path / "libnothing.a")
+    no_file = check_host(missing, _contract_as_canary(contract), "", cc=TOOLCHAIN.cc, work_dir=tmp_path / "l")
+    no_cc = check_host(_archive_config(contract, tmp_path), _contract_as_canary(contract), "", cc=None)
+    assert (no_file.status, no_file.reason) == ("failed", f"host archive not found: {tmp_path / 'libnothing.a'}")
+    assert (no_cc.status, no_cc.reason) == (
+        "failed", "host_archive is configured but no C compiler was found to link the loader")
+
+
+@pytest.mark.parametrize(("with_archive", "expected"), [(True, "loaded: {library}"),
+                                                         (False, "dlopen failed: {library}: undefined symbol: {symbol}")])
+def test_load_canary_reports_what_dlopen_said(contract, tmp_path, with_archive, expected):
+    """The harness itself: a self-made library needing one shim, loaded with and without the archive."""
+    library = tmp_path / "libneeds_shim.so"
+    source = tmp_path / "needs_shim.c"
+    source.write_text(symbol_probe_source((SHIM_SYMBOL,)))
+    loader_object = tmp_path / "load_canary.o"
+    commands = [[TOOLCHAIN.cc, "-shared", "-fPIC", str(source), "-o", str(library)],
+                [TOOLCHAIN.cc, "-c", str(LOADER_SOURCE), "-o", str(loader_object)]]
+    if with_archive:
+        commands.append(link_loader_command(TOOLCHAIN.cc, loader_object, contract.archive, (), tmp_path / "loader"))
+    else:
+        commands.append([TOOLCHAIN.cc, str(loader_object), "-Wl,--export-dynamic", "-ldl", "-o", str(tmp_path / "loader")])
+    for command in commands:
+        assert run_command(command, timeout=60).ok, command
+    result = run_command([str(tmp_path / "loader"), str(library)], timeout=60)
+    assert result.stdout == expected.format(library=library, symbol=SHIM_SYMBOL) + "\n"
+    assert result.returncode == (0 if with_archive else 10)
+
+
+def test_symbol_probe_references_every_symbol_once():
+    source = symbol_probe_source(("aoti_torch_a", "aoti_torch_b"))
+    assert source.count("extern void aoti_torch_a(void);") == source.count("    aoti_torch_a,") == 1
+    assert "aoti_torch_b," in source and source.rstrip().endswith("0,\n};")
+
+
+def test_archive_flags_and_config_keys_reach_the_host_config(tmp_path):
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/pr-check.toml").write_text(
+        '[smoke]\nhost_archive = "out/libshims.a"\nhost_link_args = ["-lcudart"]\n')
+    from_file = read_host_config(tmp_path)
+    from_flags = read_host_config(tmp_path, archive="other.a", link_args="-lfoo -lbar")
+    assert (from_file.archive, from_file.link_args, from_file.host) == (tmp_path / "out/libshims.a", ("-lcudart",), None)
+    assert (from_flags.archive, from_flags.link_args) == (tmp_path / "other.a", ("-lfoo", "-lbar"))
+    (tmp_path / ".github/pr-check.toml").write_text('[smoke]\nhost_link_args = "-lcudart"\n')
+    with pytest.raises(SmokeConfigError, match="host_link_args must be a list of strings"):
+        read_host_config(tmp_path)
+
+
+# --- the canary's compiler: one that links libstdc++ dynamically ---------------------------------------
+
+def _static_runtime_compiler(tmp_path: Path) -> Path:
+    """A wrapper script like /opt/gcc/bin/g++ on the H200 machine: it links libstdc++ statically."""
+    script = tmp_path / "static-g++"
+    script.write_text(f'#!/bin/sh\nexec {TOOLCHAIN.cxx} -static-libstdc++ "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+@needs_cxx
+def test_a_compiler_that_links_libstdcxx_statically_is_skipped_for_one_that_does_not(tmp_path):
+    static = str(_static_runtime_compiler(tmp_path))
+    choice = choose_compiler((static, TOOLCHAIN.cxx), tmp_path / "probe")
+    assert [probe.linkage for probe in choice.probes] == ["static", "shared"]
+    assert choice.path == TOOLCHAIN.cxx
+    assert choice.reason == (f"{TOOLCHAIN.cxx} links libstdc++ dynamically; skipped {static}: "
+                             "links libstdc++ statically into shared libraries")
+    only_static = choose_compiler((static,), tmp_path / "probe-2")
+    assert only_static.path is None
+    assert only_static.reason.startswith("no C++ compiler links libstdc++ dynamically")
+
+
+@needs_compilers
+def test_linkage_of_a_c_library_is_none_and_a_broken_compiler_is_an_error(contract, tmp_path):
+    assert libstdcxx_linkage(read_dynamic_symbols(_host(contract, GOOD_WAY))) == "none"
+    source = tmp_path / "x.cpp"
+    source.write_text("int main() {}\n")
+    broken = probe_compiler("/bin/false", source, tmp_path / "x.so")
+    assert (broken.linkage, broken.error) == (None, "cannot build a shared library: exit 1")
+
+
+def test_candidate_compilers_put_cxx_first_and_drop_duplicates(tmp_path, monkeypatch):
+    static = _static_runtime_compiler(tmp_path)
+    monkeypatch.setenv("CXX", str(static))
+    candidates = candidate_compilers(str(static))
+    assert candidates[0] == str(static)
+    assert len(candidates) == len({os.path.realpath(path) for path in candidates})
+
+
+def test_canary_children_get_the_chosen_compiler_and_a_fresh_cache(tmp_path, monkeypatch):
+    from smoke.cxx_runtime import CompilerChoice
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/stale/cache")
+    monkeypatch.setenv("CXX", "/opt/gcc/bin/g++")
+    environment = child_environment(CompilerChoice("/usr/bin/g++", ()), tmp_path)
+    assert (environment["CXX"], environment["TORCHINDUCTOR_CACHE_DIR"]) == ("/usr/bin/g++", str(tmp_path / "inductor-cache"))
+    unchanged = child_environment(CompilerChoice(None, ()), tmp_path)
+    assert unchanged["CXX"] == "/opt/gcc/bin/g++"
+
+
+FAKE_CANARY_CHILD = """
+import json, os, subprocess, sys, zipfile
+from pathlib import Path
+command, out = sys.argv[1], Path(sys.argv[2])
+if command == "compile":
+    source = out / "wrapper.cpp"
+    source.write_text('#include <locale>\\nextern "C" int aoti_torch_dtype_float32(void);\\n'
+                      'int f() { return std::locale().name().size() + aoti_torch_dtype_float32(); }\\n')
+    subprocess.check_call([os.environ["CXX"], "-shared", "-fPIC", str(source), "-o", str(out / "w.wrapper.so")])
+    with zipfile.ZipFile(out / "canary.pt2", "w") as archive:
+        archive.write(out / "w.wrapper.so", "canary/data/aotinductor/model/w.wrapper.so")
+    print(json.dumps({"torch_version": "stand-in", "package": str(out / "canary.pt2"), "cxx": os.environ["CXX"]}))
+elif os.environ.get("FAKE_CANARY_CRASH"):
+    print("canary: loading the package", file=sys.stderr, flush=True)
+    os.kill(os.getpid(), 11)
+else:
+    print(json.dumps({"matches_eager": True, "max_abs_diff": 0.0}))
+"""
+
+
+@pytest.fixture
+def stand_in_canary(tmp_path, monkeypatch):
+    """The canary stage with a child that builds a small C++ 'wrapper' instead of running PyTorch."""
+    import smoke.canary as canary
+    from smoke.machine import MachineFacts, Tool, TorchFacts
+
+    script = tmp_path / "fake_canary.py"
+    script.write_text(FAKE_CANARY_CHILD)
+    monkeypatch.setattr(canary, "CANARY_SCRIPT", script)
+    facts = MachineFacts((), None, None, None, Tool(None, None), Tool(None, None), Tool(TOOLCHAIN.cxx, None),
+                         TorchFacts(True, "stand-in", cuda_available=True), "", None, "")
+    return lambda: canary.compile_canary(tmp_path / "build", facts, timeout=120)
+
+
+@needs_cxx
+def test_canary_stage_builds_with_a_shared_libstdcxx_compiler_even_when_cxx_links_it_statically(
+        stand_in_canary, tmp_path, monkeypatch):
+    monkeypatch.setenv("CXX", str(_static_runtime_compiler(tmp_path)))
+    outcome = stand_in_canary()
+    assert outcome.stage.status == "passed", outcome.stage.reason
+    assert outcome.stage.details["compiler"]["probes"][0]["linkage"] == "static"
+    assert outcome.stage.details["cxx"] == outcome.stage.details["compiler"]["path"] != os.environ["CXX"]
+    assert outcome.stage.details["wrapper_libstdcxx"] == outcome.wrapper.libstdcxx == "shared"
+    assert outcome.wrapper.needed_symbols == (SHIM_SYMBOL,)
+
+
+@needs_cxx
+def test_a_crash_of_a_wrapper_with_its_own_libstdcxx_is_explained(stand_in_canary, tmp_path, monkeypatch):
+    import smoke.canary as canary
+
+    static = str(_static_runtime_compiler(tmp_path))
+    monkeypatch.setattr(canary, "candidate_compilers", lambda preferred: (static,))
+    monkeypatch.setenv("CXX", static)
+    monkeypatch.setenv("FAKE_CANARY_CRASH", "1")
+    outcome = stand_in_canary()
+    assert outcome.stage.status == "failed"
+    assert outcome.wrapper is not None and outcome.wrapper.libstdcxx == "static"
+    assert outcome.stage.reason == (
+        "compiled (wrapper needs 1 aoti_torch_* symbols), but aoti_load_package and run failed: killed by signal 11 "
+        f"while loading the package: no output; the wrapper carries its own libstdc++ ({static} links it "
+        f"statically), a second C++ runtime in the process; no C++ compiler links libstdc++ dynamically into "
+        f"shared libraries (tried: {static} (static))")
 
 
 # --- the canary's failure reasons (the canary itself needs PyTorch with CUDA) ---------------------------
@@ -385,6 +602,9 @@ def test_full_run_on_the_gpu_proves_the_contract_and_compiles_the_canary(gpu_rep
         pytest.skip("PyTorch with CUDA is not importable here")
     assert statuses["canary"] == "passed", report["stages"][2]["reason"]
     assert report["canary"]["matches_eager"] is True
+    assert report["canary"]["max_abs_diff"] <= report["canary"]["tolerance"]["atol"]
+    # A wrapper carrying its own libstdc++ crashed aoti_load_package on the H200 (see cxx_runtime.py).
+    assert report["canary"]["wrapper_libstdcxx"] == "shared"
     needed = report["canary"]["needed_symbols"]
     assert SHIM_SYMBOL in needed and all(name.startswith(SHIM_PREFIX) for name in needed)
     assert returncode == 0 and report["status"] == "passed"
