@@ -69,6 +69,7 @@ class ReviewComment:
     author_is_bot: bool
     in_reply_to: int | None
     commit_id: str
+    html_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,6 +436,7 @@ class GitHubRepository:
                 author_is_bot=(item.get("user") or {}).get("type") == "Bot",
                 in_reply_to=item.get("in_reply_to_id"),
                 commit_id=str(item.get("commit_id") or ""),
+                html_url=str(item.get("html_url") or ""),
             )
             for item in self._pages("list review comments", f"/pulls/{int(number)}/comments",
                                     {"sort": "created", "direction": "asc"})

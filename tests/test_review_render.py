@@ -6,16 +6,24 @@ from bot.diff import parse_diff
 from bot.model import Evidence, Finding, Fix, Severity
 from bot.render.review import (
     ANNOTATIONS_PER_REQUEST,
+    COMMENT_BODY_LIMIT,
     OUTPUT_TEXT_LIMIT,
+    SMOKE_VERIFIED_RULES,
     PostedComment,
     PostedReview,
+    SmokeLinked,
+    SmokeNote,
     check_conclusion,
     marked_fingerprint,
     marked_review_head,
+    marked_smoke,
     place_finding,
     plan_review,
+    plan_smoke_lines,
     render_check_run,
     render_comment_body,
+    smoke_from_workflow_run,
+    smoke_never_reported,
 )
 
 HEAD = "c" * 40
@@ -155,3 +163,104 @@ def test_annotations_go_in_batches_of_fifty_and_the_summary_fits_githubs_limit()
     empty = render_check_run(findings=[], off_diff=[], suppressed_count=0, base_sha="b" * 40, head_sha=HEAD,
                              smoke_reasons=[], full_report_pointer="")
     assert (empty.conclusion, empty.title, empty.requests_needed) == ("success", "No issues", 1)
+
+
+# -- the smoke line ----------------------------------------------------------------------------
+OLD_HEAD = "a" * 40
+RUN_URL = "https://github.com/pytorch/executorch/actions/runs/77"
+
+
+def test_the_smoke_verified_rules_are_checks_that_exist():
+    from checks import ALL
+
+    assert SMOKE_VERIFIED_RULES == {"link-export-dynamic-missing", "link-whole-without-python-dlopen",
+                                    "link-whole-archive-public", "shim-duplicate-symbol"}
+    assert SMOKE_VERIFIED_RULES <= {check.id for check in ALL}
+
+
+def test_findings_the_smoke_job_proves_carry_a_smoke_line_with_its_own_marker():
+    item = finding(4)  # link-whole-without-python-dlopen
+    placement = place_finding(item, DIFF)
+    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD))
+    assert "GPU smoke job **pending** on `ccccccc`" in pending and "`pr-check / cuda-smoke` check" in pending
+    mark = marked_smoke(pending)
+    assert (mark.rule, mark.head_sha) == ("link-whole-without-python-dlopen", HEAD)
+    assert mark.line.endswith(f"<!-- pr-check:smoke rule=link-whole-without-python-dlopen head={HEAD} -->")
+    assert marked_fingerprint(pending) == "fp1" and pending.endswith("<!-- pr-check:fp=fp1 -->")
+    waiting = render_comment_body(item, placement, SmokeNote("waiting", HEAD))
+    assert "**waiting for a maintainer**" in waiting and "`/pr-check smoke`" in waiting
+    assert "**not required**" in render_comment_body(item, placement, SmokeNote("not-required", HEAD))
+    # Other rules, and a caller that knows nothing of the smoke job: no line.
+    assert marked_smoke(render_comment_body(finding(4, rule="dep-undeclared-header"), placement,
+                                            SmokeNote("pending", HEAD))) is None
+    assert marked_smoke(render_comment_body(item, placement)) is None
+    # A body trimmed to GitHub's limit keeps both markers.
+    long = render_comment_body(finding(4, message="m" * COMMENT_BODY_LIMIT), placement, SmokeNote("pending", HEAD))
+    assert len(long) <= COMMENT_BODY_LIMIT and marked_smoke(long) is not None and marked_fingerprint(long) == "fp1"
+
+
+def test_a_smoke_result_rewrites_only_the_smoke_line_of_comments_about_that_head():
+    item = finding(4)
+    placement = place_finding(item, DIFF)
+    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD))
+    comments = [
+        PostedComment(1, "BUCK", 4, None, pending, html_url="https://x/pull/1#discussion_r1"),
+        PostedComment(2, "BUCK", 21, None, render_comment_body(finding(21, fingerprint="fp2"), None,
+                                                               SmokeNote("pending", OLD_HEAD))),  # another head
+        PostedComment(3, "BUCK", 5, None, render_comment_body(finding(5, rule="other", fingerprint="fp3"), None)),
+    ]
+    failed = SmokeNote("completed", HEAD, conclusion="failure", run_url=RUN_URL)
+    plan = plan_smoke_lines(comments, failed)
+    [(comment_id, body)] = plan.edits
+    assert comment_id == 1
+    assert f"GPU smoke job **failed** on `ccccccc`: [workflow run]({RUN_URL})." in body
+    assert "The link contract this finding describes failed on a real GPU" in body
+    assert body.replace(marked_smoke(body).line, "") == pending.replace(marked_smoke(pending).line, "")
+    assert plan.linked == (SmokeLinked("link-whole-without-python-dlopen", "BUCK", 4, "https://x/pull/1#discussion_r1"),)
+    # Applied again: nothing to edit, the same links.
+    again = plan_smoke_lines([PostedComment(1, "BUCK", 4, None, body, html_url="https://x/pull/1#discussion_r1")], failed)
+    assert again.edits == () and again.linked == plan.linked
+    passed = plan_smoke_lines(comments[:1], SmokeNote("completed", HEAD, conclusion="success", run_url=RUN_URL))
+    assert "**passed**" in passed.edits[0][1] and "did not reproduce on a real GPU" in passed.edits[0][1]
+    silent = plan_smoke_lines(comments[:1], SmokeNote("silent", HEAD, timeout_s=3600))
+    assert "**did not report** within 60 minutes" in silent.edits[0][1]
+    cancelled = plan_smoke_lines(comments[:1], SmokeNote("completed", HEAD, conclusion="cancelled", run_url=RUN_URL))
+    assert "ended **cancelled**" in cancelled.edits[0][1] and "no verdict" in cancelled.edits[0][1]
+
+
+def test_a_review_of_the_same_head_carries_the_smoke_result_along():
+    item = finding(4)
+    placement = place_finding(item, DIFF)
+    result = SmokeNote("completed", HEAD, conclusion="failure", run_url=RUN_URL)
+    standing = PostedComment(1, "BUCK", 4, None, render_comment_body(item, placement, result))
+    reviewed = [PostedReview(9, "COMMENTED", HEAD)]
+    # The review thinks "pending" (or knows nothing): the result stands, no edit.
+    for outlook in (SmokeNote("pending", HEAD), None):
+        plan = plan_review([item], DIFF, [standing], reviewed, HEAD, outlook)
+        assert plan.kept == (1,) and plan.edits == ()
+    # The finding's text changed: the edit keeps the result line.
+    reworded = finding(4, message="new text")
+    [(comment_id, body)] = plan_review([reworded], DIFF, [standing], reviewed, HEAD, SmokeNote("pending", HEAD)).edits
+    assert comment_id == 1 and "new text" in body and "GPU smoke job **failed**" in body
+    # A new head: the old result no longer speaks for it; the line says what is known of the new head.
+    newer = "d" * 40
+    [(_, body)] = plan_review([item], DIFF, [standing], reviewed, newer, SmokeNote("pending", newer)).edits
+    assert marked_smoke(body).head_sha == newer and "**pending** on `ddddddd`" in body
+    # New comments take the outlook.
+    fresh = plan_review([item], DIFF, [], [], HEAD, SmokeNote("waiting", HEAD))
+    assert "**waiting for a maintainer**" in fresh.comments[0].body
+
+
+def test_the_smoke_check_links_the_findings_it_bears_on():
+    linked = (SmokeLinked("link-export-dynamic-missing", "backends/cuda/runtime/targets.bzl", 10, "https://x/1#discussion_r5"),
+              SmokeLinked("shim-duplicate-symbol", "BUCK", None, "https://x/1#discussion_r6"))
+    done = smoke_from_workflow_run("completed", "failure", RUN_URL, "prc-0123456789abcdef", linked)
+    assert (done.status, done.conclusion, done.details_url) == ("completed", "failure", RUN_URL)
+    assert "- [`link-export-dynamic-missing` at `backends/cuda/runtime/targets.bzl:10`](https://x/1#discussion_r5)" \
+        in done.summary
+    assert "- [`shim-duplicate-symbol` at `BUCK` (outdated)](https://x/1#discussion_r6)" in done.summary
+    assert "Findings" not in smoke_from_workflow_run("completed", "success", RUN_URL, "prc-0123456789abcdef").summary
+    silent = smoke_never_reported(3600, "prc-0123456789abcdef", linked)
+    assert "within 60 minutes" in silent.summary and "(https://x/1#discussion_r5)" in silent.summary
+    many = [SmokeLinked("shim-duplicate-symbol", "BUCK", n, f"https://x/{n}") for n in range(80)]
+    assert "... and 30 more" in smoke_from_workflow_run("completed", "failure", RUN_URL, "prc-0", many).summary

@@ -4,7 +4,8 @@ Every step may run twice (a worker killed mid-job is run again), so each is idem
 - the check run: an in-progress `pr-check` run for the head, left by an interrupted attempt, is
   reused rather than a second one created; a completed one is not written again;
 - inline comments: the bot's own comments are found by their hidden fingerprint markers, so a
-  repeat keeps them instead of posting them again (bot/render/review.py decides);
+  repeat keeps them instead of posting them again (bot/render/review.py decides); their smoke line
+  says what is known of the GPU smoke job for the head (webhooks/smoke_runs.py keeps it current);
 - the review: its body carries a head marker, and no second review is posted for that head;
 - the smoke job: one dispatch per head, recorded before dispatching.
 Only then is the (pull request, head) pair recorded as posted.
@@ -26,6 +27,7 @@ from bot.render.review import (
     FIXED_REPLY_PREFIX,
     PostedComment,
     PostedReview,
+    SmokeNote,
     in_progress_output,
     marked_fingerprint,
     marked_review_head,
@@ -35,7 +37,7 @@ from bot.render.review import (
 from webhooks.jobs import PullRequestPushed, RepoRef, pull_request_key
 from webhooks.queue import Attempt
 from webhooks.services import Services
-from webhooks.smoke_runs import start_smoke_if_needed
+from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
 
 log = logging.getLogger("pr_check.review")
 
@@ -95,11 +97,12 @@ def review_pull(
         raise
 
     try:
-        plan = _post_review(client, number, pull, report.findings, changes)
+        outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
+        plan = _post_review(client, number, pull, report.findings, changes, outlook)
         if not check_completed:
             _complete_check(services, client, check, repo, report, plan.off_diff)
         start_smoke_if_needed(services, client, repo, installation, pull, report.smoke.required,
-                              report.smoke.reasons, requested_by=None)
+                              report.smoke.reasons, requested_by=None, outlook=outlook)
     except Exception:
         if attempt.final and not check_completed:
             _give_up_on_check(client, check)
@@ -156,13 +159,14 @@ def _save_report(reports_dir: Path, repo: RepoRef, report) -> None:
     target.write_text(json.dumps(render_json(report), indent=1))
 
 
-def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet):
+def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet,
+                 smoke: SmokeNote | None):
     comments = client.review_comments(number)
     reviews = client.reviews(number)
     posted = bot_comments(comments)
     posted_reviews = [PostedReview(r.id, r.state, marked_review_head(r.body))
                       for r in reviews if r.author_is_bot and marked_review_head(r.body)]
-    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha)
+    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke)
     for comment_id in plan.deletions:
         client.delete_review_comment(comment_id)
     for comment_id, body in plan.edits:

@@ -6,6 +6,12 @@ pull request's code on our GPU machines. A dispatch carries a correlation id (in
 `head_sha`, `correlation_id`); the workflow is expected to put it in its `run-name`, and GitHub
 returns the run id when asked (`return_run_details`), so `workflow_run` events are matched by run
 id, else by the correlation id in the run's name or display title.
+
+The inline comments of findings the job proves or disproves carry a smoke line (bot/render/review.py
+renders it): the review writes it as pending, waiting for a maintainer or not required; this module
+rewrites it when the job is dispatched on a maintainer's request, completes, cannot start or never
+reports, and links those comments from the smoke check run. The line's state for each head is also
+recorded, so a later review of the same head writes what is known rather than "pending".
 """
 
 from __future__ import annotations
@@ -21,7 +27,12 @@ from typing import Sequence
 from bot.github import GitHubError, PullRequest, RepositoryClient, utc_now
 from bot.render.review import (
     SMOKE_CHECK_RUN_NAME,
+    PostedComment,
     SmokeCheckUpdate,
+    SmokeLinked,
+    SmokeNote,
+    marked_fingerprint,
+    plan_smoke_lines,
     smoke_dispatch_failed,
     smoke_dispatched,
     smoke_from_workflow_run,
@@ -70,6 +81,50 @@ def _run_key(owner: str, name: str, run_id: int) -> str:
     return f"{owner}/{name}:{run_id}".lower()
 
 
+def _note_key(owner: str, name: str, number: int, head_sha: str) -> str:
+    return _head_key(RepoRef(owner, name, None), number, head_sha)
+
+
+def recorded_note(services: Services, owner: str, name: str, number: int, head_sha: str) -> SmokeNote | None:
+    """What the smoke lines of this head were last set to say, if the smoke job got that far."""
+    text = services.store.get("smoke-note", _note_key(owner, name, number, head_sha))
+    return SmokeNote(**json.loads(text)) if text else None
+
+
+def _record_note(services: Services, owner: str, name: str, number: int, note: SmokeNote) -> None:
+    services.store.put("smoke-note", _note_key(owner, name, number, note.head_sha), json.dumps(asdict(note)),
+                       ttl_s=RECORD_TTL_S)
+
+
+def update_smoke_lines(services: Services, client: RepositoryClient, owner: str, name: str, number: int,
+                       note: SmokeNote) -> tuple[SmokeLinked, ...]:
+    """Bring the smoke lines of the bot's comments about `note.head_sha` to `note`; returns what they link.
+
+    Recorded first: a review that posts a comment after this reads the new state. A line that already
+    says it is not edited again, so a repeat changes nothing.
+    """
+    _record_note(services, owner, name, number, note)
+    posted = [PostedComment(c.id, c.path, c.line, c.start_line, c.body, html_url=c.html_url)
+              for c in client.review_comments(number)
+              if c.in_reply_to is None and c.author_is_bot and marked_fingerprint(c.body) is not None]
+    plan = plan_smoke_lines(posted, note)
+    for comment_id, body in plan.edits:
+        client.edit_review_comment(comment_id, body)
+    return plan.linked
+
+
+def smoke_outlook(services: Services, client: RepositoryClient, repo: RepoRef, pull: PullRequest,
+                  required: bool) -> SmokeNote:
+    """What a review of this head says about the smoke job, before it starts it (or not)."""
+    recorded = recorded_note(services, repo.owner, repo.name, pull.number, pull.head_sha)
+    if recorded is not None:
+        return recorded
+    if not required:
+        return SmokeNote("not-required", pull.head_sha)
+    trusted = client.collaborator_permission(pull.author) in WRITE_PERMISSIONS
+    return SmokeNote("pending" if trusted else "waiting", pull.head_sha)
+
+
 def _save(services: Services, run: SmokeRun) -> None:
     services.store.put("smoke", run.correlation_id, run.to_json(), ttl_s=RECORD_TTL_S)
     # The open ones are indexed apart, so the timeout sweep does not read a month of history.
@@ -92,17 +147,26 @@ def check_fields(update: SmokeCheckUpdate) -> dict:
 
 def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
                           pull: PullRequest, required: bool, reasons: Sequence[str], *,
-                          requested_by: str | None) -> str | None:
-    """After a review: dispatch for a trusted author, or say that a maintainer must ask."""
+                          requested_by: str | None, outlook: SmokeNote | None = None) -> str | None:
+    """After a review: dispatch for a trusted author, or say that a maintainer must ask.
+
+    `outlook`: what the review's comments just said (smoke_outlook), which already knows whether the
+    author is trusted; without it the permission is looked up.
+    """
     if not required:
         return None
     head_key = _head_key(repo, pull.number, pull.head_sha)
     services.store.put("smoke-reasons", head_key, json.dumps(list(reasons)), ttl_s=RECORD_TTL_S)
     if services.store.get("smoke-head", head_key):
         return "already-started"
-    if client.collaborator_permission(pull.author) not in WRITE_PERMISSIONS:
+    if outlook is not None and outlook.state in ("pending", "waiting"):
+        trusted = outlook.state == "pending"
+    else:
+        trusted = client.collaborator_permission(pull.author) in WRITE_PERMISSIONS
+    if not trusted:
         if not services.store.put("smoke-head", head_key, "waiting", only_if_absent=True, ttl_s=RECORD_TTL_S):
             return "already-started"
+        _record_note(services, repo.owner, repo.name, pull.number, SmokeNote("waiting", pull.head_sha))
         client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, **check_fields(smoke_waiting_for_maintainer(reasons)))
         return "waiting-for-maintainer"
     return dispatch_smoke(services, client, repo, installation, pull, reasons, requested_by=requested_by)
@@ -116,7 +180,11 @@ def recorded_reasons(services: Services, repo: RepoRef, number: int, head_sha: s
 
 def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
                    pull: PullRequest, reasons: Sequence[str], *, requested_by: str | None) -> str:
-    """Create the smoke check run (queued) and dispatch the workflow for this head."""
+    """Create the smoke check run (queued) and dispatch the workflow for this head.
+
+    On a maintainer's request the comments said "waiting" (or spoke of an earlier run): they are set
+    to pending. An automatic dispatch follows the review that just wrote "pending".
+    """
     correlation = f"prc-{uuid.uuid4().hex[:16]}"
     check = client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, external_id=correlation,
                                     **check_fields(smoke_dispatched(reasons, correlation, requested_by)))
@@ -125,17 +193,39 @@ def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, 
     # Recorded before dispatching: a retry must not dispatch twice; a lost dispatch times out to neutral.
     _save(services, run)
     services.store.put("smoke-head", _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
+    pending = SmokeNote("pending", pull.head_sha)
+    if requested_by is not None:
+        _lines_or_nothing(services, client, repo.owner, repo.name, pull.number, pending)
+    else:
+        _record_note(services, repo.owner, repo.name, pull.number, pending)
     try:
         run_id = client.dispatch_workflow(services.settings.smoke_workflow, pull.default_branch,
                                           {"pr": str(pull.number), "head_sha": pull.head_sha, "correlation_id": correlation})
     except GitHubError as error:
-        client.update_check_run(check.id, **check_fields(smoke_dispatch_failed(error.message or str(error), correlation)))
+        linked = _lines_or_nothing(services, client, repo.owner, repo.name, pull.number,
+                                   SmokeNote("not-started", pull.head_sha))
+        client.update_check_run(check.id, **check_fields(smoke_dispatch_failed(error.message or str(error), correlation,
+                                                                               linked)))
         _save(services, replace(run, state="completed"))
         return "dispatch-failed"
     if run_id is not None:
         _save(services, replace(run, run_id=run_id))
         services.store.put("smoke-run", _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S)
     return "dispatched"
+
+
+def _lines_or_nothing(services: Services, client: RepositoryClient, owner: str, name: str, number: int,
+                      note: SmokeNote) -> tuple[SmokeLinked, ...]:
+    """update_smoke_lines, best effort: the check run is the record and must not wait on comments.
+
+    The client has already retried what deserved it, so an error here is for good.
+    """
+    try:
+        return update_smoke_lines(services, client, owner, name, number, note)
+    except GitHubError:
+        log.exception("could not update the smoke lines of %s/%s#%s", owner, name, number)
+        services.metrics.error("smoke-lines")
+        return ()
 
 
 def _find_run(services: Services, job: WorkflowRunChanged) -> SmokeRun | None:
@@ -169,6 +259,10 @@ def follow_workflow_run(services: Services, job: WorkflowRunChanged) -> str:
         if run.state == "completed" or _ORDER[update.status] < _ORDER.get(run.state, 0):
             return "stale-event"
         client = services.github.repository(run.installation_id, run.owner, run.name)
+        if update.status == "completed":
+            note = SmokeNote("completed", run.head_sha, conclusion=job.conclusion, run_url=job.html_url)
+            linked = _lines_or_nothing(services, client, run.owner, run.name, run.number, note)
+            update = smoke_from_workflow_run(job.status, job.conclusion, job.html_url, run.correlation_id, linked)
         client.update_check_run(run.check_run_id, **check_fields(update))
         _save(services, replace(run, state=update.status, run_id=job.run_id))
         services.store.put("smoke-run", _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S)
@@ -198,8 +292,10 @@ def expire_overdue_smoke_runs(services: Services, now: float | None = None) -> l
             if current.state == "completed":
                 continue
             client = services.github.repository(run.installation_id, run.owner, run.name)
-            client.update_check_run(run.check_run_id,
-                                    **check_fields(smoke_never_reported(services.settings.smoke_timeout_s, correlation)))
+            silent = SmokeNote("silent", run.head_sha, timeout_s=services.settings.smoke_timeout_s)
+            linked = _lines_or_nothing(services, client, run.owner, run.name, run.number, silent)
+            client.update_check_run(run.check_run_id, **check_fields(
+                smoke_never_reported(services.settings.smoke_timeout_s, correlation, linked)))
             _save(services, replace(current, state="completed"))
             expired.append(correlation)
         except GitHubError:

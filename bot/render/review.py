@@ -27,7 +27,19 @@ COMMENT_BODY_LIMIT = 65_536
 
 _FINGERPRINT_MARKER = re.compile(r"<!-- pr-check:fp=([0-9A-Za-z_.:-]+) -->")
 _REVIEW_MARKER = re.compile(r"<!-- pr-check:review head=([0-9a-f]{7,64}) -->")
+# The smoke line is one line of its own, ending with its marker, so it can be replaced alone
+# (a body GitHub stored with CRLF line ends keeps them).
+_SMOKE_LINE = re.compile(r"^.*<!-- pr-check:smoke rule=([a-z0-9-]+) head=([0-9a-f]{7,64}) -->(?=\r?$)", re.MULTILINE)
 FIXED_REPLY_PREFIX = "Fixed in "
+
+# Findings whose failure the GPU smoke job reproduces, or fails to, on a real GPU: the link contract
+# of the CUDA shims (see ../shared/gpu/README.md). Their inline comments carry the job's state.
+SMOKE_VERIFIED_RULES = frozenset({
+    "link-export-dynamic-missing",
+    "link-whole-archive-public",
+    "link-whole-without-python-dlopen",
+    "shim-duplicate-symbol",
+})
 
 _ANNOTATION_LEVEL = {
     Severity.BLOCKER: "failure",
@@ -58,6 +70,36 @@ def marked_review_head(body: str) -> str | None:
     """The head commit a review body was posted for, or None when it is not one of ours."""
     match = _REVIEW_MARKER.search(body or "")
     return match.group(1) if match else None
+
+
+def smoke_marker(rule: str, head_sha: str) -> str:
+    """The hidden marker that ends a comment's smoke line: which rule, and which head it speaks of."""
+    return f"<!-- pr-check:smoke rule={rule} head={head_sha} -->"
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeMark:
+    """The smoke line a comment body carries."""
+
+    rule: str
+    head_sha: str
+    line: str  # the whole line, marker included
+
+
+def marked_smoke(body: str) -> SmokeMark | None:
+    """The smoke line of a comment body, or None when it has none."""
+    match = _SMOKE_LINE.search(body or "")
+    return SmokeMark(match.group(1), match.group(2), match.group(0)) if match else None
+
+
+def with_smoke_line(body: str, line: str) -> str:
+    """`body` with its smoke line replaced by `line`; inserted before the fingerprint marker if it has none."""
+    if _SMOKE_LINE.search(body):
+        return _SMOKE_LINE.sub(lambda _: line, body, count=1)
+    marker = _FINGERPRINT_MARKER.search(body)
+    if marker is None:
+        return body
+    return body[: marker.start()] + line + "\n\n" + body[marker.start():]
 
 
 # -- placement -------------------------------------------------------------------------------
@@ -110,9 +152,55 @@ def placement_is_valid(placement: Placement, changes: ChangeSet) -> bool:
     return _range_in_one_hunk(change, first, placement.line)
 
 
+# -- the smoke line --------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SmokeNote:
+    """What the bot's inline comments say about the GPU smoke job for one head commit."""
+
+    state: str  # pending | waiting | not-required | completed | silent | not-started
+    head_sha: str
+    conclusion: str | None = None  # completed: the workflow run's conclusion
+    run_url: str | None = None  # completed: the workflow run's html_url
+    timeout_s: float | None = None  # silent: how long the App waited for a report
+
+
+_SEE_CHECK = f"See the `{SMOKE_CHECK_RUN_NAME}` check"
+_TRY_AGAIN = "a maintainer can comment `/pr-check smoke` to try again"
+
+
+def render_smoke_line(note: SmokeNote, rule: str) -> str:
+    """The one line of an inline comment that tells what the GPU smoke job made of its finding."""
+    at = f"`{note.head_sha[:7]}`"
+    run = f"[workflow run]({note.run_url})" if note.run_url else "the workflow run"
+    if note.state == "completed" and note.conclusion == "failure":
+        text = (f"GPU smoke job **failed** on {at}: {run}. The link contract this finding describes failed on "
+                "a real GPU; the run's report has the loader's message.")
+    elif note.state == "completed" and note.conclusion == "success":
+        text = (f"GPU smoke job **passed** on {at}: {run}. The link failure this finding predicts did not "
+                "reproduce on a real GPU.")
+    elif note.state == "completed":
+        text = f"GPU smoke job ended **{note.conclusion or 'without a conclusion'}** on {at}, with no verdict: {run}."
+    elif note.state == "pending":
+        text = f"GPU smoke job **pending** on {at}: it will prove or disprove this on a real GPU. {_SEE_CHECK}."
+    elif note.state == "waiting":
+        text = (f"GPU smoke job **waiting for a maintainer** on {at}: a maintainer can comment `/pr-check smoke` "
+                f"to prove or disprove this on a real GPU. {_SEE_CHECK}.")
+    elif note.state == "silent":
+        text = f"GPU smoke job **did not report** within {_duration(note.timeout_s or 0)} on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
+    elif note.state == "not-started":
+        text = f"GPU smoke job **could not start** on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
+    else:  # not-required
+        text = (f"GPU smoke job **not required** on {at}: the change does not touch CUDA, so the "
+                f"`{SMOKE_CHECK_RUN_NAME}` check does not run; a maintainer can ask for it with `/pr-check smoke`.")
+    return f"{text} {smoke_marker(rule, note.head_sha)}"
+
+
 # -- comment bodies --------------------------------------------------------------------------
-def render_comment_body(finding: Finding, placement: Placement | None) -> str:
-    """Markdown of one inline comment: rule, message, evidence, fix, and the hidden marker."""
+def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None) -> str:
+    """Markdown of one inline comment: rule, message, evidence, fix, the smoke line, the hidden marker.
+
+    The smoke line appears on findings the GPU smoke job proves or disproves, when `smoke` is given.
+    """
     parts = [f"**{finding.rule}** ({finding.severity.label}): {finding.title}", "", finding.message.strip()]
     if finding.target:
         parts += ["", f"Target: `{finding.target}`" + (f" (cell `{finding.cell}`)" if finding.cell else "")]
@@ -127,11 +215,13 @@ def render_comment_body(finding: Finding, placement: Placement | None) -> str:
         else:
             where = f"`{fix.path}` lines {fix.line}-{fix.end_line}" if fix.end_line > fix.line else f"`{fix.path}:{fix.line}`"
             parts += ["", f"{description} ({where}):", "```", fix.replacement.rstrip("\n"), "```"]
-    parts += ["", fingerprint_marker(finding.fingerprint)]
-    body = "\n".join(parts)
+    tail = [fingerprint_marker(finding.fingerprint)]
+    if smoke is not None and finding.rule in SMOKE_VERIFIED_RULES:
+        tail.insert(0, render_smoke_line(smoke, finding.rule))
+    ending = "\n\n".join(tail)
+    body = "\n".join(parts) + "\n\n" + ending
     if len(body) > COMMENT_BODY_LIMIT:
-        marker = fingerprint_marker(finding.fingerprint)
-        body = body[: COMMENT_BODY_LIMIT - len(marker) - 40] + "\n\n(trimmed; see the check run)\n" + marker
+        body = body[: COMMENT_BODY_LIMIT - len(ending) - 40] + "\n\n(trimmed; see the check run)\n" + ending
     return body
 
 
@@ -147,6 +237,7 @@ class PostedComment:
     body: str
     human_replied: bool = False  # someone other than the bot answered in the thread
     fixed_reply_posted: bool = False  # the bot already said "Fixed in ..." in the thread
+    html_url: str = ""  # where GitHub shows the comment
 
     @property
     def fingerprint(self) -> str | None:
@@ -204,8 +295,14 @@ def plan_review(
     posted: Sequence[PostedComment],
     posted_reviews: Sequence[PostedReview],
     head_sha: str,
+    smoke: SmokeNote | None = None,
 ) -> ReviewPlan:
-    """Decide comments to post, keep, edit, delete or answer, and the review around them."""
+    """Decide comments to post, keep, edit, delete or answer, and the review around them.
+
+    `smoke`: what the GPU smoke job stands at for this head, for the smoke line of the findings it
+    bears on. A standing comment's smoke line about this same head is newer than anything the review
+    knows (the smoke job edits it), so it is carried along, never reset.
+    """
     current = {finding.fingerprint: finding for finding in findings}
     by_fingerprint: dict[str, list[PostedComment]] = {}
     for comment in sorted(posted, key=lambda c: c.id):
@@ -249,7 +346,10 @@ def plan_review(
                 sitting.line,
             ):
                 sitting = wanted  # same lines: the suggestion block still applies
-            body = render_comment_body(finding, sitting)
+            body = render_comment_body(finding, sitting, smoke)
+            standing_smoke = marked_smoke(comment.body)
+            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in SMOKE_VERIFIED_RULES:
+                body = with_smoke_line(body, standing_smoke.line)
             if body != comment.body:
                 edits.append((comment.id, body))
             else:
@@ -270,7 +370,7 @@ def plan_review(
                 path=placement.path,
                 line=placement.line,
                 start_line=placement.start_line,
-                body=render_comment_body(finding, placement),
+                body=render_comment_body(finding, placement, smoke),
                 fingerprint=finding.fingerprint,
             )
         )
@@ -329,6 +429,40 @@ def _count_phrase(findings: Iterable[Finding]) -> str:
     total = sum(counts.values())
     detail = ", ".join(f"{counts[s]} {s.label}" for s in sorted(counts, reverse=True))
     return f"{total} issue{'s' if total != 1 else ''} ({detail})"
+
+
+# -- the smoke job's word on standing comments -----------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SmokeLinked:
+    """A finding whose inline comment speaks of a smoke run, for the smoke check's summary."""
+
+    rule: str
+    path: str
+    line: int | None  # None when GitHub shows the comment as outdated
+    html_url: str
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeLinePlan:
+    """The comment edits that bring the smoke lines of one head up to date, and what they link."""
+
+    edits: tuple[tuple[int, str], ...]  # (comment id, new body); none for a line already saying it
+    linked: tuple[SmokeLinked, ...]
+
+
+def plan_smoke_lines(posted: Sequence[PostedComment], note: SmokeNote) -> SmokeLinePlan:
+    """Rewrite the smoke line of every bot comment that speaks of `note.head_sha`; others are not ours to touch."""
+    edits: list[tuple[int, str]] = []
+    linked: list[SmokeLinked] = []
+    for comment in sorted(posted, key=lambda c: c.id):
+        mark = marked_smoke(comment.body)
+        if mark is None or comment.fingerprint is None or mark.head_sha != note.head_sha:
+            continue
+        body = with_smoke_line(comment.body, render_smoke_line(note, mark.rule))
+        if body != comment.body:
+            edits.append((comment.id, body))
+        linked.append(SmokeLinked(mark.rule, comment.path, comment.line, comment.html_url))
+    return SmokeLinePlan(tuple(edits), tuple(linked))
 
 
 # -- the check run ---------------------------------------------------------------------------
@@ -483,8 +617,9 @@ def smoke_dispatched(reasons: Sequence[str], correlation_id: str, requested_by: 
     )
 
 
-def smoke_from_workflow_run(status: str, conclusion: str | None, html_url: str | None, correlation_id: str) -> SmokeCheckUpdate:
-    """The smoke check following a `workflow_run` event."""
+def smoke_from_workflow_run(status: str, conclusion: str | None, html_url: str | None, correlation_id: str,
+                            linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
+    """The smoke check following a `workflow_run` event; a completed one lists the findings it bears on."""
     link = f"[the workflow run]({html_url})" if html_url else "the workflow run"
     if status != "completed":
         state = "in_progress" if status == "in_progress" else "queued"
@@ -492,32 +627,58 @@ def smoke_from_workflow_run(status: str, conclusion: str | None, html_url: str |
                                 f"See {link} (correlation id `{correlation_id}`).", html_url)
     mapped = _RUN_CONCLUSIONS.get(conclusion or "", "neutral")
     title = {"success": "GPU smoke job passed", "failure": "GPU smoke job failed"}.get(mapped, f"GPU smoke job: {conclusion or 'no conclusion'}")
-    return SmokeCheckUpdate("completed", mapped, title, f"See {link} for the report (correlation id `{correlation_id}`).", html_url)
+    return SmokeCheckUpdate("completed", mapped, title,
+                            f"See {link} for the report (correlation id `{correlation_id}`)." + _linked_text(linked),
+                            html_url)
 
 
-def smoke_never_reported(timeout_s: float, correlation_id: str) -> SmokeCheckUpdate:
+def smoke_never_reported(timeout_s: float, correlation_id: str, linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
     """The smoke check when the dispatched run never reported back in time."""
-    minutes = timeout_s / 60
     return SmokeCheckUpdate(
         status="completed",
         conclusion="neutral",
         title="GPU smoke job did not report",
         summary=(
-            f"The GPU smoke workflow was dispatched but did not report a result within {minutes:g} minutes "
+            f"The GPU smoke workflow was dispatched but did not report a result within {_duration(timeout_s)} "
             f"(correlation id `{correlation_id}`). The runner may be offline or busy. This check is left "
             "neutral rather than pending; a maintainer can comment `/pr-check smoke` to try again."
-        ),
+        ) + _linked_text(linked),
     )
 
 
-def smoke_dispatch_failed(message: str, correlation_id: str) -> SmokeCheckUpdate:
+def smoke_dispatch_failed(message: str, correlation_id: str, linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
     """The smoke check when GitHub refused the dispatch."""
     return SmokeCheckUpdate(
         status="completed",
         conclusion="neutral",
         title="GPU smoke job could not start",
-        summary=f"Dispatching the GPU smoke workflow failed: {message} (correlation id `{correlation_id}`).",
+        summary=f"Dispatching the GPU smoke workflow failed: {message} (correlation id `{correlation_id}`)."
+        + _linked_text(linked),
     )
+
+
+def _duration(seconds: float) -> str:
+    """How long the App waited, in words: minutes, or seconds below two minutes."""
+    if seconds < 120:
+        return f"{seconds:g} second{'' if seconds == 1 else 's'}"
+    return f"{seconds / 60:g} minutes"
+
+
+_LINKED_LISTED = 50  # keeps the summary far below GitHub's 65,535 characters
+
+
+def _linked_text(linked: Sequence[SmokeLinked]) -> str:
+    """The findings a smoke run bears on, each linked to its inline comment."""
+    if not linked:
+        return ""
+    lines = ["", "", "Findings this job proves or disproves:"]
+    for item in linked[:_LINKED_LISTED]:
+        where = f"`{item.path}:{item.line}`" if item.line is not None else f"`{item.path}` (outdated)"
+        label = f"`{item.rule}` at {where}"
+        lines.append(f"- [{label}]({item.html_url})" if item.html_url else f"- {label}")
+    if len(linked) > _LINKED_LISTED:
+        lines.append(f"- ... and {len(linked) - _LINKED_LISTED} more")
+    return "\n".join(lines)
 
 
 def _smoke_reasons_text(reasons: Sequence[str]) -> str:

@@ -1,0 +1,560 @@
+"""What a build option or a Buck cell gates: sources, definitions, headers that test the gate.
+
+Derived facts for the `gate-*` checks. A CMake option M gates a source when the source is
+added to a target only under `if(M)` (its `condition_text` names M in a model evaluated with
+M on) and no target of the default configuration builds it. A Buck cell gates a source when
+only targets of that cell list it. Everything here is computed on demand and memoized on the
+BuildModel that owns it; the expensive parts (a CMake model per option, reading every source)
+run only when a cheaper fact says they can matter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from bot.build import xref
+from bot.build.buck import CellGraph
+from bot.parse.cpp import Declaration, SourceFacts, defines_from_flags
+
+HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
+CMAKE_LISTS = "CMakeLists.txt"
+IMPLEMENTATION_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".cu")
+FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
+# `#if`s that pick a symbol's export attribute: defining such a macro privately is the point.
+EXPORT_PATTERN = re.compile(r"dllexport|dllimport|visibility\s*\(\s*\"default\"|__attribute__\s*\(\s*\(\s*visibility")
+
+
+def mentions(condition: str, macro: str) -> bool:
+    """Whether an `#if` or CMake `if()` condition names `macro` as a whole word."""
+    return re.search(rf"(?<![\w$]){re.escape(macro)}(?![\w])", condition) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class GatedSource:
+    """A source added to a CMake target only under an option."""
+
+    path: str  # repository path of the source
+    target: str  # the CMake target
+    condition: str  # the `if()` conditions it was added under
+    cmake_path: str  # where it was added
+    cmake_line: int
+
+
+# -- Facts of a cell graph, shared by the revisions of a review whose graphs are equal ----------
+
+# Caches live per thread: the App's worker runs reviews in threads, and a review runs in one.
+_LOCAL = threading.local()
+_GRAPHS_KEPT = 6  # a base and a head, three cells each
+
+
+def thread_cache(name: str, factory):
+    """A cache of this thread, made by `factory` on first use."""
+    value = getattr(_LOCAL, name, None)
+    if value is None:
+        value = factory()
+        setattr(_LOCAL, name, value)
+    return value
+
+
+def canonical_graph(model, cell: str) -> CellGraph:
+    """The cell's graph, or an equal one already seen (most pull requests change no build file,
+    so base and head evaluate to equal graphs and share what is derived from them)."""
+
+    def compute() -> CellGraph:
+        graph = model.cell(cell)
+        graphs, by_graph = thread_cache("graphs", list), thread_cache("by_graph", dict)
+        for known in graphs:
+            if known is graph or (
+                known.cell == graph.cell and known.packages.keys() == graph.packages.keys() and known.targets == graph.targets
+            ):
+                return known
+        graphs.insert(0, graph)
+        for dropped in graphs[_GRAPHS_KEPT:]:
+            for key in [k for k in by_graph if k[0] == id(dropped)]:
+                del by_graph[key]
+        del graphs[_GRAPHS_KEPT:]
+        return graph
+
+    return model.memo(("canonical-graph", cell), compute)
+
+
+def graph_fact(model, cell: str, name: str, compute):
+    """`compute(graph)` for the cell's graph, computed once per distinct graph."""
+    graph = canonical_graph(model, cell)
+    if not any(known is graph for known in thread_cache("graphs", list)):
+        return compute(graph)  # evicted meanwhile: its id may be reused, so nothing is kept for it
+    by_graph = thread_cache("by_graph", dict)
+    key = (id(graph), name)
+    if key not in by_graph:
+        by_graph[key] = compute(graph)
+    return by_graph[key]
+
+
+def default_profile(config) -> str | None:
+    """The first configured CMake profile the model knows."""
+    from bot.build.cmake import PROFILES
+
+    return next((name for name in config.cmake_profiles if name in PROFILES), None)
+
+
+# -- CMake models, shared between revisions whose CMake inputs are the same -------------------
+
+_MODELS_KEPT = 8
+
+
+def cmake_files(model) -> tuple[str, ...]:
+    """The tree's CMake files (`CMakeLists.txt`, `*.cmake`)."""
+    return model.memo(
+        ("cmake-files",),
+        lambda: tuple(p for p in model.tree.paths() if p.endswith((CMAKE_LISTS, ".cmake")) and not p.startswith("third-party/")),
+    )
+
+
+def _cmake_inputs(model) -> str:
+    """A digest of what a CMake evaluation of this tree can depend on: the path listing (globs,
+    installs of directories) and the contents of every CMake file."""
+
+    def compute() -> str:
+        digest = hashlib.sha256()
+        for path in model.tree.paths():
+            digest.update(path.encode() + b"\0")
+            if path.endswith((CMAKE_LISTS, ".cmake")):
+                digest.update((model.tree.blob_id(path) or "").encode() + b"\0")
+        return digest.hexdigest()
+
+    return model.memo(("cmake-inputs",), compute)
+
+
+def cmake_model(model, **variables: str):
+    """The default profile's CMake model with `variables` set (None when it cannot be built).
+
+    Without variables it is the revision's own model. With them it is kept by content: the
+    base and head of a pull request that leaves the CMake files and the path listing alone
+    share one evaluation.
+    """
+    profile = default_profile(model.config)
+    if profile is None:
+        return None
+    if not variables:
+        return model.cmake(profile)  # the revision's own default model, which other checks share
+    key = (profile, tuple(sorted(variables.items())), _cmake_inputs(model))
+
+    def compute():
+        kept = thread_cache("cmake_models", OrderedDict)
+        if key in kept:
+            kept.move_to_end(key)
+            return kept[key]
+        from bot.build import cmake
+
+        try:
+            evaluated = cmake.evaluate_cmake(model.tree, cmake.PROFILES[profile].with_variables(**variables))
+        except (ValueError, RecursionError):  # a modelling gap is not a finding
+            evaluated = None
+        kept[key] = evaluated
+        while len(kept) > _MODELS_KEPT:
+            kept.popitem(last=False)
+        return evaluated
+
+    return model.memo(("cmake-model", key), compute)
+
+
+def off_options(model) -> frozenset[str]:
+    """CMake options that the default profile leaves off."""
+    from bot.build.cmake import is_false_value
+
+    default = cmake_model(model)
+    if default is None:
+        return frozenset()
+    return frozenset(name for name, value in default.options.items() if is_false_value(value) and re.fullmatch(r"\w+", name))
+
+
+def option_model(model, option: str):
+    """The default profile's CMake model with `option` turned on."""
+    return cmake_model(model, **{option: "ON"})
+
+
+def default_sources(model) -> frozenset[str]:
+    """Repository paths of every source a target of the default configuration builds."""
+
+    def compute() -> frozenset[str]:
+        default = cmake_model(model)
+        if default is None:
+            return frozenset()
+        return frozenset(s.path_repo_relative for t in default.targets.values() for s in t.sources)
+
+    return model.memo(("cmake-default-sources",), compute)
+
+
+def gated_sources(model, option: str) -> Mapping[str, GatedSource]:
+    """Sources that a target gets only with `option` on, by repository path."""
+
+    def compute() -> dict[str, GatedSource]:
+        with_option = option_model(model, option)
+        if with_option is None:
+            return {}
+        built = default_sources(model)
+        found: dict[str, GatedSource] = {}
+        for target in with_option.targets.values():
+            for source in target.sources:
+                parts = [p for c in (target.condition_text, source.condition_text) if c for p in c.split(" AND ")]
+                condition = " AND ".join(dict.fromkeys(parts))
+                if source.path_repo_relative in built or not mentions(condition, option):
+                    continue
+                found.setdefault(
+                    source.path_repo_relative,
+                    GatedSource(source.path_repo_relative, target.name, condition, source.path, source.line),
+                )
+        return found
+
+    return model.memo(("cmake-gated-sources", option), compute)
+
+
+# -- What the CMake text says, before any evaluation ------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_IF_COMMAND = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)$", re.I)
+_SOURCE_NAME = re.compile(r"[\w./${}-]+\.(?:cpp|cc|cxx|c|cu)\b")
+
+
+def cmake_if_blocks(model) -> tuple[tuple[str, str, int, tuple[str, ...]], ...]:
+    """(cmake file, line text, line number, enclosing if() conditions) for every line of every
+    CMake file that sits inside at least one `if()`: a textual view, no evaluation."""
+
+    def compute():
+        files = cmake_files(model)
+        key = tuple((p, model.tree.blob_id(p)) for p in files)
+        kept = thread_cache("if_blocks", dict)
+        if key in kept:
+            return kept[key]
+        model.tree.prefetch(files)
+        found = []
+        for path in files:
+            stack: list[str] = []
+            for number, line in enumerate((model.text(path) or "").splitlines(), start=1):
+                match = _IF_COMMAND.match(line)
+                if match:
+                    word, rest = match.group(1).lower(), match.group(2).rsplit(")", 1)[0]
+                    if word == "if":
+                        stack.append(rest)
+                    elif word == "endif":
+                        if stack:
+                            stack.pop()
+                    elif stack:
+                        stack[-1] = f"{stack[-1]} {rest}" if word == "elseif" else f"NOT ({stack[-1]})"
+                    continue
+                if stack:
+                    found.append((path, line, number, tuple(stack)))
+        kept.clear()  # one CMake text at a time: base and head usually share it
+        kept[key] = tuple(found)
+        return kept[key]
+
+    return model.memo(("cmake-if-blocks",), compute)
+
+
+def _if_index(model) -> dict[str, frozenset[str]]:
+    """word an enclosing `if()` tests -> base names of the sources written under it."""
+
+    def compute() -> dict[str, frozenset[str]]:
+        index: dict[str, set[str]] = {}
+        for _path, line, _number, stack in cmake_if_blocks(model):
+            names = source_names(line)
+            for word in {w for condition in stack for w in _WORD.findall(condition)}:
+                index.setdefault(word, set()).update(names)
+        return {word: frozenset(names) for word, names in index.items()}
+
+    return model.memo(("cmake-if-index",), compute)
+
+
+def cmake_condition_words(model) -> frozenset[str]:
+    """Identifiers that CMake `if()` conditions test: the candidates for build options."""
+    return frozenset(_if_index(model))
+
+
+def source_names(line: str) -> tuple[str, ...]:
+    """Base names of the source files a CMake line writes (comments dropped)."""
+    return tuple(posixpath.basename(m) for m in _SOURCE_NAME.findall(line.split("#", 1)[0]))
+
+
+def sources_named_under(model, option: str) -> frozenset[str]:
+    """Base names of the source files written inside an `if()` that names `option` (textual)."""
+    return _if_index(model).get(option, frozenset())
+
+
+_PRIVATE_DEFINITIONS = re.compile(r"target_compile_definitions\s*\(([^)]*)\)", re.I | re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenDefinition:
+    """A macro a `target_compile_definitions(... PRIVATE ...)` names, as written (no evaluation)."""
+
+    macro: str
+    path: str
+    line: int
+    conditions: tuple[str, ...]  # the enclosing `if()`s
+
+
+def private_definitions_written(model) -> tuple[WrittenDefinition, ...]:
+    """Every PRIVATE compile definition the CMake text writes, with the `if()`s around it."""
+
+    def compute() -> tuple[WrittenDefinition, ...]:
+        stacks = {(path, number): stack for path, _line, number, stack in cmake_if_blocks(model)}
+        found = []
+        for path in cmake_files(model):
+            text = model.text(path) or ""
+            if "target_compile_definitions" not in text:
+                continue
+            for command in _PRIVATE_DEFINITIONS.finditer(text):
+                line = text.count("\n", 0, command.start()) + 1
+                scope = None
+                for word in command.group(1).split()[1:]:
+                    if word in ("PRIVATE", "PUBLIC", "INTERFACE"):
+                        scope = word
+                    elif scope == "PRIVATE":
+                        name = word.removeprefix("-D").split("=", 1)[0].strip('"')
+                        if re.fullmatch(r"[A-Za-z_]\w*", name):
+                            found.append(WrittenDefinition(name, path, line, stacks.get((path, line), ())))
+        return tuple(found)
+
+    return model.memo(("cmake-private-definitions",), compute)
+
+
+_OPTION = re.compile(r"\b(?:option|define_overridable_option|cmake_dependent_option)\s*\(\s*([A-Za-z_]\w*)", re.I)
+
+
+def declared_options(model) -> frozenset[str]:
+    """Names CMake files declare as options (textual; values need an evaluation)."""
+
+    def compute() -> frozenset[str]:
+        found = set()
+        for path in cmake_files(model):
+            text = model.text(path) or ""
+            if "option" in text:
+                found.update(_OPTION.findall(text))
+        return frozenset(found)
+
+    return model.memo(("cmake-declared-options",), compute)
+
+
+_INSTALL = re.compile(r"\binstall\s*\(([^)]*)\)", re.I | re.S)
+
+
+def install_mentions(model) -> frozenset[str]:
+    """Path tokens `install()` commands write (variables stripped): a header can only be
+    installed when its name or one of its directories is among them (textual)."""
+
+    def compute() -> frozenset[str]:
+        tokens = set()
+        for path in cmake_files(model):
+            text = model.text(path) or ""
+            if "install" not in text:
+                continue
+            for command in _INSTALL.finditer(text):
+                for token in re.findall(r"[\w./${}-]+", command.group(1)):
+                    token = re.sub(r"\$\{[^}]*\}/?", "", token).strip("/")
+                    if token:
+                        tokens.add(token)
+        return frozenset(tokens)
+
+    return model.memo(("cmake-install-mentions",), compute)
+
+
+def may_be_installed(model, header: str) -> bool:
+    """Whether some `install()` text names the header or a directory it is in."""
+    tokens = install_mentions(model)
+    name = posixpath.basename(header)
+    if any(t == name or t.endswith("/" + name) for t in tokens):
+        return True
+    directory = posixpath.dirname(header)
+    while directory:
+        if any(directory.endswith(t) for t in tokens if "/" in t or t == posixpath.basename(directory)):
+            return True
+        directory = posixpath.dirname(directory)
+    return False
+
+
+# -- Headers and the macros they test ---------------------------------------------------------
+
+_TESTED_KEPT = 65536
+_TEST_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M)
+_NOT_MACROS = frozenset({"defined", "__has_include", "__has_include_next", "__has_attribute", "__has_builtin",
+                         "__has_cpp_attribute", "__has_feature", "true", "false"})
+
+
+def _tested_in(text: str) -> frozenset[str]:
+    found = set()
+    for line in _TEST_LINE.finditer(text):
+        found.update(re.findall(r"[A-Za-z_]\w*", line.group(1).split("//", 1)[0]))
+    return frozenset(found - _NOT_MACROS)
+
+
+def tested_macros(model) -> Mapping[str, frozenset[str]]:
+    """header path -> every identifier its `#if`/`#ifdef`/`#elif` lines test (kept per blob)."""
+
+    def compute() -> dict[str, frozenset[str]]:
+        headers = [p for p in model.tree.paths() if p.endswith(HEADER_SUFFIXES)]
+        blobs = {p: model.tree.blob_id(p) for p in headers}
+        by_blob = thread_cache("tested_by_blob", OrderedDict)
+        missing = [p for p, b in blobs.items() if b is None or b not in by_blob]
+        model.tree.prefetch(missing)
+        found = {}
+        for path, blob in blobs.items():
+            if blob is not None and blob in by_blob:
+                tested = by_blob[blob]
+            else:
+                tested = _tested_in(model.text(path) or "")
+                if blob is not None:
+                    by_blob[blob] = tested
+                    if len(by_blob) > _TESTED_KEPT:
+                        by_blob.popitem(last=False)
+            if tested:
+                found[path] = tested
+        return found
+
+    return model.memo(("tested-macros",), compute)
+
+
+def headers_testing(model, macros: Iterable[str]) -> Mapping[str, frozenset[str]]:
+    """header path -> those of `macros` it tests in an `#if`."""
+    wanted = frozenset(macros)
+    found = {}
+    for path, tested in tested_macros(model).items():
+        hit = tested & wanted
+        if hit:
+            found[path] = hit
+    return found
+
+
+def definitions(model, declarations: Iterable[Declaration]) -> Mapping[str, tuple[tuple[str, Declaration], ...]]:
+    """qualified name -> (source path, definition) for every implementation file of the tree
+    that defines a function of that name: the whole tree is searched, so "only here" holds."""
+    wanted = {d.qualified_name: d.name for d in declarations}
+    if not wanted:
+        return {}
+    names = sorted(set(wanted.values()))
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\s*\(")
+    sources = _implementation_files(model)
+    found: dict[str, list[tuple[str, Declaration]]] = {q: [] for q in wanted}
+    for path in sources:
+        text = model.text(path) or ""
+        if not pattern.search(text):
+            continue
+        facts = model.source_facts(path)
+        if facts is None:
+            continue
+        for declaration in facts.declarations:
+            if declaration.kind != "function" or not declaration.is_definition:
+                continue
+            for qualified in wanted:
+                if same_function(qualified, declaration.qualified_name):
+                    found[qualified].append((path, declaration))
+    return {q: tuple(v) for q, v in found.items()}
+
+
+def _implementation_files(model) -> tuple[str, ...]:
+    def compute() -> tuple[str, ...]:
+        paths = tuple(p for p in model.tree.paths() if p.endswith(IMPLEMENTATION_SUFFIXES) and not p.startswith("third-party/"))
+        model.tree.prefetch(paths)
+        return paths
+
+    return model.memo(("implementation-files",), compute)
+
+
+def same_function(declared: str, defined: str) -> bool:
+    """A definition's qualified name matches a declaration's (a definition may spell more scope)."""
+    return declared == defined or defined.endswith("::" + declared) or declared.endswith("::" + defined)
+
+
+def out_of_line_functions(facts: SourceFacts) -> tuple[Declaration, ...]:
+    """Functions a header declares without defining."""
+    return tuple(d for d in facts.declarations if d.kind == "function" and not d.is_definition)
+
+
+def implementation_of(tree, header: str) -> tuple[str, ...]:
+    """Sources next to a header with its stem (`foo.h` -> `foo.cpp`, `foo.cu`, ...)."""
+    stem = posixpath.splitext(header)[0]
+    return tuple(stem + suffix for suffix in IMPLEMENTATION_SUFFIXES if tree.exists(stem + suffix))
+
+
+def built_in_cell(model, cell: str) -> Mapping[str, tuple[str, ...]]:
+    """repository source path -> labels of the cell's targets that list it in `srcs`."""
+
+    def compute(graph: CellGraph) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for label, target in graph.targets.items():
+            for path in xref.source_paths(target):
+                found.setdefault(path, []).append(label)
+        return {p: tuple(v) for p, v in found.items()}
+
+    return graph_fact(model, cell, "built-sources", compute)
+
+
+def files_exported_as_targets(model, cell: str) -> frozenset[str]:
+    """Repository files the cell wraps in `export_file`/`filegroup` targets: other targets may
+    compile them through a label (`":jni_helper.cpp"`), which `srcs` paths do not show."""
+
+    def compute(graph: CellGraph) -> frozenset[str]:
+        found = set()
+        for target in graph.targets.values():
+            if target.kind not in ("export_file", "filegroup"):
+                continue
+            names = [target.name, *(v for a in ("src", "srcs") for v in target.values(a))]
+            for name in names:
+                if isinstance(name, str) and not name.startswith((":", "//")):
+                    found.add(posixpath.normpath(posixpath.join(target.package, name)))
+        return frozenset(found)
+
+    return graph_fact(model, cell, "exported-files", compute)
+
+
+def exported_in_cell(model, cell: str) -> Mapping[str, tuple[str, ...]]:
+    """repository header path -> labels of the cell's targets that list it in `exported_headers`."""
+
+    def compute(graph: CellGraph) -> dict[str, tuple[str, ...]]:
+        found: dict[str, list[str]] = {}
+        for label, target in graph.targets.items():
+            for _name, path in xref.header_entries(target, "exported_headers"):
+                found.setdefault(path, []).append(label)
+        return {p: tuple(v) for p, v in found.items()}
+
+    return graph_fact(model, cell, "exported-headers", compute)
+
+
+def cell_defines(model, cell: str, attributes: tuple[str, ...] = FLAG_ATTRIBUTES) -> Mapping[str, tuple[str, ...]]:
+    """macro -> labels of the cell's targets whose flags (`attributes`) define it."""
+    return graph_fact(model, cell, "defines:" + ",".join(attributes), lambda graph: buck_defines(graph, attributes))
+
+
+def buck_defines(graph: CellGraph, attributes: Iterable[str] = FLAG_ATTRIBUTES) -> Mapping[str, tuple[str, ...]]:
+    """macro -> labels of the cell's targets whose flags (`attributes`) define it."""
+    found: dict[str, list[str]] = {}
+    for label, target in graph.targets.items():
+        flags = [f for attribute in attributes for f in target.values(attribute) if isinstance(f, str)]
+        if not flags:
+            continue
+        for name, value in defines_from_flags(flags).items():
+            if value is not None:
+                found.setdefault(name, []).append(label)
+    return {m: tuple(v) for m, v in found.items()}
+
+
+def first_block_testing(facts: SourceFacts, macro: str):
+    """The first `#if` group whose opening (or any branch) condition names the macro."""
+    for block in facts.conditional_blocks:
+        if any(mentions(c, macro) for c in block.branch_conditions if c != "#else"):
+            return block
+    return None
+
+
+def export_macro_blocks(facts: SourceFacts, macro: str) -> bool:
+    """Whether the macro selects export/import attributes (then a private definition is intended)."""
+    for block in facts.conditional_blocks:
+        if any(mentions(c, macro) for c in block.branch_conditions if c != "#else"):
+            if any(EXPORT_PATTERN.search(text) for text in block.branch_texts):
+                return True
+    return False

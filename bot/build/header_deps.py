@@ -1,0 +1,246 @@
+"""Which headers a Buck target may include: its dependency closure, defines and active includes.
+
+A target T sees the exported headers of its direct `deps` and `exported_deps`, and, through
+each of those, their `exported_deps` transitively. Its preprocessor flags (and the exported
+flags of that closure) decide which `#if`-guarded includes are active for it. Derived facts for
+`dep-undeclared-header`; pure functions of a CellGraph and source facts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from bot.build.buck import BuckTarget, CellGraph
+from bot.parse.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
+
+# ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.
+DEP_ATTRIBUTES = ("deps", "exported_deps", "fbcode_deps", "xplat_deps", "fbcode_exported_deps", "xplat_exported_deps")
+EXPORTED_DEP_ATTRIBUTES = ("exported_deps", "fbcode_exported_deps", "xplat_exported_deps")
+FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
+CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
+
+# In xplat, the repository's own labels are also written `//xplat/executorch/...`.
+_XPLAT_PREFIX = "//xplat/executorch/"
+
+
+def dependency_label(label: str) -> str:
+    """A dep label in the form the cell graph uses (`//pkg:name`)."""
+    if label.startswith(_XPLAT_PREFIX):
+        label = "//" + label[len(_XPLAT_PREFIX) :]
+        if ":" not in label:
+            label += ":" + label.rsplit("/", 1)[-1]
+    return label
+
+
+def direct_deps(target: BuckTarget, attributes: Iterable[str] = DEP_ATTRIBUTES) -> tuple[str, ...]:
+    """Normalized labels of a target's dependency attributes (every select() branch)."""
+    found: list[str] = []
+    for attribute in attributes:
+        found.extend(dependency_label(label) for label in target.labels(attribute))
+    return tuple(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyTable:
+    """Every target's normalized dependency labels in one cell: all deps, and exported ones."""
+
+    deps: Mapping[str, tuple[str, ...]]
+    exported: Mapping[str, tuple[str, ...]]
+    kinds: Mapping[str, str]
+
+    @classmethod
+    def of(cls, graph: CellGraph) -> "DependencyTable":
+        deps, exported, kinds = {}, {}, {}
+        for label, target in graph.targets.items():
+            if any(target.attrs.get(a) for a in DEP_ATTRIBUTES):
+                deps[label] = direct_deps(target)
+                exported[label] = direct_deps(target, EXPORTED_DEP_ATTRIBUTES)
+            kinds[label] = target.kind
+        return cls(deps, exported, kinds)
+
+
+@dataclass(frozen=True)
+class DependencyIndex:
+    """Closures over one cell, with the OSS twin's deps folded into internal-cell targets.
+
+    `transitive` models fbcode, where headers of every dependency, exported or not, are in
+    practice visible to dependents (as its `headers` are): only a header reachable through no
+    dependency path at all is missing there.
+
+    The internal cells record `runtime.*` calls as written; the deps ExecuTorch's wrapper adds
+    (a test's `//test/utils:utils`, ...) are visible only where the wrapper is evaluated, in
+    OSS. A label that OSS also defines gets the union of both views, and every rule of a kind
+    the wrapper always extends gets those deps: both can only hide a finding, never make one.
+    """
+
+    graph: CellGraph
+    table: DependencyTable
+    twin: DependencyTable | None
+    repo_dirs: frozenset[str]
+    implicit: Mapping[str, frozenset[str]]  # rule kind -> deps the wrapper adds to every such rule
+    transitive: bool  # every dep passes its headers on (fbcode's lenient practice), not only exported ones
+    _deps: dict  # label -> all dependency labels
+    _exported: dict  # label -> frozenset of labels reachable through exported deps
+
+    @classmethod
+    def build(
+        cls,
+        graph: CellGraph,
+        table: DependencyTable,
+        twin: DependencyTable | None,
+        repo_dirs: frozenset[str],
+        implicit: Mapping[str, frozenset[str]],
+        transitive: bool = False,
+    ) -> "DependencyIndex":
+        return cls(graph, table, twin, repo_dirs, implicit if twin is not None else {}, transitive, {}, {})
+
+    def deps_of(self, label: str) -> tuple[str, ...]:
+        cached = self._deps.get(label)
+        if cached is not None:
+            return cached
+        found = list(self.table.deps.get(label, ()))
+        kind = self.table.kinds.get(label)
+        if kind in self.implicit:
+            found.extend(sorted(self.implicit[kind]))
+        if self.twin is not None:
+            found.extend(self.twin.deps.get(label, ()))
+        self._deps[label] = result = tuple(dict.fromkeys(found))
+        return result
+
+    def exported_deps_of(self, label: str) -> tuple[str, ...]:
+        own = self.table.exported.get(label, ())
+        twin = self.twin.exported.get(label, ()) if self.twin is not None else ()
+        return own + twin if twin else own
+
+    def exported_closure(self, label: str) -> frozenset[str]:
+        """Labels whose exported headers reach a dependent of `label` through exported deps."""
+        if label in self._exported:
+            return self._exported[label]
+        self._exported[label] = frozenset()  # cycles: a label in progress contributes nothing more
+        reached: set[str] = set()
+        for dep in self.deps_of(label) if self.transitive else self.exported_deps_of(label):
+            reached.add(dep)
+            reached |= self.exported_closure(dep)
+        self._exported[label] = frozenset(reached)
+        return self._exported[label]
+
+    def reaches(self, label: str, owners: Iterable[str]) -> bool:
+        """Whether any of `owners` is `label` itself or visible to it (cheaper than `visible`)."""
+        owners = tuple(owners)
+        if label in owners:
+            return True
+        direct = (label, *self.deps_of(label))
+        for dep in direct:
+            if dep in owners and dep != label:
+                return True
+            closure = self.exported_closure(dep)
+            if any(owner in closure for owner in owners):
+                return True
+        return False
+
+    def visible(self, label: str) -> frozenset[str]:
+        """Targets whose exported headers `label`'s own files may include (itself included)."""
+        reached = {label}
+        for dep in self.deps_of(label):
+            reached.add(dep)
+            reached |= self.exported_closure(dep)
+        reached |= self.exported_closure(label)
+        return frozenset(reached)
+
+    def dangling(self, labels: Iterable[str]) -> tuple[str, ...]:
+        """Labels of this repository that the cell does not define (a variant never built here,
+        a package that failed to evaluate): the closure through them is unknown."""
+        missing = []
+        for label in labels:
+            if not label.startswith("//") or label in self.graph.targets:
+                continue
+            package = label[2:].split(":", 1)[0]
+            if package in self.graph.packages or package in self.repo_dirs:
+                missing.append(label)
+        return tuple(missing)
+
+    def defines(self, label: str, visible: Iterable[str]) -> dict[str, str | None]:
+        """Macros the target compiles with: its own flags and the exported flags it receives."""
+        flags: list[str] = []
+        for other in visible:
+            target = self.graph.targets.get(other)
+            if target is None:
+                continue
+            attributes = FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",)
+            for attribute in attributes:
+                flags.extend(str(flag) for flag in target.values(attribute) if isinstance(flag, str))
+        return defines_from_flags(flags)
+
+
+_WRAPPER_FILE = "build/runtime_wrapper.bzl"
+_MIN_RULES_FOR_IMPLICIT = 3
+
+
+def wrapper_added_deps(graph: CellGraph, table: DependencyTable) -> dict[str, frozenset[str]]:
+    """Per rule kind, the deps every rule the repository's wrapper made in `graph` carries.
+
+    Derived, not listed: ExecuTorch's `runtime.cxx_test` appends `//executorch/test/utils:utils`,
+    which shows up as the one dep all evaluated tests share.
+    """
+    shared: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    for target in graph.targets.values():
+        if not any(frame.path.endswith(_WRAPPER_FILE) for frame in target.stack):
+            continue
+        deps = set(table.deps.get(target.label, ()))
+        counts[target.kind] = counts.get(target.kind, 0) + 1
+        shared[target.kind] = deps if target.kind not in shared else shared[target.kind] & deps
+    return {kind: frozenset(deps) for kind, deps in shared.items() if deps and counts[kind] >= _MIN_RULES_FOR_IMPLICIT}
+
+
+_CALLEE = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")
+_KIND_ARGUMENT = re.compile(r"^\s*_kind\s*=\s*([A-Za-z_][\w.]*)")
+
+
+def recorded_as_written(target: BuckTarget, text_of) -> bool:
+    """Whether the rule call that made `target` is one whose deps the model sees in full.
+
+    In the internal cells a macro the repository does not contain (a team's own wrapper) is a
+    recording stub: whatever deps it would add are unknown. Known: `runtime.*` and `native.*`
+    rules, and bare rule names no `load()` binds (buck2's globals).
+    """
+    frame = target.stack[-1] if target.stack else None
+    path, line = (frame.path, frame.line) if frame is not None else (target.path, target.line)
+    text = text_of(path) or ""
+    lines = text.splitlines()
+    if not 0 < line <= len(lines):
+        return False
+    match = _CALLEE.match(lines[line - 1])
+    if match is None:
+        return False
+    callee = match.group(1)
+    if callee in ("fbcode_target", "non_fbcode_target"):
+        callee = next((m.group(1) for row in lines[line : line + 60] for m in [_KIND_ARGUMENT.match(row)] if m), "")
+    if "." in callee:
+        return callee.split(".", 1)[0] in ("runtime", "native")
+    return bool(callee) and re.search(rf"""\bload\([^)]*(["']{re.escape(callee)}["']|\b{re.escape(callee)}\s*=)""", text) is None
+
+
+def include_guard(facts: SourceFacts) -> str | None:
+    """The macro of a classic `#ifndef X` / `#define X` include guard, if the file has one."""
+    if not facts.conditional_blocks:
+        return None
+    first = facts.conditional_blocks[0]
+    match = re.fullmatch(r"!defined\((\w+)\)", first.condition.replace(" ", ""))
+    if match is None:
+        return None
+    name = match.group(1)
+    if any(d.name == name and first.line < d.line <= first.line + 2 for d in facts.macros_defined):
+        return name
+    return None
+
+
+def include_is_active(include: Include, facts: SourceFacts, defines: Mapping[str, str | None]) -> bool:
+    """True only when every `#if` around the include provably holds under `defines`."""
+    guard = include_guard(facts)
+    conditions = [c for c in include.conditions if guard is None or c.replace(" ", "") != f"!defined({guard})"]
+    known = dict(defines)
+    known.setdefault("__cplusplus", "201703L")
+    return conditions_hold(conditions, known) is True

@@ -1,0 +1,80 @@
+"""What a Buck target links with: its dependency closure and the targets that link it.
+
+Linking is transitive over `deps` and `exported_deps`: a binary gets the objects (and the
+`exported_linker_flags`) of every library below it. Both directions are computed on demand
+and remembered per revision and cell.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Mapping
+
+from bot.build.xref import dependency_labels
+
+if TYPE_CHECKING:
+    from bot.snapshot import BuildModel
+
+
+def dependency_closure(model: "BuildModel", cell: str, label: str) -> Mapping[str, str | None]:
+    """label -> the label it was reached from (None for the start), for everything `label` links."""
+    return model.memo(("linkage:closure", cell, label), lambda: _walk(_LazyEdges(model, cell), label))
+
+
+def dependents_closure(model: "BuildModel", cell: str, label: str) -> Mapping[str, str | None]:
+    """label -> the label it was reached from, for every target that links `label` (itself included)."""
+    return model.memo(("linkage:dependents", cell, label), lambda: _walk(_reverse_edges(model, cell), label))
+
+
+def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
+    """The chain from the closure's start to `label`."""
+    chain = [label]
+    while closure.get(chain[-1]) is not None:
+        chain.append(closure[chain[-1]])  # type: ignore[arg-type]
+    return tuple(reversed(chain))
+
+
+class _LazyEdges:
+    """A target's dependency labels, computed when the walk reaches it."""
+
+    def __init__(self, model: "BuildModel", cell: str) -> None:
+        self._model = model
+        self._cell = cell
+        self._targets = model.cell(cell).targets
+
+    def get(self, label: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        target = self._targets.get(label)
+        if target is None:
+            return default
+        return self._model.memo(("linkage:deps", self._cell, label), lambda: dependency_labels(target))
+
+
+def _edges(model: "BuildModel", cell: str) -> Mapping[str, tuple[str, ...]]:
+    def compute() -> Mapping[str, tuple[str, ...]]:
+        edges = _LazyEdges(model, cell)
+        return {label: edges.get(label) for label in model.cell(cell).targets}
+
+    return model.memo(("linkage:edges", cell), compute)
+
+
+def _reverse_edges(model: "BuildModel", cell: str) -> Mapping[str, tuple[str, ...]]:
+    def compute() -> Mapping[str, tuple[str, ...]]:
+        reverse: dict[str, list[str]] = {}
+        for label, deps in sorted(_edges(model, cell).items()):
+            for dep in deps:
+                reverse.setdefault(dep, []).append(label)
+        return {label: tuple(users) for label, users in reverse.items()}
+
+    return model.memo(("linkage:reverse-edges", cell), compute)
+
+
+def _walk(edges: "Mapping[str, tuple[str, ...]] | _LazyEdges", start: str) -> dict[str, str | None]:
+    reached: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        current = queue.popleft()
+        for following in edges.get(current, ()):
+            if following not in reached:
+                reached[following] = current
+                queue.append(following)
+    return reached

@@ -1,0 +1,192 @@
+"""Buck <-> CMake target pairing by shared source files (design 3.4).
+
+The two builds name their targets differently (`//backends/cuda/runtime:cuda_backend` and
+`aoti_cuda_backend`), so the only fact that ties them together is what they compile: a Buck
+target and a CMake target that build the same source file are twins. Only compiled sources
+count (headers are listed inconsistently on both sides), and a Buck target's sources are the
+union over every cell and every `select()` branch: the question is "does this build compile
+the file somewhere", not "in which configuration".
+
+ExecuTorch's internal `runtime.cxx_library` also records a `<name>_static` twin at the same
+call site; those twins are left out so that one call site is one Buck target.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
+
+from bot.build.buck import CELLS, BuckTarget, CellGraph
+from bot.build.xref import source_paths
+
+if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
+    from bot.build.cmake import CMakeModel
+    from bot.snapshot import BuildModel
+
+COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".mm")
+CMAKE_FILE_SUFFIXES = (".cmake",)
+_COMPILING_KINDS = ("STATIC_LIBRARY", "SHARED_LIBRARY", "MODULE_LIBRARY", "OBJECT_LIBRARY", "EXECUTABLE")
+
+
+def is_compiled(path: str) -> bool:
+    """Whether a path is a translation unit (not a header)."""
+    return path.endswith(COMPILED_SUFFIXES)
+
+
+def is_static_twin(target: BuckTarget, graph: CellGraph) -> bool:
+    """A `<name>_static` target the runtime wrapper records beside `<name>` at the same call site."""
+    if not target.name.endswith("_static") or target.attr("preferred_linkage") != "static":
+        return False
+    sibling = graph.targets.get(target.label[: -len("_static")])
+    return sibling is not None and (sibling.path, sibling.line) == (target.path, target.line)
+
+
+def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
+    """The cell's targets, one per call site (wrapper-made static twins left out), sorted by label."""
+    for _label, target in sorted(graph.targets.items()):
+        if not is_static_twin(target, graph):
+            yield target
+
+
+# xplat reads only BUCK files; the repository's .buckconfig (the open-source one) also names
+# TARGETS, which holds fbcode-only packages. A target the model found in a TARGETS file is not
+# one xplat builds.
+CELL_BUILD_FILES = {"xplat": ("BUCK",)}
+
+
+def cell_reads(graph: CellGraph, target: BuckTarget) -> bool:
+    """Whether the cell really reads the build file its model evaluated for the target's package."""
+    names = CELL_BUILD_FILES.get(graph.cell)
+    package = graph.packages.get(target.package)
+    return names is None or package is None or posixpath.basename(package.build_file) in names
+
+
+def cell_primary_targets(model: "BuildModel", cell: str) -> tuple[BuckTarget, ...]:
+    """`primary_targets` of one cell of a revision that the cell really builds, computed once."""
+
+    def compute() -> tuple[BuckTarget, ...]:
+        graph = model.cell(cell)
+        return tuple(t for t in primary_targets(graph) if cell_reads(graph, t))
+
+    return model.memo(("pairing:primary-targets", cell), compute)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Which Buck targets and CMake targets (one profile) compile the same files."""
+
+    buck_sources: Mapping[str, frozenset[str]]  # Buck label -> compiled sources, all cells
+    cmake_sources: Mapping[str, frozenset[str]]  # CMake target -> compiled sources
+    by_buck: Mapping[str, tuple[str, ...]]  # Buck label -> CMake targets sharing a source
+    by_cmake: Mapping[str, tuple[str, ...]]  # CMake target -> Buck labels sharing a source
+
+    def shared(self, label: str, cmake_target: str) -> frozenset[str]:
+        """The sources both targets compile."""
+        return self.buck_sources.get(label, frozenset()) & self.cmake_sources.get(cmake_target, frozenset())
+
+    def closest_buck(self, cmake_target: str) -> tuple[str, ...]:
+        """The Buck labels that share the most sources with a CMake target (its twins proper)."""
+        candidates = self.by_cmake.get(cmake_target, ())
+        if not candidates:
+            return ()
+        counts = {label: len(self.shared(label, cmake_target)) for label in candidates}
+        best = max(counts.values())
+        return tuple(label for label in candidates if counts[label] == best)
+
+    def all_cmake_sources(self) -> frozenset[str]:
+        return frozenset().union(*self.cmake_sources.values()) if self.cmake_sources else frozenset()
+
+    def all_buck_sources(self) -> frozenset[str]:
+        return frozenset().union(*self.buck_sources.values()) if self.buck_sources else frozenset()
+
+
+def buck_sources(targets: Iterable[BuckTarget]) -> dict[str, frozenset[str]]:
+    """Buck label -> compiled sources, over the given targets (of any cells)."""
+    found: dict[str, set[str]] = {}
+    seen: dict[str, list] = {}  # label -> srcs values already counted (cells mostly agree)
+    for target in targets:
+        srcs = target.attr("srcs")
+        if srcs is None or srcs in seen.setdefault(target.label, []):
+            continue
+        seen[target.label].append(srcs)
+        compiled = {path for path in source_paths(target) if is_compiled(path)}
+        if compiled:
+            found.setdefault(target.label, set()).update(compiled)
+    return {label: frozenset(paths) for label, paths in sorted(found.items())}
+
+
+def cmake_sources(model: "CMakeModel") -> dict[str, frozenset[str]]:
+    """CMake target -> compiled sources inside the repository (imported and alias targets left out)."""
+    found: dict[str, frozenset[str]] = {}
+    for name, target in sorted(model.targets.items()):
+        if target.imported or target.alias_of is not None or target.kind not in _COMPILING_KINDS:
+            continue
+        compiled = frozenset(s.path_repo_relative for s in target.sources if is_compiled(s.path_repo_relative))
+        if compiled:
+            found[name] = compiled
+    return found
+
+
+def pair_targets(buck: Mapping[str, frozenset[str]], cmake: Mapping[str, frozenset[str]]) -> Pairing:
+    """Pair every Buck target with every CMake target it shares a compiled source with."""
+    owners: dict[str, list[str]] = {}
+    for name, paths in cmake.items():
+        for path in paths:
+            owners.setdefault(path, []).append(name)
+    by_buck: dict[str, set[str]] = {}
+    by_cmake: dict[str, set[str]] = {}
+    for label, paths in buck.items():
+        for path in paths:
+            for name in owners.get(path, ()):
+                by_buck.setdefault(label, set()).add(name)
+                by_cmake.setdefault(name, set()).add(label)
+    return Pairing(
+        buck_sources=dict(buck),
+        cmake_sources=dict(cmake),
+        by_buck={k: tuple(sorted(v)) for k, v in sorted(by_buck.items())},
+        by_cmake={k: tuple(sorted(v)) for k, v in sorted(by_cmake.items())},
+    )
+
+
+def pairing(model: "BuildModel", profile_name: str) -> Pairing:
+    """The pairing of one revision under one CMake profile, computed once per model."""
+
+    def compute() -> Pairing:
+        targets = [target for cell in CELLS for target in cell_primary_targets(model, cell)]
+        return pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
+
+    return model.memo(("pairing:pairs", profile_name), compute)
+
+
+def cmake_files(model: "BuildModel") -> tuple[str, ...]:
+    """Every CMake file of the revision (CMakeLists.txt and *.cmake), sorted."""
+
+    def compute() -> tuple[str, ...]:
+        return tuple(
+            p for p in model.tree.paths() if posixpath.basename(p) == "CMakeLists.txt" or p.endswith(CMAKE_FILE_SUFFIXES)
+        )
+
+    return model.memo(("pairing:cmake-files",), compute)
+
+
+def cmake_mentions(model: "BuildModel", source: str) -> tuple[str, int] | None:
+    """Where a CMake file of the revision writes `source` (relative to its own directory or to the
+    repository root), under any condition; None when none does.
+
+    The CMake model evaluates one profile; a source added only under an option the profile
+    leaves off (`if(EXECUTORCH_BUILD_EXTENSION_LLM)`) is still built by some configuration.
+    """
+    for path in cmake_files(model):
+        directory = posixpath.dirname(path)
+        if directory and not source.startswith(directory + "/"):
+            needles = (source,)
+        else:
+            needles = (source[len(directory) + 1 :] if directory else source, source)
+        text = model.text(path) or ""
+        for needle in needles:
+            if needle in text:
+                for number, line in enumerate(text.splitlines(), start=1):
+                    if needle in line and not line.lstrip().startswith("#"):
+                        return path, number
+    return None

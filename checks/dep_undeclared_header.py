@@ -1,0 +1,503 @@
+"""A target includes a header whose owning target is not among its dependencies.
+
+Buck puts on a target's include path the exported headers of its `deps` and `exported_deps`,
+and, through each of those, of their `exported_deps` transitively; nothing else. An include
+of a header owned by a target outside that closure compiles only while some other path
+happens to bring the header in (a sibling's dependency, a dependent that declares it), and
+breaks when that path goes away: a build of the target on its own, a new consumer, a
+refactor elsewhere. For a header, every dependent inherits the gap.
+
+What counts: the sources and headers of a C++ target (and the repository headers no target
+owns that they pull in), with the target's preprocessor flags applied, including the flags a
+macro adds (`use_cuda = True` adding `-DEXECUTORCH_PYBINDINGS_CUDA`): an include under an `#if`
+is considered only when the target's flags make the condition provably true. Targets whose
+closure runs through a label the cell does not define are skipped, as are headers no target
+owns (system and third-party headers). The internal cells fold in the dependencies
+ExecuTorch's wrapper adds, as seen where it is evaluated (OSS), and skip targets made by
+macros the repository does not contain. In fbcode, where every transitive dependency's
+headers are visible in practice, only an include that no dependency path reaches counts.
+
+Example (bad): with `use_cuda = True`, `pybindings_cuda.h` includes
+`<executorch/extension/cuda/cuda_allocator.h>`, but the macro adds only `:caller_stream`,
+which does not export `:cuda_allocator`.
+
+Use instead: add the owning target (`//executorch/extension/cuda:cuda_allocator`) to the
+deps the macro or the target declares (to `exported_deps` when a public header includes it).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from bot.build import xref
+from bot.build.buck import CELLS, BuckTarget
+from bot.build.callsite import attribute_line, call_lines, item_line
+from bot.build.gating import canonical_graph, graph_fact, thread_cache
+from bot.build.header_deps import (
+    CXX_KINDS,
+    DependencyIndex,
+    DependencyTable,
+    include_is_active,
+    recorded_as_written,
+    wrapper_added_deps,
+)
+from bot.check import Check, Example
+from bot.model import Evidence, Fix, Hit, Severity
+from bot.snapshot import BuildModel, Snapshot
+
+# fbcode makes the headers of every transitive dependency visible in practice (as it does a
+# target's private `headers`); there only an include that no dependency path reaches is a gap.
+LENIENT_CELLS = ("fbcode",)
+_FOLLOW_DEPTH = 4  # own and unowned headers followed this deep for their includes
+_CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    yield from snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head))
+    if snap.base is not snap.head:
+        # The engine asks for the base next; what the change did not touch is known already.
+        changed = frozenset(snap.changes.paths)
+        snap.base.memo(("dep-undeclared-header",), lambda: _undeclared(snap.base, (snap.head, changed)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Gap:
+    """One include of a header owned outside the including target's closure, in one cell."""
+
+    cell: str
+    target: BuckTarget
+    path: str
+    line: int
+    include: str
+    owner: BuckTarget
+    owner_attribute: str
+    conditions: tuple[str, ...]
+    chain: tuple[tuple[str, int, str], ...]  # (path, line, include) from the target's own file
+
+
+def _undeclared(model: BuildModel, relative_to: tuple[BuildModel, frozenset[str]] | None = None) -> tuple[Hit, ...]:
+    """Hits of one revision; `relative_to` = (a model just reviewed, the paths that differ from
+    it) lets targets that read none of those paths keep that model's answer unchecked."""
+    gaps: dict[tuple[str, str, str], list[_Gap]] = {}
+    for cell in CELLS:
+        for gap in _gaps_in_cell(model, cell, relative_to):
+            gaps.setdefault((gap.target.primary_label, gap.path, gap.include), []).append(gap)
+    return tuple(_hit(model, found) for _key, found in sorted(gaps.items()))
+
+
+@dataclass
+class _CellState:
+    """What one cell's graph decides, independent of C++ contents; reused by the other revision
+    of a review when its graphs are equal (most pull requests change no build file)."""
+
+    graphs: tuple  # the cell's graph and, for internal cells, the OSS twin it folds in
+    repo_dirs: frozenset[str]
+    index: DependencyIndex
+    files_of: dict[str, tuple[str, ...]]
+    known_rule: dict[str, bool]
+    target_gaps: dict  # label -> (((path, blob), ...) read, gaps)
+    _owner_labels: dict | None = None
+    valid_for: Callable[[], object] = lambda: None  # the model every entry was last checked against
+
+    def owner_labels(self, owners) -> dict[str, tuple[str, ...]]:
+        """include -> labels of its owners (equal graphs have equal owner maps)."""
+        if self._owner_labels is None:
+            self._owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
+        return self._owner_labels
+
+
+_STATES_KEPT = 6  # a base and a head, three cells each
+
+
+def _cell_state(model: BuildModel, cell: str) -> _CellState:
+    graph = canonical_graph(model, cell)
+    graphs = (graph,) if cell == "oss" else (graph, canonical_graph(model, "oss"))
+    repo_dirs = _repo_dirs(model)
+    states = thread_cache("dep_undeclared_states", list)
+    for state in states:
+        same = len(state.graphs) == len(graphs) and all(a is b for a, b in zip(state.graphs, graphs))
+        if same and (state.repo_dirs is repo_dirs or state.repo_dirs == repo_dirs):
+            return state
+    twin = _table(model, "oss") if cell != "oss" else None
+    implicit = graph_fact(model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss")))
+    index = DependencyIndex.build(graph, _table(model, cell), twin, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
+    files_of: dict[str, tuple[str, ...]] = {}
+    for label, target in graph.targets.items():
+        if CXX_KINDS.search(target.kind):
+            files = list(xref.source_paths(target))
+            for attribute in ("headers", "exported_headers"):
+                files.extend(path for _name, path in xref.header_entries(target, attribute))
+            files_of[label] = tuple(dict.fromkeys(files))
+    state = _CellState(graphs, repo_dirs, index, files_of, {}, {})
+    states.insert(0, state)
+    del states[_STATES_KEPT:]
+    return state
+
+
+def _gaps_in_cell(model: BuildModel, cell: str, relative_to=None) -> list[_Gap]:
+    state = _cell_state(model, cell)
+    graph = state.graphs[0]
+    owners = model.header_owners(cell)
+    tree = model.tree
+    changed = None
+    if relative_to is not None and state.valid_for() is relative_to[0]:
+        changed = relative_to[1]
+    files = {path for listed in state.files_of.values() for path in listed}
+    includes = model.includes(files & changed if changed is not None else files)
+    found: list[_Gap] = []
+    for label, files in sorted(state.files_of.items()):
+        cached = state.target_gaps.get(label)
+        if cached is not None and (
+            not any(path in changed for path, _blob in cached[0])
+            if changed is not None
+            else all(tree.blob_id(path) == blob for path, blob in cached[0])
+        ):
+            gaps = cached[1]
+        else:
+            read: set[str] = set()
+            gaps = _target_gaps(model, state.index, graph.targets[label], files, includes, owners, state.owner_labels(owners), cell, read)
+            state.target_gaps[label] = (tuple((path, tree.blob_id(path)) for path in sorted(read)), gaps)
+        if gaps and cell != "oss":
+            if label not in state.known_rule:
+                state.known_rule[label] = recorded_as_written(graph.targets[label], model.text)
+            if not state.known_rule[label]:
+                continue
+        found.extend(gaps)
+    state.valid_for = weakref.ref(model)
+    return found
+
+
+def _target_gaps(model, index, target, files, includes, owners, owner_labels, cell, read: set) -> list[_Gap]:
+    """Walk a target's files, and the unowned repository headers they pull in, for gaps.
+    Every file whose contents the answer depends on is added to `read`."""
+    found: list[_Gap] = []
+    frontier = [(path, ()) for path in files]
+    seen = set(files)
+    read.update(files)
+    visible = defines = None
+    for _depth in range(_FOLLOW_DEPTH):
+        following = []
+        for path, chain in frontier:
+            listed = includes.get(path)
+            if listed is None:
+                listed = includes[path] = _includes(model, path)
+            for include, line in listed:
+                if not include.startswith("executorch/"):
+                    continue  # vendored third-party namespaces (`c10/...`) also resolve outside the repo
+                owning = owners.get(include)
+                if owning is None:
+                    repo_path = _repo_candidate(path, include)
+                    read.add(repo_path)  # its absence counts too: a header added later changes the walk
+                    if repo_path in seen or not _followable(model, owners, include, repo_path):
+                        continue
+                    seen.add(repo_path)
+                    following.append((repo_path, (*chain, (path, line, include))))
+                    continue
+                if index.reaches(target.label, owner_labels[include]):
+                    continue
+                if visible is None:
+                    visible = index.visible(target.label)
+                if index.dangling(visible):
+                    return []  # the closure runs through something this cell does not define
+                if defines is None:
+                    defines = index.defines(target.label, visible)
+                gap = _confirmed_gap(model, target, path, line, include, chain, defines, owning, cell)
+                if gap is not None:
+                    found.append(gap)
+        frontier = following
+        if not frontier:
+            break
+    return found
+
+
+def _confirmed_gap(model, target, path, line, include, chain, defines, owning, cell) -> _Gap | None:
+    """A gap when every include on the way is active under the target's defines."""
+    conditions: list[str] = []
+    for step_path, step_line, step_include in (*chain, (path, line, include)):
+        if not _CONDITIONAL.search(model.text(step_path) or ""):
+            continue  # no #if anywhere in the file: the include is unconditional
+        facts = model.source_facts(step_path)
+        if facts is None:
+            return None
+        entry = next((i for i in facts.includes if i.line == step_line and i.target_text == step_include), None)
+        if entry is None or not include_is_active(entry, facts, defines):
+            return None
+        conditions.extend(entry.conditions)
+    owner, attribute = _preferred_owner(owning)
+    return _Gap(cell, target, path, line, include, owner, attribute, tuple(conditions), chain)
+
+
+def _includes(model: BuildModel, path: str) -> tuple[tuple[str, int], ...]:
+    return model.includes([path]).get(path, ())
+
+
+def _repo_candidate(including: str, include: str) -> str:
+    """The repository path an include names: `executorch/...` from the root, else relative."""
+    if include.startswith("executorch/"):
+        return include[len("executorch/") :]
+    return posixpath.normpath(posixpath.join(posixpath.dirname(including), include))
+
+
+def _followable(model: BuildModel, owners, include: str, candidate: str) -> bool:
+    """Whether an include no target of the cell owns names a repository file to walk into."""
+    if not include.startswith("executorch/") and f"executorch/{candidate}" in owners:
+        return False  # another target's header, reached by a relative path: not followed
+    return not candidate.startswith("..") and model.tree.exists(candidate)
+
+
+def _table(model: BuildModel, cell: str) -> DependencyTable:
+    return graph_fact(model, cell, "dependency-table", DependencyTable.of)
+
+
+def _repo_dirs(model: BuildModel) -> frozenset[str]:
+    def compute() -> frozenset[str]:
+        dirs = set()
+        for path in model.tree.paths():
+            parent = posixpath.dirname(path)
+            while parent and parent not in dirs:
+                dirs.add(parent)
+                parent = posixpath.dirname(parent)
+        return frozenset(dirs)
+
+    return model.memo(("repo-dirs",), compute)
+
+
+def _preferred_owner(owning) -> tuple[BuckTarget, str]:
+    """The owner to name: an exported owner, the primary (not `_static`) one, not an ATen variant."""
+    return min(
+        owning,
+        key=lambda pair: (
+            pair[1] != "exported_headers",
+            pair[0].primary_label != pair[0].label,
+            "_aten" in pair[0].name,
+            pair[0].label,
+        ),
+    )
+
+
+def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
+    gap = min(gaps, key=lambda g: CELLS.index(g.cell))
+    cells = sorted({g.cell for g in gaps}, key=CELLS.index)
+    target, owner = gap.target, gap.owner
+    owner_label = owner.primary_label
+    owner_text = model.text(owner.path) or ""
+    header_name = gap.include.rsplit("/", 1)[-1]
+    evidence = [
+        Evidence(owner.path, item_line(owner_text, owner, _listed_name(owner, gap.include)) or owner.line,
+                 f"`{owner_label}` owns `{header_name}` (`{gap.owner_attribute}`)"),
+    ]
+    for step_path, step_line, step_include in gap.chain:
+        evidence.append(Evidence(step_path, step_line, f"`{target.primary_label}` reaches `{gap.path}` through `{step_include}`"))
+    flag_origin = _flag_origin(model, target, gap.conditions)
+    if flag_origin is not None:
+        evidence.append(flag_origin)
+    target_text = model.text(target.path) or ""
+    deps_line = attribute_line(target_text, target, "deps") or target.line
+    evidence.append(Evidence(target.path, deps_line, f"`{target.primary_label}` declares its deps here, without `{owner_label}`"))
+    active = f" (active for it: `{' && '.join(gap.conditions)}`)" if gap.conditions else ""
+    message = (
+        f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, which none of its "
+        f"dependencies provides (not in its `deps` or, through them, their `exported_deps`; "
+        f"in {', '.join(f'`{c}`' for c in cells)}). "
+        f"It compiles only while something else brings the header in. Add `{owner_label}` to the deps"
+        + (" the macro adds with that flag." if flag_origin is not None else ".")
+    )
+    fix = None if gap.conditions else _add_dep_fix(target_text, target, owner_label)
+    return Hit(
+        path=gap.path,
+        line=gap.line,
+        message=message,
+        key=f"{target.primary_label}<-{gap.include}",
+        target=target.primary_label,
+        cell=gap.cell,
+        offending_text=gap.include,
+        evidence=tuple(evidence),
+        fix=fix,
+    )
+
+
+def _listed_name(owner: BuckTarget, include: str) -> str:
+    for attribute in ("exported_headers", "headers"):
+        for include_name, repo_path in xref.header_entries(owner, attribute):
+            if include_name == include:
+                return posixpath.relpath(repo_path, owner.package) if owner.package else repo_path
+    return include.rsplit("/", 1)[-1]
+
+
+_DEFINED = re.compile(r"defined\s*\(?\s*(\w+)")
+
+
+def _flag_origin(model: BuildModel, target: BuckTarget, conditions: tuple[str, ...]) -> Evidence | None:
+    """Where the `-D` flag that makes the include active is written (often inside a macro)."""
+    for condition in conditions:
+        for macro in _DEFINED.findall(condition) or re.findall(r"\w+", condition)[:1]:
+            for frame in reversed(target.stack):
+                text = model.text(frame.path) or ""
+                for number, line in enumerate(text.splitlines(), start=1):
+                    if f"-D{macro}" in line:
+                        return Evidence(frame.path, number, f"`-D{macro}` is added here for `{target.primary_label}`")
+    return None
+
+
+def _add_dep_fix(text: str, target: BuckTarget, owner_label: str) -> Fix | None:
+    """Add the owner to a literal `deps = [...]` list written in the target's call."""
+    line = attribute_line(text, target, "deps")
+    if line is None:
+        return None
+    written = _written_label(text, target, owner_label)
+    original = text.splitlines()[line - 1]
+    single = re.fullmatch(r"(\s*deps\s*=\s*\[)(.*)(\]\s*,?\s*)", original)
+    if single and single.group(2).strip():
+        items = single.group(2).rstrip().rstrip(",")
+        replacement = f'{single.group(1)}{items}, "{written}"{single.group(3)}'
+        return Fix(target.path, line, line, replacement, f"add `{written}` to deps")
+    if re.fullmatch(r"\s*deps\s*=\s*\[\s*", original):
+        lines = dict(call_lines(text, target))
+        following = lines.get(line + 1, "")
+        indent = following[: len(following) - len(following.lstrip())] or original[: len(original) - len(original.lstrip())] + "    "
+        return Fix(target.path, line, line, f'{original}\n{indent}"{written}",', f"add `{written}` to deps")
+    return None
+
+
+def _written_label(text: str, target: BuckTarget, label: str) -> str:
+    """The label as this file writes labels: `:name` in the same package, `//executorch/...` if used."""
+    package, name = label[2:].split(":", 1)
+    if package == target.package:
+        return f":{name}"
+    if "//executorch/" in text:
+        return f"//executorch/{package}:{name}"
+    return label
+
+
+_BUCKCONFIG = "[repositories]\n  root = .\n"
+_CUDA_BUCK = (
+    "cxx_library(\n"
+    '    name = "runtime_api",\n'
+    '    exported_headers = ["runtime_api.h"],\n'
+    '    visibility = ["PUBLIC"],\n'
+    ")\n"
+    "cxx_library(\n"
+    '    name = "cuda_allocator",\n'
+    '    srcs = ["cuda_allocator.cpp"],\n'
+    '    exported_headers = ["cuda_allocator.h"],\n'
+    '    exported_deps = [":runtime_api"],\n'
+    '    visibility = ["PUBLIC"],\n'
+    ")\n"
+    "cxx_library(\n"
+    '    name = "caller_stream",\n'
+    '    exported_headers = ["caller_stream.h"],\n'
+    '    exported_deps = [":runtime_api"],\n'
+    '    visibility = ["PUBLIC"],\n'
+    ")\n"
+)
+
+
+def _pybindings_macro(extra_deps: str) -> str:
+    return (
+        "def executorch_pybindings(name, srcs = [], deps = [], use_cuda = False):\n"
+        "    preprocessor_flags = []\n"
+        "    if use_cuda:\n"
+        '        preprocessor_flags.append("-DEXECUTORCH_PYBINDINGS_CUDA")\n'
+        f"        deps = deps + [{extra_deps}]\n"
+        "    native.cxx_python_extension(\n"
+        "        name = name,\n"
+        "        srcs = srcs,\n"
+        "        deps = deps,\n"
+        "        preprocessor_flags = preprocessor_flags,\n"
+        "    )\n"
+    )
+
+
+def _pybindings_files(extra_deps: str, marker: str) -> dict[str, str]:
+    return {
+        ".buckconfig": _BUCKCONFIG,
+        "extension/cuda/BUCK": _CUDA_BUCK,
+        "extension/cuda/runtime_api.h": "#pragma once\n",
+        "extension/cuda/caller_stream.h": "#pragma once\n#include <executorch/extension/cuda/runtime_api.h>\n",
+        "extension/cuda/cuda_allocator.h": "#pragma once\n#include <executorch/extension/cuda/runtime_api.h>\n",
+        "extension/pybindings/pybindings.bzl": _pybindings_macro(extra_deps),
+        "extension/pybindings/BUCK": (
+            'load(":pybindings.bzl", "executorch_pybindings")\n'
+            'executorch_pybindings(name = "portable_lib", srcs = ["pybindings.cpp"])\n'
+            'executorch_pybindings(name = "cuda_lib", srcs = ["pybindings.cpp"], use_cuda = True)\n'
+        ),
+        "extension/pybindings/pybindings.cpp": (
+            "#if defined(EXECUTORCH_PYBINDINGS_CUDA)\n"
+            "#include <executorch/extension/cuda/caller_stream.h>\n"
+            f"#include <executorch/extension/cuda/cuda_allocator.h>{marker}\n"
+            "#endif\n"
+        ),
+    }
+
+
+_RUNNER_BUCK = (
+    "cxx_library(\n"
+    '    name = "core",\n'
+    '    exported_headers = ["error.h"],\n'
+    '    visibility = ["PUBLIC"],\n'
+    ")\n"
+    "cxx_library(\n"
+    '    name = "result",\n'
+    '    exported_headers = ["result.h"],\n'
+    '    deps = [":core"],\n'
+    '    visibility = ["PUBLIC"],\n'
+    ")\n"
+)
+
+CHECK = Check(
+    id="dep-undeclared-header",
+    severity=Severity.MAJOR,
+    title="Header included from a target that is not a dependency",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(head=_pybindings_files('"//extension/cuda:caller_stream"', "  // expect: dep-undeclared-header")),
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "runtime/core/BUCK": _RUNNER_BUCK,
+                "runtime/core/error.h": "#pragma once\n",
+                # `:core` is a private dep of `:result`: its dependents do not see error.h.
+                "runtime/core/result.h": "#pragma once\n#include <executorch/runtime/core/error.h>\n",
+                "runtime/executor/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "program",\n'
+                    '    srcs = ["program.cpp"],\n'
+                    '    deps = ["//runtime/core:result"],\n'
+                    ")\n"
+                ),
+                "runtime/executor/program.cpp": (
+                    "#include <executorch/runtime/core/result.h>\n"
+                    "#include <executorch/runtime/core/error.h>  // expect: dep-undeclared-header\n"
+                ),
+            }
+        ),
+    ),
+    good=(
+        Example(head=_pybindings_files('"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"', "")),
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "runtime/core/BUCK": _RUNNER_BUCK.replace('deps = [":core"]', 'exported_deps = [":core"]'),
+                "runtime/core/error.h": "#pragma once\n",
+                "runtime/core/result.h": "#pragma once\n#include <executorch/runtime/core/error.h>\n",
+                "runtime/executor/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "program",\n'
+                    '    srcs = ["program.cpp"],\n'
+                    '    deps = ["//runtime/core:result"],\n'
+                    ")\n"
+                ),
+                "runtime/executor/program.cpp": (
+                    "#include <executorch/runtime/core/result.h>\n"
+                    "#include <executorch/runtime/core/error.h>\n"
+                    "#include <vector>\n"
+                ),
+            }
+        ),
+    ),
+)

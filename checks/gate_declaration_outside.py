@@ -1,0 +1,268 @@
+"""A header declares a function outside `#if M` while every definition is built only with M.
+
+A gate in a header says "this part exists only in builds with M". A declaration left outside
+it promises the function to every build, but if the only sources that define it are compiled
+only with M (a CMake option: the source is added under `if(M)`; a Buck cell: only fbcode
+builds it), a dependent in any other build compiles against the declaration and then fails to
+link with `undefined reference`. The gate should cover the declaration too.
+
+Evidence comes from both sides: the declaration and the `#if` in the header, the definition,
+and the CMake line (or Buck attribute) that builds it only under the gate.
+
+Example (bad): `cuda_kv_cache.h` declares `attach_offgraph_kv_cache(...)` just above
+`#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)`, and `cuda_kv_cache.cpp`, which defines it, is
+added to `aoti_cuda_backend` only under `if(EXECUTORCH_BUILD_EXTENSION_LLM)`.
+
+Use instead: move the `#if` above the declaration, so builds without the option do not see it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from bot.build import gating
+from bot.build.callsite import item_line
+from bot.check import Check, Example
+from bot.model import Evidence, Fix, Hit, Severity
+from bot.parse.cpp import ConditionalBlock, Declaration, SourceFacts
+from bot.snapshot import BuildModel, Snapshot
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    yield from snap.head.memo(("gate-declaration-outside",), lambda: _declarations_outside(snap.head))
+
+
+@dataclass(frozen=True, slots=True)
+class _Gate:
+    """Why a macro gates a build: a CMake option or the Buck fbcode cell."""
+
+    macro: str
+    kind: str  # "cmake" | "buck"
+
+
+def _declarations_outside(model: BuildModel) -> tuple[Hit, ...]:
+    # Cheap, textual candidates first: words CMake `if()`s test; whether one is an option that
+    # is off is asked of the evaluated model only for a header that needs it.
+    gates = [_Gate(m, "cmake") for m in gating.cmake_condition_words(model)]
+    gates += [_Gate(m, "buck") for m in _fbcode_only_macros(model)]
+    if not gates:
+        return ()
+    tested = gating.headers_testing(model, {g.macro for g in gates})
+    hits: list[Hit] = []
+    for header, macros in sorted(tested.items()):
+        facts = model.source_facts(header)
+        if facts is None:
+            continue
+        for gate in gates:
+            if gate.macro in macros:
+                hits.extend(_header_hits(model, header, facts, gate))
+    unique = {(h.path, h.line, h.key): h for h in hits}
+    return tuple(unique.values())
+
+
+def _fbcode_only_macros(model: BuildModel) -> frozenset[str]:
+    """Macros that some fbcode target defines and no xplat target does (Buck's cell gate)."""
+    fbcode = gating.cell_defines(model, "fbcode")
+    xplat = gating.cell_defines(model, "xplat")
+    return frozenset(m for m in fbcode if m not in xplat and not m.startswith("_"))
+
+
+def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate) -> list[Hit]:
+    block = gating.first_block_testing(facts, gate.macro)
+    if block is None:
+        return []
+    outside = [
+        d for d in gating.out_of_line_functions(facts)
+        if not any(gating.mentions(c, gate.macro) for c in d.conditions)
+    ]
+    if not outside:
+        return []
+    if gate.kind == "cmake":
+        # Only worth evaluating CMake when a source written under `if(M)` defines one of them.
+        written = _written_under(model, gate.macro)
+        if not any(_defined_in(model, d, written) for d in outside):
+            return []
+        if gate.macro not in gating.off_options(model):
+            return []
+        gated = gating.gated_sources(model, gate.macro)
+        candidates = [d for d in outside if _defined_in(model, d, gated)]
+    else:
+        if header not in gating.exported_in_cell(model, "xplat"):
+            return []
+        candidates = outside
+    if not candidates:
+        return []
+    hits = []
+    all_definitions = gating.definitions(model, candidates)
+    for declaration in candidates:
+        found = all_definitions.get(declaration.qualified_name, ())
+        if not found:
+            continue
+        evidence = _gate_evidence(model, gate, found)
+        if evidence is None:
+            continue
+        hits.append(_hit(model, header, facts, block, declaration, gate, found, evidence))
+    return hits
+
+
+def _written_under(model: BuildModel, macro: str) -> tuple[str, ...]:
+    """Implementation files whose names a CMake `if()` naming the macro writes (textual)."""
+    names = gating.sources_named_under(model, macro)
+    if not names:
+        return ()
+    return tuple(
+        p for p in model.tree.paths()
+        if p.endswith(gating.IMPLEMENTATION_SUFFIXES) and p.rsplit("/", 1)[-1] in names
+    )
+
+
+def _defined_in(model: BuildModel, declaration: Declaration, gated) -> bool:
+    for path in gated:
+        facts = model.source_facts(path)
+        if facts is not None and any(
+            d.kind == "function" and d.is_definition and gating.same_function(declaration.qualified_name, d.qualified_name)
+            for d in facts.declarations
+        ):
+            return True
+    return False
+
+
+def _gate_evidence(model: BuildModel, gate: _Gate, found) -> list[Evidence] | None:
+    """Evidence that every defining source is built only under the gate, or None if one is not."""
+    evidence: list[Evidence] = []
+    if gate.kind == "cmake":
+        gated = gating.gated_sources(model, gate.macro)
+        for path, _definition in found:
+            source = gated.get(path)
+            if source is None:
+                return None
+            evidence.append(Evidence(
+                source.cmake_path, source.cmake_line,
+                f"`{path}` is added to `{source.target}` only under `if({source.condition})`",
+            ))
+        return evidence
+    fbcode = gating.built_in_cell(model, "fbcode")
+    xplat = gating.built_in_cell(model, "xplat")
+    for path, _definition in found:
+        if path in xplat or path not in fbcode:
+            return None
+        target = model.cell("fbcode").targets[fbcode[path][0]]
+        relative = path[len(target.package) + 1 :] if target.package else path
+        line = item_line(model.text(target.path) or "", target, relative) or target.line
+        evidence.append(Evidence(target.path, line, f"`{path}` is built only in fbcode (`{target.primary_label}`)"))
+    return evidence
+
+
+def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration, gate: _Gate, found, evidence) -> Hit:
+    text = model.text(header) or ""
+    lines = text.splitlines()
+    opening = lines[block.line - 1].strip() if block.line <= len(lines) else f"#if defined({gate.macro})"
+    where = "the CMake option" if gate.kind == "cmake" else "the fbcode cell (only fbcode defines it)"
+    definition_path, definition = found[0]
+    return Hit(
+        path=header,
+        line=declaration.line,
+        end_line=declaration.end_line,
+        message=(
+            f"`{declaration.qualified_name}` is declared outside `{opening}`, but every definition of it is built "
+            f"only with `{gate.macro}` ({where}): a build without it compiles against this declaration and fails to "
+            f"link. Move the declaration inside the `#if`."
+        ),
+        key=f"{declaration.qualified_name}@{gate.macro}",
+        target=None,
+        cell="xplat" if gate.kind == "buck" else None,
+        offending_text=declaration.qualified_name,
+        evidence=(
+            Evidence(header, block.line, f"the gate `{opening}`"),
+            Evidence(definition_path, definition.line, f"`{declaration.name}` is defined here"),
+            *evidence,
+        ),
+        fix=_move_inside(lines, header, declaration, block),
+    )
+
+
+def _move_inside(lines: list[str], path: str, declaration: Declaration, block: ConditionalBlock) -> Fix | None:
+    """Move the `#if` line above the declaration (and its comment) when nothing else sits between."""
+    start = declaration.line
+    while start > 1 and lines[start - 2].strip().startswith(("//", "/*", "*")):
+        start -= 1
+    end = declaration.end_line
+    if not block.line > end or any(l.strip() for l in lines[end : block.line - 1]):
+        return None
+    moved = [lines[block.line - 1], *lines[start - 1 : block.line - 1]]
+    return Fix(path, start, block.line, "\n".join(moved), f"move `{lines[block.line - 1].strip()}` above the declaration")
+
+
+_CMAKE_ROOT = (
+    "cmake_minimum_required(VERSION 3.24)\n"
+    "project(executorch)\n"
+    'option(EXECUTORCH_BUILD_EXTENSION_LLM "Build the LLM extension" OFF)\n'
+    "add_subdirectory(backends/cuda)\n"
+)
+_CMAKE_CUDA = (
+    "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+    "if(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+    "  target_sources(aoti_cuda_backend PRIVATE runtime/cuda_kv_cache.cpp)\n"
+    "  target_compile_definitions(aoti_cuda_backend PUBLIC EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+    "endif()\n"
+)
+_CACHE_CPP = (
+    "#include <executorch/backends/cuda/runtime/cuda_kv_cache.h>\n"
+    "namespace executorch::backends::cuda {\n"
+    "int attach_offgraph_kv_cache(int slot) { return slot; }\n"
+    "int KvCache::size() const { return 0; }\n"
+    "} // namespace executorch::backends::cuda\n"
+)
+
+
+def _cache_header(above: str, inside: str) -> str:
+    return (
+        "#pragma once\n"
+        "namespace executorch::backends::cuda {\n"
+        f"{above}"
+        "#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+        f"{inside}"
+        "class KvCache {\n"
+        " public:\n"
+        "  int size() const;\n"
+        "};\n"
+        "#endif\n"
+        "} // namespace executorch::backends::cuda\n"
+    )
+
+
+def _files(header: str) -> dict[str, str]:
+    return {
+        "CMakeLists.txt": _CMAKE_ROOT,
+        "backends/cuda/CMakeLists.txt": _CMAKE_CUDA,
+        "backends/cuda/runtime/cuda_backend.cpp": "int main() { return 0; }\n",
+        "backends/cuda/runtime/cuda_kv_cache.cpp": _CACHE_CPP,
+        "backends/cuda/runtime/cuda_kv_cache.h": header,
+    }
+
+
+CHECK = Check(
+    id="gate-declaration-outside",
+    severity=Severity.MAJOR,
+    title="Declaration outside the #if that gates its only definition",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(head=_files(_cache_header("int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n", ""))),
+    ),
+    good=(
+        Example(head=_files(_cache_header("", "int attach_offgraph_kv_cache(int slot);\n"))),
+        # Declared outside, but also defined in a source every build compiles.
+        Example(
+            head={
+                **_files(_cache_header("int attach_offgraph_kv_cache(int slot);\n", "")),
+                "backends/cuda/runtime/cuda_backend.cpp": (
+                    "namespace executorch::backends::cuda {\n"
+                    "int attach_offgraph_kv_cache(int slot) { return -slot; }\n"
+                    "}\n"
+                ),
+            }
+        ),
+    ),
+)

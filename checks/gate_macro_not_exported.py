@@ -1,0 +1,400 @@
+"""A macro that a dependents-included header tests is defined only for the library itself.
+
+When a header's declarations depend on `#if M` and M is defined PRIVATE (CMake
+`target_compile_definitions(lib PRIVATE M)`) or in `preprocessor_flags` (Buck) rather than
+`exported_preprocessor_flags`, the library compiles one version of the header and every
+dependent another: declarations missing on one side, classes with different members (an ODR
+violation that corrupts memory rather than failing to build). The definition has to travel
+with the header.
+
+Reported only when a dependent is seen including the header without defining the macro
+itself, and when the `#if` changes declarations. Export-attribute macros (`#ifdef
+BUILDING_X` choosing `dllexport` or `dllimport`) are private on purpose and never reported.
+
+Example (bad): `target_compile_definitions(aoti_cuda_backend PRIVATE
+EXECUTORCH_BUILD_EXTENSION_LLM)` while `cuda_kv_cache.h` declares its cache API under
+`#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)` and `test_cuda_kv_cache` includes it.
+
+Use instead: `target_compile_definitions(aoti_cuda_backend PUBLIC EXECUTORCH_BUILD_EXTENSION_LLM)`
+(Buck: move the flag to `exported_preprocessor_flags`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterator
+
+from bot.build import gating, xref
+from bot.build.buck import CELLS
+from bot.build.callsite import attribute_line, item_line
+from bot.build.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
+from bot.check import Check, Example
+from bot.model import Evidence, Fix, Hit, Severity
+from bot.snapshot import BuildModel, Snapshot
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    yield from snap.head.memo(("gate-macro-not-exported",), lambda: _not_exported(snap.head))
+
+
+def _not_exported(model: BuildModel) -> tuple[Hit, ...]:
+    return tuple(_cmake_hits(model)) + tuple(_buck_hits(model))
+
+
+def _gating_declarations(model: BuildModel, header: str, macro: str):
+    """The `#if` group testing the macro when it changes declarations, else None."""
+    facts = model.source_facts(header)
+    if facts is None or gating.export_macro_blocks(facts, macro):
+        return None
+    if not any(any(gating.mentions(c, macro) for c in d.conditions) for d in facts.declarations):
+        return None
+    return gating.first_block_testing(facts, macro)
+
+
+# -- CMake ----------------------------------------------------------------------------------
+
+
+def _cmake_models(model: BuildModel, written) -> list:
+    """The default model, and one per option that is off and encloses one of the written
+    PRIVATE definitions, which only that model would show."""
+    default = gating.cmake_model(model)
+    if default is None:
+        return []
+    models = [default]
+    off = gating.off_options(model)
+    options = sorted({o for w in written for c in w.conditions for o in re.findall(r"[A-Za-z_]\w*", c) if o in off})
+    for option in options:
+        with_option = gating.option_model(model, option)
+        if with_option is not None:
+            models.append(with_option)
+    return models
+
+
+def _cmake_hits(model: BuildModel) -> list[Hit]:
+    # Textual first: a PRIVATE definition written in a CMake file at or above a header that
+    # tests the macro around declarations. Only then is CMake evaluated.
+    written = gating.private_definitions_written(model)
+    tested = gating.headers_testing(model, {w.macro for w in written})
+    candidates = [
+        w for w in written
+        if any(
+            w.macro in macros and header.startswith(_directory_prefix(w.path)) and _gating_declarations(model, header, w.macro)
+            for header, macros in tested.items()
+        )
+    ]
+    if not candidates:
+        return []
+    relevant = frozenset(w.macro for w in candidates)
+    hits: dict[str, Hit] = {}
+    for cmake_model in _cmake_models(model, candidates):
+        private = []
+        for target in cmake_model.targets.values():
+            for definition in target.compile_definitions:
+                macro = definition.value.split("=", 1)[0]
+                if definition.scope != "PRIVATE" or macro not in relevant:
+                    continue
+                if any(d.value.split("=", 1)[0] == macro and d.scope != "PRIVATE" for d in target.compile_definitions):
+                    continue
+                if _command_at(model, definition.path, definition.line)[0] != "target_compile_definitions":
+                    continue  # a directory-wide definition reaches the directory's dependents too
+                private.append((target, definition, macro))
+        if not private:
+            continue
+        tested = gating.headers_testing(model, {macro for _t, _d, macro in private})
+        for target, definition, macro in private:
+            home = posixpath.dirname(target.path)
+            for header, macros in sorted(tested.items()):
+                if macro not in macros or not (header.startswith(home + "/") or not home):
+                    continue
+                block = _gating_declarations(model, header, macro)
+                if block is None:
+                    continue
+                consumer = _cmake_consumer(model, cmake_model, target, header, macro)
+                if consumer is None:
+                    continue
+                key = f"{target.name}:{macro}"
+                if key in hits:
+                    continue
+                hits[key] = _cmake_hit(model, target, definition, macro, header, block, consumer)
+    return list(hits.values())
+
+
+def _cmake_consumer(model: BuildModel, cmake_model, library, header: str, macro: str):
+    """(target, source, line) of a target linking `library` whose source includes the header
+    without the macro defined."""
+    include = f"executorch/{header}"
+    names = {library.name} | {n for n, t in cmake_model.targets.items() if t.alias_of == library.name}
+    for target in cmake_model.targets.values():
+        if target is library or not any(item.value in names for item in target.link_libraries):
+            continue
+        if _cmake_defines(cmake_model, target, macro):
+            continue
+        sources = [s.path_repo_relative for s in target.sources]
+        for path, found in model.includes(sources).items():
+            for included, line in found:
+                if included == include or posixpath.normpath(posixpath.join(posixpath.dirname(path), included)) == header:
+                    return target, path, line
+    return None
+
+
+def _cmake_defines(cmake_model, target, macro: str) -> bool:
+    """Whether the target gets the macro: its own definitions or a linked target's public ones."""
+    if any(d.value.split("=", 1)[0] == macro for d in target.compile_definitions):
+        return True
+    for item in target.link_libraries:
+        linked = cmake_model.targets.get(item.value)
+        if linked is not None and any(
+            d.value.split("=", 1)[0] == macro and d.scope in ("PUBLIC", "INTERFACE") for d in linked.compile_definitions
+        ):
+            return True
+    return False
+
+
+def _cmake_hit(model, target, definition, macro, header, block, consumer) -> Hit:
+    consumer_target, consumer_path, consumer_line = consumer
+    _name, start = _command_at(model, definition.path, definition.line)
+    lines = [(n, _line(model, definition.path, n)) for n in range(start, definition.line + 1)]
+    scoped = [(n, text) for n, text in lines if re.search(r"\bPRIVATE\b", text)]
+    fix = None
+    if len(scoped) == 1:
+        number, text = scoped[0]
+        fix = Fix(definition.path, number, number, re.sub(r"\bPRIVATE\b", "PUBLIC", text),
+                  f"make `{macro}` a PUBLIC definition of `{target.name}`")
+    return Hit(
+        path=definition.path,
+        line=definition.line,
+        message=(
+            f"`{macro}` is defined PRIVATE on `{target.name}`, but `{header}` changes its declarations under it "
+            f"and `{consumer_target.name}` includes that header without the definition: the library and its "
+            f"dependents compile different declarations. Make the definition PUBLIC."
+        ),
+        key=f"cmake:{target.name}:{macro}",
+        target=target.name,
+        offending_text=f"PRIVATE {macro}",
+        evidence=(
+            Evidence(header, block.line, f"`{header}` tests `{macro}` around declarations"),
+            Evidence(consumer_path, consumer_line, f"`{consumer_target.name}` links `{target.name}` and includes the header"),
+            Evidence(target.path, target.line, f"`{target.name}` is defined here"),
+        ),
+        fix=fix,
+    )
+
+
+def _directory_prefix(path: str) -> str:
+    directory = posixpath.dirname(path)
+    return directory + "/" if directory else ""
+
+
+def _command_at(model: BuildModel, path: str, line: int) -> tuple[str, int]:
+    """(name, first line) of the CMake command whose arguments include `line`."""
+    for number in range(line, max(0, line - 12), -1):
+        match = re.match(r"\s*(\w+)\s*\(", _line(model, path, number))
+        if match:
+            return match.group(1).lower(), number
+    return "", line
+
+
+def _line(model: BuildModel, path: str, line: int) -> str:
+    lines = (model.text(path) or "").splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+# -- Buck -----------------------------------------------------------------------------------
+
+
+def _buck_hits(model: BuildModel) -> list[Hit]:
+    found: dict[str, tuple] = {}
+    for cell in CELLS:
+        graph = model.cell(cell)
+        private = gating.cell_defines(model, cell, ("preprocessor_flags",))
+        exported = gating.cell_defines(model, cell, ("exported_preprocessor_flags",))
+        candidates = {m: labels for m, labels in private.items() if m not in exported}
+        if not candidates:
+            continue
+        tested = gating.headers_testing(model, candidates)
+        if not tested:
+            continue
+        index = includers = None
+        for macro, labels in sorted(candidates.items()):
+            for label in labels:
+                target = graph.targets[label]
+                if label in exported.get(macro, ()):
+                    continue
+                for include_name, header in xref.header_entries(target, "exported_headers"):
+                    if macro not in tested.get(header, ()) or (target.primary_label, macro) in found:
+                        continue
+                    block = _gating_declarations(model, header, macro)
+                    if block is None:
+                        continue
+                    if index is None:
+                        index = DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), {})
+                        includers = _includers(model, graph)
+                    consumer = _buck_consumer(model, graph, index, target, include_name, macro, includers)
+                    if consumer is not None:
+                        found[(target.primary_label, macro)] = (cell, target, macro, header, block, consumer)
+    return [_buck_hit(model, *entry) for _key, entry in sorted(found.items())]
+
+
+def _buck_consumer(model, graph, index, library, include_name: str, macro: str, includers):
+    """(target, file, line) of a dependent that includes the header and does not get the macro."""
+    for target, path, line in includers.get(include_name, ()):
+        if target.label == library.label or not index.reaches(target.label, [library.label]):
+            continue
+        if macro in index.defines(target.label, index.visible(target.label)):
+            continue
+        return target, path, line
+    return None
+
+
+def _includers(model: BuildModel, graph) -> dict[str, list]:
+    """include path -> (target, file, line) for every C++ target's sources of the cell."""
+    candidates = [t for t in graph.targets.values() if CXX_KINDS.search(t.kind)]
+    files_of = {t.label: xref.source_paths(t) for t in candidates}
+    includes = model.includes({p for files in files_of.values() for p in files})
+    found: dict[str, list] = {}
+    for target in sorted(candidates, key=lambda t: t.label):
+        for path in files_of[target.label]:
+            for included, line in includes.get(path, ()):
+                found.setdefault(included, []).append((target, path, line))
+    return found
+
+
+def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
+    consumer_target, consumer_path, consumer_line = consumer
+    text = model.text(target.path) or ""
+    line = item_line(text, target, f"-D{macro}") or attribute_line(text, target, "preprocessor_flags") or target.line
+    fix = None
+    written = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
+    if re.fullmatch(rf"""\s*preprocessor_flags\s*=\s*\[\s*["']-D{re.escape(macro)}(=[^"']*)?["']\s*,?\s*\]\s*,?\s*(#.*)?""", written) and (
+        attribute_line(text, target, "exported_preprocessor_flags") is None
+    ):
+        fix = Fix(target.path, line, line, written.replace("preprocessor_flags", "exported_preprocessor_flags", 1),
+                  f"export `-D{macro}` to dependents")
+    return Hit(
+        path=target.path,
+        line=line,
+        message=(
+            f"`-D{macro}` is in `preprocessor_flags` of `{target.primary_label}`, but its exported header "
+            f"`{posixpath.basename(header)}` changes declarations under `{macro}` and `{consumer_target.primary_label}` "
+            f"includes it without the flag (in `{cell}`): the library and its dependents compile different "
+            "declarations. Put the flag in `exported_preprocessor_flags`."
+        ),
+        key=f"buck:{target.primary_label}:{macro}",
+        target=target.primary_label,
+        cell=cell,
+        offending_text=f"-D{macro}",
+        evidence=(
+            Evidence(header, block.line, f"`{posixpath.basename(header)}` tests `{macro}` around declarations"),
+            Evidence(consumer_path, consumer_line, f"`{consumer_target.primary_label}` includes it without `-D{macro}`"),
+        ),
+        fix=fix,
+    )
+
+
+_CMAKE_ROOT = (
+    "cmake_minimum_required(VERSION 3.24)\n"
+    "project(executorch)\n"
+    'option(EXECUTORCH_BUILD_EXTENSION_LLM "Build the LLM extension" ON)\n'
+    "add_subdirectory(backends/cuda)\n"
+)
+
+
+def _cmake(scope: str, marker: str) -> str:
+    return (
+        "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+        "if(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+        "  target_sources(aoti_cuda_backend PRIVATE runtime/cuda_kv_cache.cpp)\n"
+        f"  target_compile_definitions(aoti_cuda_backend {scope} EXECUTORCH_BUILD_EXTENSION_LLM){marker}\n"
+        "  add_executable(test_cuda_kv_cache runtime/tests/test_cuda_kv_cache.cpp)\n"
+        "  target_link_libraries(test_cuda_kv_cache PRIVATE aoti_cuda_backend)\n"
+        "endif()\n"
+    )
+
+
+def _files(scope: str, marker: str) -> dict[str, str]:
+    return {
+        "CMakeLists.txt": _CMAKE_ROOT,
+        "backends/cuda/CMakeLists.txt": _cmake(scope, marker),
+        "backends/cuda/runtime/cuda_backend.cpp": "#include <executorch/backends/cuda/runtime/cuda_kv_cache.h>\n",
+        "backends/cuda/runtime/cuda_kv_cache.cpp": "#include <executorch/backends/cuda/runtime/cuda_kv_cache.h>\n",
+        "backends/cuda/runtime/cuda_kv_cache.h": (
+            "#pragma once\n"
+            "#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+            "int attach_offgraph_kv_cache(int slot);\n"
+            "#endif\n"
+        ),
+        "backends/cuda/runtime/tests/test_cuda_kv_cache.cpp": (
+            "#include <executorch/backends/cuda/runtime/cuda_kv_cache.h>\nint main() { return 0; }\n"
+        ),
+    }
+
+
+CHECK = Check(
+    id="gate-macro-not-exported",
+    severity=Severity.MAJOR,
+    title="Macro tested by a dependents' header is defined privately",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(head=_files("PRIVATE", "  # expect: gate-macro-not-exported")),
+        Example(
+            head={
+                ".buckconfig": "[repositories]\n  root = .\n",
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["caller_stream.h"],\n'
+                    '    preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+                "extension/cuda/caller_stream.h": (
+                    "#pragma once\nstruct CallerStream {\n  void* stream;\n#ifdef CUDA_CALLER_STREAM_POOL\n  void* pool;\n#endif\n};\n"
+                    "#ifdef CUDA_CALLER_STREAM_POOL\nvoid* pooled_stream();\n#endif\n"
+                ),
+                "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+                "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+            }
+        ),
+    ),
+    good=(
+        Example(head=_files("PUBLIC", "")),
+        Example(
+            head={
+                ".buckconfig": "[repositories]\n  root = .\n",
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["export.h"],\n'
+                    '    preprocessor_flags = ["-DEXECUTORCH_EXTENSION_CUDA_BUILDING"],\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+                "extension/cuda/export.h": (
+                    "#pragma once\n"
+                    "#ifdef EXECUTORCH_EXTENSION_CUDA_BUILDING\n"
+                    "#define ET_CUDA_API __declspec(dllexport)\n"
+                    "#else\n"
+                    "#define ET_CUDA_API __declspec(dllimport)\n"
+                    "#endif\n"
+                    "ET_CUDA_API void* caller_stream();\n"
+                ),
+                "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/export.h>\n",
+                "extension/cuda/user.cpp": "#include <executorch/extension/cuda/export.h>\n",
+            }
+        ),
+    ),
+)

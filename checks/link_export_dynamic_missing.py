@@ -1,0 +1,218 @@
+"""A statically built Buck library lacks the `--export-dynamic` its CMake twin exports.
+
+An AOTInductor library binds its `aoti_torch_*` calls to the shims in the host executable
+when it is loaded. That works only if the executable exports those symbols: CMake makes every
+consumer link with `-Wl,--export-dynamic` through a PUBLIC (or INTERFACE) link option on the
+shim and backend libraries. Buck's equivalent is `exported_linker_flags` on the library. Where
+Buck links the library statically into an executable (the `xplat` cell, and the open-source
+build when the wrapper sets `force_static`), a library without it leaves every binary that
+links it to rediscover the flag; without it, loading a model fails with
+`undefined symbol: aoti_torch_...`.
+
+The twin is found by shared sources (design 3.4): the Buck target that compiles the most of the
+CMake target's files. A flag carried by any library in the target's dependency closure counts,
+since Buck applies `exported_linker_flags` to everything that links it. When several targets of
+one closure miss it, the lowest is reported: fixing it fixes those above it. `fbcode` is left
+out: it links dynamically.
+
+Example (bad): `cxx_library(name = "cuda_backend", srcs = ["cuda_backend.cpp"])` in a package
+xplat builds, while CMake says `target_link_options(aoti_cuda_backend PUBLIC -Wl,--export-dynamic)`.
+
+Use instead: add `exported_linker_flags = ["-Wl,--export-dynamic"],` to the Buck target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from bot.build import cmake, linkage, pairing
+from bot.build.buck import BuckTarget
+from bot.build.callsite import attribute_line, insert_after
+from bot.check import Check, Example
+from bot.model import Evidence, Hit, Severity
+from bot.snapshot import Snapshot
+
+_EXPORTING_SCOPES = ("PUBLIC", "INTERFACE")
+_FLAG = '"-Wl,--export-dynamic"'
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Cells where libraries are always linked statically, and cells where `force_static` decides."""
+
+    static_cells: tuple[str, ...] = ("xplat",)
+    force_static_cells: tuple[str, ...] = ("oss",)
+
+
+def exports_dynamic(flag: str) -> bool:
+    """Whether a linker flag exports the executable's symbols to libraries it loads."""
+    return "--export-dynamic" in flag or flag in ("-rdynamic", "-Wl,-E", "LINKER:-E")
+
+
+def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
+    options = options or Options()
+    profile = cmake.DEFAULT_PROFILE.name
+    pairs = pairing.pairing(snap.head, profile)
+    exporting = _exporting_targets(snap, profile, pairs)
+    if not exporting:
+        return
+    reported: set[str] = set()
+    for cell in (*options.static_cells, *options.force_static_cells):
+        graph = snap.head.cell(cell)
+        missing: dict[str, tuple[BuckTarget, str]] = {}
+        for label, cmake_target in sorted(exporting.items()):
+            target = graph.targets.get(label)
+            if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
+                continue
+            if not pairing.cell_reads(graph, target):
+                continue
+            if target.attr("preferred_linkage") == "shared":
+                continue  # linked as a shared object even here
+            if cell in options.force_static_cells and cell not in options.static_cells and target.attr("force_static") is not True:
+                continue
+            if not _flag_in_closure(snap, cell, label):
+                missing[label] = (target, cmake_target)
+        for label, (target, cmake_target) in sorted(missing.items()):
+            if label in reported:
+                continue
+            closure = linkage.dependency_closure(snap.head, cell, label)
+            if any(other != label and other in closure for other in missing):
+                continue  # a library below it misses the flag too; that one is reported
+            above = sorted(o for o in missing if o != label and label in linkage.dependency_closure(snap.head, cell, o))
+            reported.update([label, *above])
+            yield _hit(snap, cell, target, cmake_target, above)
+
+
+def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> dict[str, str]:
+    """Buck label -> the CMake twin that exports `--export-dynamic` to its consumers."""
+    model = snap.head.cmake(profile)
+    found: dict[str, str] = {}
+    for name in sorted(pairs.by_cmake):
+        target = model.targets.get(name)
+        if target is None or not _exported_option(target):
+            continue
+        for label in pairs.closest_buck(name):
+            found.setdefault(label, name)
+    return found
+
+
+def _exported_option(target: cmake.CMakeTarget) -> cmake.Scoped | None:
+    for option in target.link_options:
+        if option.scope in _EXPORTING_SCOPES and exports_dynamic(option.value):
+            return option
+    return None
+
+
+def _flag_in_closure(snap: Snapshot, cell: str, label: str) -> bool:
+    graph = snap.head.cell(cell)
+    for member in linkage.dependency_closure(snap.head, cell, label):
+        target = graph.targets.get(member)
+        if target is not None and any(isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags")):
+            return True
+    return False
+
+
+def _hit(snap: Snapshot, cell: str, target: BuckTarget, cmake_name: str, above: list[str]) -> Hit:
+    cmake_target = snap.head.cmake(cmake.DEFAULT_PROFILE.name).targets[cmake_name]
+    option = _exported_option(cmake_target)
+    text = snap.head.text(target.path) or ""
+    anchor = attribute_line(text, target, "link_whole") or attribute_line(text, target, "name")
+    fix = None
+    if anchor is not None:
+        fix = insert_after(
+            text, target.path, anchor, f"exported_linker_flags = [{_FLAG}],", "export the executable's symbols as CMake does"
+        )
+    static = "links libraries statically" if cell != "oss" else "sets `force_static = True`"
+    also = ""
+    if above:
+        verbs = "links it and misses" if len(above) == 1 else "link it and miss"
+        also = f" `{'`, `'.join(above)}` {verbs} the flag too."
+    evidence = [
+        Evidence(target.path, target.line, f"`{target.label}` is defined in `{cell}`, which {static}"),
+        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+    ]
+    return Hit(
+        path=target.path,
+        line=target.line,
+        end_line=target.end_line,
+        message=(
+            f"`{target.label}` compiles the same sources as the CMake target `{cmake_name}`, which gives its "
+            f"consumers `{option.value}` ({option.scope}); in `{cell}` Buck links it statically and nothing in its "
+            "dependency closure sets `exported_linker_flags` with the flag, so an executable that links it cannot "
+            f"load an AOTInductor library (`undefined symbol: aoti_torch_...`).{also} "
+            f"Fix: add `exported_linker_flags = [{_FLAG}]`."
+        ),
+        key=f"{target.primary_label}|{cell}",  # the same gap in another cell is another defect
+        target=target.label,
+        cell=cell,
+        offending_text=cmake_name,
+        evidence=tuple(evidence),
+        fix=fix,
+    )
+
+
+_CMAKE = (
+    "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+    "if(NOT MSVC)\n"
+    "  target_link_options(aoti_cuda_backend PUBLIC -Wl,--export-dynamic)\n"
+    "endif()\n"
+)
+
+CHECK = Check(
+    id="link-export-dynamic-missing",
+    severity=Severity.MAJOR,
+    title="Statically built Buck library without the --export-dynamic its CMake twin exports",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(
+            head={
+                "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+                "backends/cuda/CMakeLists.txt": _CMAKE,
+                "backends/cuda/runtime/BUCK": (
+                    "cxx_library(  # expect: link-export-dynamic-missing\n"
+                    '    name = "cuda_backend",\n'
+                    '    srcs = ["cuda_backend.cpp"],\n'
+                    "    link_whole = True,\n"
+                    ")\n"
+                ),
+            }
+        ),
+    ),
+    good=(
+        Example(
+            head={
+                "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+                "backends/cuda/CMakeLists.txt": _CMAKE,
+                "backends/cuda/runtime/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "cuda_backend",\n'
+                    '    srcs = ["cuda_backend.cpp"],\n'
+                    "    link_whole = True,\n"
+                    '    exported_linker_flags = ["-Wl,--export-dynamic"],\n'
+                    ")\n"
+                ),
+            }
+        ),
+        Example(
+            head={
+                "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+                "backends/cuda/CMakeLists.txt": _CMAKE,
+                "backends/cuda/runtime/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "shims",\n'
+                    '    srcs = ["shims.cpp"],\n'
+                    '    exported_linker_flags = ["-Wl,--export-dynamic"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "cuda_backend",\n'
+                    '    srcs = ["cuda_backend.cpp"],\n'
+                    '    deps = [":shims"],\n'
+                    ")\n"
+                ),
+            }
+        ),
+    ),
+    options=Options(),
+)

@@ -1,0 +1,298 @@
+"""A source is added to (or dropped from) one build of a target and not the other.
+
+ExecuTorch builds the same libraries with Buck and with CMake, and the two source lists are
+kept in step by hand. A source added to the Buck target but not to its CMake twin builds and
+passes Buck CI, and the CMake build (the one users and the wheels get) then fails to link
+with undefined symbols, or silently lacks a kernel; the reverse breaks the internal build.
+A source dropped from one side while the other still compiles it is the same drift, and
+when the file itself was deleted the other build no longer configures.
+
+Twins are found by shared sources (design 3.4): a Buck target and a CMake target that compiled
+at least half of the smaller one's files at base or at head. Only what the pull request
+changed is compared: a source that moved to another target of the same build, or that the
+other build compiles in any target or mentions in any CMake/Buck file (under an option the
+default profile leaves off), is not drift. Sources a Buck target gets from a variable or a
+glob rather than writing them at the call site are left to the build that generates them.
+
+Example (bad): `srcs = ["shims/memory.cpp", "shims/sort.cu"]` in Buck while
+`add_library(aoti_cuda_shims SHARED runtime/shims/memory.cpp)` in CMake does not add `sort.cu`.
+
+Use instead: add the source to both, or to neither.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Iterator
+
+from bot.build import cmake, pairing
+from bot.build.buck import CELLS, BuckTarget
+from bot.build.callsite import attribute_line, item_line
+from bot.check import Check, Example
+from bot.model import Evidence, Hit, Severity
+from bot.snapshot import BuildModel, Snapshot
+
+_BUCK_FILES = ("BUCK", "TARGETS")
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    if snap.base is snap.head:
+        return
+    profile = cmake.DEFAULT_PROFILE.name
+    before, after = pairing.pairing(snap.base, profile), pairing.pairing(snap.head, profile)
+    if not (before.by_buck or after.by_buck):
+        return
+    yield from _buck_changes(snap, before, after)
+    yield from _cmake_changes(snap, before, after)
+
+
+def _twins_of_buck(label: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
+    """The CMake twins of a Buck target, closest (most shared sources) first."""
+    shared: dict[str, int] = {}
+    for pairs in (before, after):
+        for name in pairs.by_buck.get(label, ()):
+            if _close(pairs.buck_sources[label], pairs.cmake_sources[name]):
+                shared[name] = max(shared.get(name, 0), len(pairs.shared(label, name)))
+    return sorted(shared, key=lambda name: (-shared[name], name))
+
+
+def _twins_of_cmake(name: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
+    """The Buck twins of a CMake target, closest (most shared sources) first."""
+    shared: dict[str, int] = {}
+    for pairs in (before, after):
+        for label in pairs.by_cmake.get(name, ()):
+            if _close(pairs.buck_sources[label], pairs.cmake_sources[name]):
+                shared[label] = max(shared.get(label, 0), len(pairs.shared(label, name)))
+    return sorted(shared, key=lambda label: (-shared[label], label))
+
+
+def _close(buck: frozenset[str], cmake_sources: frozenset[str]) -> bool:
+    """Twins compile at least half of the smaller target's sources in common."""
+    return 2 * len(buck & cmake_sources) >= min(len(buck), len(cmake_sources))
+
+
+def _buck_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
+    cmake_everywhere = after.all_cmake_sources()
+    buck_everywhere = after.all_buck_sources()
+    seen: set[tuple[str, int, str]] = set()
+    for label in sorted(set(before.buck_sources) & set(after.buck_sources)):
+        added = after.buck_sources[label] - before.buck_sources[label]
+        removed = before.buck_sources[label] - after.buck_sources[label]
+        if not added and not removed:
+            continue
+        target = _buck_target(snap.head, label)
+        twins = _twins_of_buck(label, before, after)
+        if target is None or not twins or "test" in target.kind:
+            continue
+        text = snap.head.text(target.path) or ""
+        for source in sorted(added):
+            if source in cmake_everywhere or not snap.head.tree.exists(source):
+                continue
+            relative = _relative(source, target.package)
+            line = item_line(text, target, relative)
+            if line is None or (target.path, line, source) in seen or pairing.cmake_mentions(snap.head, source):
+                continue
+            seen.add((target.path, line, source))
+            twin = _cmake_target(snap.head, twins[0])
+            yield Hit(
+                path=target.path,
+                line=line,
+                message=(
+                    f"`{relative}` is added to the Buck target `{label}` but to no CMake target; its CMake twin "
+                    f"`{twins[0]}` compiles the same files otherwise, so the CMake build now lacks what this source "
+                    "defines (undefined symbols at link, or a missing kernel). Add it to the CMake target too."
+                ),
+                key=f"{target.primary_label}|{source}",
+                target=label,
+                offending_text=f"added {source}",
+                evidence=_cmake_evidence(twin, twins[0], f"the CMake twin `{twins[0]}`, which does not compile `{source}`"),
+            )
+        for source in sorted(removed):
+            if source in buck_everywhere:
+                continue  # moved to another Buck target
+            still = [n for n in twins if source in after.cmake_sources.get(n, ()) and source in before.cmake_sources.get(n, ())]
+            if not still or (target.path, target.line, source) in seen:
+                continue
+            seen.add((target.path, target.line, source))
+            location = pairing.cmake_mentions(snap.head, source)
+            gone = not snap.head.tree.exists(source)
+            consequence = "CMake no longer configures (the file is deleted)" if gone else "the two builds now differ"
+            yield Hit(
+                path=target.path,
+                line=attribute_line(text, target, "srcs") or target.line,
+                message=(
+                    f"`{_relative(source, target.package)}` is dropped from the Buck target `{label}`, but its CMake "
+                    f"twin `{still[0]}` still compiles it: {consequence}. Drop it from the CMake target too, or keep it in Buck."
+                ),
+                key=f"{target.primary_label}|{source}",
+                target=label,
+                offending_text=f"dropped {source}",
+                evidence=(Evidence(*location, f"CMake still compiles `{source}` in `{still[0]}`"),) if location else (),
+            )
+
+
+def _cmake_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
+    cmake_everywhere = after.all_cmake_sources()
+    buck_everywhere = after.all_buck_sources()
+    model = snap.head.cmake(cmake.DEFAULT_PROFILE.name)
+    for name in sorted(set(before.cmake_sources) & set(after.cmake_sources)):
+        added = after.cmake_sources[name] - before.cmake_sources[name]
+        removed = before.cmake_sources[name] - after.cmake_sources[name]
+        if not added and not removed:
+            continue
+        twins = _twins_of_cmake(name, before, after)
+        target = model.targets.get(name)
+        if not twins or target is None:
+            continue
+        buck_twin = _buck_target(snap.head, twins[0])
+        for source in sorted(added):
+            if source in buck_everywhere or not snap.head.tree.exists(source) or _buck_mentions(snap.head, source):
+                continue
+            written = next((s for s in target.sources if s.path_repo_relative == source), None)
+            location = _mention_in(snap.head, written.path, source) if written else None
+            path, line = location or ((written.path, written.line) if written else (target.path, target.line))
+            yield Hit(
+                path=path,
+                line=line,
+                message=(
+                    f"`{source}` is added to the CMake target `{name}` but to no Buck target; its Buck twin "
+                    f"`{twins[0]}` compiles the same files otherwise, so the Buck builds now lack what this source "
+                    "defines. Add it to the Buck target's `srcs` too."
+                ),
+                key=f"{name}|{source}",
+                target=name,
+                offending_text=f"added {source}",
+                evidence=(Evidence(buck_twin.path, buck_twin.line, f"the Buck twin `{twins[0]}`, which does not compile `{source}`"),)
+                if buck_twin
+                else (),
+            )
+        for source in sorted(removed):
+            if source in cmake_everywhere or pairing.cmake_mentions(snap.head, source):
+                continue
+            still = [
+                label
+                for label in twins
+                if source in after.buck_sources.get(label, ()) and source in before.buck_sources.get(label, ())
+            ]
+            if not still:
+                continue
+            holder = _buck_target(snap.head, still[0])
+            evidence = ()
+            if holder is not None:
+                text = snap.head.text(holder.path) or ""
+                line = item_line(text, holder, _relative(source, holder.package)) or holder.line
+                evidence = (Evidence(holder.path, line, f"Buck still compiles `{source}` in `{still[0]}`"),)
+            yield Hit(
+                path=target.path,
+                line=target.line,
+                message=(
+                    f"`{source}` is dropped from the CMake target `{name}`, but its Buck twin `{still[0]}` still compiles "
+                    "it, and no CMake file mentions it any more. Drop it from the Buck target too, or keep it in CMake."
+                ),
+                key=f"{name}|{source}",
+                target=name,
+                offending_text=f"dropped {source}",
+                evidence=evidence,
+            )
+
+
+def _buck_target(model: BuildModel, label: str) -> BuckTarget | None:
+    for cell in CELLS:
+        target = model.cell(cell).targets.get(label)
+        if target is not None:
+            return target
+    return None
+
+
+def _cmake_target(model: BuildModel, name: str):
+    return model.cmake(cmake.DEFAULT_PROFILE.name).targets.get(name)
+
+
+def _cmake_evidence(target, name: str, note: str) -> tuple[Evidence, ...]:
+    return (Evidence(target.path, target.line, note),) if target is not None else ()
+
+
+def _relative(source: str, package: str) -> str:
+    return source[len(package) + 1 :] if package and source.startswith(package + "/") else source
+
+
+def _mention_in(model: BuildModel, path: str, source: str) -> tuple[str, int] | None:
+    directory = posixpath.dirname(path)
+    needle = source[len(directory) + 1 :] if directory and source.startswith(directory + "/") else source
+    for number, line in enumerate((model.text(path) or "").splitlines(), start=1):
+        if needle in line and not line.lstrip().startswith("#"):
+            return path, number
+    return None
+
+
+def _buck_mentions(model: BuildModel, source: str) -> bool:
+    """Whether a Buck file names the source (relative to its package, or by repository path)."""
+    for path in model.tree.paths():
+        name = posixpath.basename(path)
+        if name not in _BUCK_FILES and not name.endswith(".bzl"):
+            continue
+        directory = posixpath.dirname(path)
+        needles = [source]
+        if directory and source.startswith(directory + "/"):
+            needles.append(source[len(directory) + 1 :])
+        text = model.text(path) or ""
+        if any(f'"{needle}"' in text or f"'{needle}'" in text for needle in needles):
+            return True
+    return False
+
+
+_CMAKE_BASE = "add_library(aoti_cuda_shims SHARED runtime/shims/memory.cpp runtime/shims/cuda_guard.cpp)\n"
+_BUCK_BASE = (
+    "cxx_library(\n"
+    '    name = "runtime_shims",\n'
+    "    srcs = [\n"
+    '        "shims/cuda_guard.cpp",\n'
+    '        "shims/memory.cpp",\n'
+    "    ],\n"
+    ")\n"
+)
+_BUCK_HEAD = _BUCK_BASE.replace('"shims/memory.cpp",\n', '"shims/memory.cpp",\n        "shims/sort.cu",{marker}\n')
+_FILES = {
+    "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+    "backends/cuda/runtime/shims/memory.cpp": "",
+    "backends/cuda/runtime/shims/cuda_guard.cpp": "",
+    "backends/cuda/runtime/shims/sort.cu": "",
+    "backends/cuda/runtime/shims/rand.cu": "",
+}
+_BASE = {**_FILES, "backends/cuda/CMakeLists.txt": _CMAKE_BASE, "backends/cuda/runtime/BUCK": _BUCK_BASE}
+
+
+def _head(cmake: str, buck: str) -> dict[str, str]:
+    return {**_FILES, "backends/cuda/CMakeLists.txt": cmake, "backends/cuda/runtime/BUCK": buck}
+
+
+CHECK = Check(
+    id="source-parity",
+    severity=Severity.MAJOR,
+    title="Source added to or dropped from one build of a target only",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(base=_BASE, head=_head(_CMAKE_BASE, _BUCK_HEAD.format(marker="  # expect: source-parity"))),
+        Example(
+            base=_BASE,
+            head=_head(
+                _CMAKE_BASE + "target_sources(aoti_cuda_shims PRIVATE runtime/shims/rand.cu)  # expect: source-parity\n",
+                _BUCK_BASE,
+            ),
+        ),
+    ),
+    good=(
+        Example(base=_BASE, head=_head(_CMAKE_BASE.replace(")\n", " runtime/shims/sort.cu)\n"), _BUCK_HEAD.format(marker=""))),
+        Example(
+            base=_BASE,
+            head=_head(
+                _CMAKE_BASE
+                + "if(CMAKE_CUDA_COMPILER AND EXECUTORCH_BUILD_SORT)\n"
+                "  target_sources(aoti_cuda_shims PRIVATE runtime/shims/sort.cu)\n"
+                "endif()\n",
+                _BUCK_HEAD.format(marker=""),
+            ),
+        ),
+    ),
+)
