@@ -65,8 +65,6 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             target = graph.targets.get(label)
             if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
                 continue
-            if not pairing.cell_reads(graph, target):
-                continue
             if target.attr("preferred_linkage") == "shared":
                 continue  # linked as a shared object even here
             if cell in options.force_static_cells and cell not in options.static_cells and target.attr("force_static") is not True:

@@ -111,3 +111,16 @@ def test_cache_follows_glob_listings(tmp_path):
     assert first.targets["//pkg:a"].attr("srcs") == ["a.cpp"]
     assert added.targets["//pkg:a"].attr("srcs") == ["a.cpp", "b.cpp"]
     assert [r.cached for r in added.packages.values()] == [False]
+
+
+def test_each_cell_reads_its_own_build_files():
+    files = {
+        ".buckconfig": BUCKCONFIG + "[buildfile]\n  name_v2 = TARGETS,BUCK\n",
+        "fbcode_only/TARGETS": 'cxx_library(name = "internal")\n',
+        "both/TARGETS": 'cxx_library(name = "from_targets")\n',
+        "both/BUCK": 'cxx_library(name = "from_buck")\n',
+    }
+    tree = memory_tree(files)
+    assert set(evaluate_cell(tree, "fbcode").targets) == {"//fbcode_only:internal", "//both:from_targets"}
+    assert set(evaluate_cell(tree, "xplat").targets) == {"//both:from_buck"}
+    assert set(evaluate_cell(tree, "oss").targets) == {"//fbcode_only:internal", "//both:from_targets"}

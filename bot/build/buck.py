@@ -33,7 +33,7 @@ CELLS = ("fbcode", "xplat", "oss")
 @functools.cache
 def _fields_of(cls: type) -> tuple:
     return dataclasses.fields(cls)
-HOST_VERSION = "buck-host-5"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-6"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
@@ -678,9 +678,20 @@ def load_buckconfig(tree: FileTree) -> BuckConfig:
     return parse_buckconfig(text) if text else BuckConfig(cells={"root": "."})
 
 
-def find_packages(tree: FileTree, config: BuckConfig) -> dict[str, str]:
+# The internal cells read their own build files: fbcode a TARGETS (else BUCK), xplat a BUCK.
+# The open-source build reads what `.buckconfig` says.
+INTERNAL_BUILD_FILE_NAMES = {"fbcode": ("TARGETS", "BUCK"), "xplat": ("BUCK",)}
+
+
+def build_file_names(config: BuckConfig, cell: str) -> tuple[str, ...]:
+    """The build file names a cell reads, in order of preference."""
+    return INTERNAL_BUILD_FILE_NAMES.get(cell, config.build_file_names)
+
+
+def find_packages(tree: FileTree, config: BuckConfig, cell: str = "oss") -> dict[str, str]:
     """package -> build file, for the root cell (other cells' directories excluded)."""
-    names = set(config.build_file_names)
+    order = build_file_names(config, cell)
+    names = set(order)
     other_roots = tuple(
         r.strip("/") + "/" for r in config.cells.values() if r not in (".", "./", "") and not r.startswith("..")
     )
@@ -696,7 +707,7 @@ def find_packages(tree: FileTree, config: BuckConfig) -> dict[str, str]:
         package = posixpath.dirname(path)
         # buildfile names are tried in order: the first present wins.
         current = packages.get(package)
-        if current is None or config.build_file_names.index(base) < config.build_file_names.index(posixpath.basename(current)):
+        if current is None or order.index(base) < order.index(posixpath.basename(current)):
             packages[package] = path
     return dict(sorted(packages.items()))
 
@@ -810,7 +821,7 @@ def evaluate_cell(
     """Evaluate every package (or the given ones) of `tree` in `cell`."""
     config = load_buckconfig(tree)
     config_blob = tree.blob_id(".buckconfig") or ""
-    wanted = packages if packages is not None else find_packages(tree, config)
+    wanted = packages if packages is not None else find_packages(tree, config, cell)
     cache = cache or EvaluationCache(None)
     whole = cache.get_cell(tree, cell) if packages is None else None
     if whole is not None:

@@ -49,25 +49,12 @@ def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
             yield target
 
 
-# xplat reads only BUCK files; the repository's .buckconfig (the open-source one) also names
-# TARGETS, which holds fbcode-only packages. A target the model found in a TARGETS file is not
-# one xplat builds.
-CELL_BUILD_FILES = {"xplat": ("BUCK",)}
-
-
-def cell_reads(graph: CellGraph, target: BuckTarget) -> bool:
-    """Whether the cell really reads the build file its model evaluated for the target's package."""
-    names = CELL_BUILD_FILES.get(graph.cell)
-    package = graph.packages.get(target.package)
-    return names is None or package is None or posixpath.basename(package.build_file) in names
-
-
 def cell_primary_targets(model: "BuildModel", cell: str) -> tuple[BuckTarget, ...]:
-    """`primary_targets` of one cell of a revision that the cell really builds, computed once."""
+    """`primary_targets` of one cell of a revision, computed once."""
 
     def compute() -> tuple[BuckTarget, ...]:
         graph = model.cell(cell)
-        return tuple(t for t in primary_targets(graph) if cell_reads(graph, t))
+        return tuple(primary_targets(graph))
 
     return model.memo(("pairing:primary-targets", cell), compute)
 
