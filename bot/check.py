@@ -33,6 +33,19 @@ class Example:
         return frozenset(found)
 
 
+# What a check reads, by file name: a change that touches none of a check's inputs cannot
+# change its verdict, so the engine skips it (base and head would agree).
+BUCK_FILES = ("BUCK", "TARGETS", ".bzl", ".buckconfig")
+CPP_FILES = (".h", ".hh", ".hpp", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".inc")
+CMAKE_FILES = ("CMakeLists.txt", ".cmake")
+
+
+def touches(path: str, inputs: tuple[str, ...]) -> bool:
+    """Does a changed path belong to one of these input kinds (a suffix or a base name)?"""
+    name = path.rsplit("/", 1)[-1]
+    return any(name == kind or (kind.startswith(".") and name.endswith(kind)) for kind in inputs)
+
+
 @dataclass(frozen=True)
 class Check:
     """One invariant. `run` is a pure function of a Snapshot; it never reads files or clocks."""
@@ -46,6 +59,7 @@ class Check:
     good: tuple[Example, ...]
     options: Any = None
     tags: frozenset[str] = field(default_factory=frozenset)
+    inputs: tuple[str, ...] | None = None  # None: always run
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)+", self.id):

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
-from bot.check import Check
+from bot.check import BUCK_FILES, Check, touches
 from bot.diff import ChangeSet
 from bot.model import Finding, Hit, Severity, fingerprint
 from bot.snapshot import Snapshot
@@ -49,7 +49,7 @@ class EngineResult:
 def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
     """Run the enabled checks and keep what the pull request introduced."""
     config = snapshot.config
-    enabled = [c for c in checks if c.id not in config.disabled]
+    enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
     baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config)
     findings: dict[str, Finding] = {}
     for check in enabled:
@@ -70,6 +70,19 @@ def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
         tuple(sorted(suppressed, key=_order)),
         tuple(c.id for c in enabled),
     )
+
+
+def _may_change(check: Check, snapshot: Snapshot) -> bool:
+    """Could this change alter the check's verdict? Not when it touches none of its inputs."""
+    if check.inputs is None or not snapshot.base.tree.paths():
+        return True  # a scan (empty base) or a check that reads anything
+    buck_reader = any(kind in check.inputs for kind in BUCK_FILES)
+    for change in snapshot.changes.files:
+        if touches(change.path, check.inputs) or (change.old_path and touches(change.old_path, check.inputs)):
+            return True
+        if buck_reader and change.status in ("added", "deleted", "renamed"):
+            return True  # glob() results follow the listing
+    return False
 
 
 def _order(finding: Finding) -> tuple:

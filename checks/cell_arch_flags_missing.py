@@ -30,7 +30,7 @@ from bot.build import helper_reach, pairing
 from bot.build.buck import BuckTarget
 from bot.build.callsite import attribute_line, item_line
 from bot.build.xref import includes_of, source_paths
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.parse.cpp import conditions_hold
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -248,6 +248,7 @@ def _targets(nvcc_flags: str, marker: str = "") -> str:
 
 CHECK = Check(
     id="cell-arch-flags-missing",
+    inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MINOR,
     title="Compute-capability-gated CUDA kernels built without arch flags outside fbcode",
     doc=__doc__,

@@ -24,7 +24,7 @@ import re
 
 from bot.build.buck import CELLS, flatten, normalize_label
 from bot.build.callsite import item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -104,6 +104,7 @@ def _user(marker: str) -> str:
 
 CHECK = Check(
     id="cell-dependency-missing",
+    inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="Dependency not defined in the depending target's cell",
     doc=__doc__,

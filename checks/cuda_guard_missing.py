@@ -21,7 +21,7 @@ from typing import Iterator
 
 from bot.build import xref
 from bot.build.callsite import attribute_line, call_lines, insert_after, item_line, outermost_frame
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -131,6 +131,7 @@ _XPLAT_BUCK = (
 
 CHECK = Check(
     id="cuda-guard-missing",
+    inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="CUDA target visible to CPU-only builds without the CUDA guard",
     doc=__doc__,

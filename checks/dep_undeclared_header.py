@@ -31,12 +31,12 @@ import posixpath
 import re
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 
 from bot.build import xref
 from bot.build.buck import CELLS, BuckTarget
 from bot.build.callsite import attribute_line, call_lines, item_line
-from bot.build.gating import canonical_graph, graph_fact, thread_cache
+from bot.build.gating import canonical_graph, graph_fact
 from bot.build.header_deps import (
     CXX_KINDS,
     DependencyIndex,
@@ -45,7 +45,7 @@ from bot.build.header_deps import (
     recorded_as_written,
     wrapper_added_deps,
 )
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -94,7 +94,8 @@ class _CellState:
     """What one cell's graph decides, independent of C++ contents; reused by the other revision
     of a review when its graphs are equal (most pull requests change no build file)."""
 
-    graphs: tuple  # the cell's graph and, for internal cells, the OSS twin it folds in
+    targets: Mapping[str, BuckTarget]  # the cell's (the state lives with the cell's graph)
+    twin: Callable[[], object] | None  # the OSS graph folded in, for internal cells (weakly)
     repo_dirs: frozenset[str]
     index: DependencyIndex
     files_of: dict[str, tuple[str, ...]]
@@ -110,21 +111,22 @@ class _CellState:
         return self._owner_labels
 
 
-_STATES_KEPT = 6  # a base and a head, three cells each
+_STATES_KEPT = 4  # per graph: one per distinct OSS twin and repository directory set
 
 
 def _cell_state(model: BuildModel, cell: str) -> _CellState:
     graph = canonical_graph(model, cell)
-    graphs = (graph,) if cell == "oss" else (graph, canonical_graph(model, "oss"))
+    twin = canonical_graph(model, "oss") if cell != "oss" else None
     repo_dirs = _repo_dirs(model)
-    states = thread_cache("dep_undeclared_states", list)
+    states = graph_fact(model, cell, "dep-undeclared-states", lambda _graph: [])
     for state in states:
-        same = len(state.graphs) == len(graphs) and all(a is b for a, b in zip(state.graphs, graphs))
-        if same and (state.repo_dirs is repo_dirs or state.repo_dirs == repo_dirs):
+        if (state.twin() if state.twin is not None else None) is twin and (
+            state.repo_dirs is repo_dirs or state.repo_dirs == repo_dirs
+        ):
             return state
-    twin = _table(model, "oss") if cell != "oss" else None
+    twin_table = _table(model, "oss") if cell != "oss" else None
     implicit = graph_fact(model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss")))
-    index = DependencyIndex.build(graph, _table(model, cell), twin, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
+    index = DependencyIndex.build(graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
     files_of: dict[str, tuple[str, ...]] = {}
     for label, target in graph.targets.items():
         if CXX_KINDS.search(target.kind):
@@ -132,7 +134,7 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
             for attribute in ("headers", "exported_headers"):
                 files.extend(path for _name, path in xref.header_entries(target, attribute))
             files_of[label] = tuple(dict.fromkeys(files))
-    state = _CellState(graphs, repo_dirs, index, files_of, {}, {})
+    state = _CellState(graph.targets, None if twin is None else weakref.ref(twin), repo_dirs, index, files_of, {}, {})
     states.insert(0, state)
     del states[_STATES_KEPT:]
     return state
@@ -140,7 +142,6 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
 
 def _gaps_in_cell(model: BuildModel, cell: str, relative_to=None) -> list[_Gap]:
     state = _cell_state(model, cell)
-    graph = state.graphs[0]
     owners = model.header_owners(cell)
     tree = model.tree
     changed = None
@@ -159,11 +160,11 @@ def _gaps_in_cell(model: BuildModel, cell: str, relative_to=None) -> list[_Gap]:
             gaps = cached[1]
         else:
             read: set[str] = set()
-            gaps = _target_gaps(model, state.index, graph.targets[label], files, includes, owners, state.owner_labels(owners), cell, read)
+            gaps = _target_gaps(model, state.index, state.targets[label], files, includes, owners, state.owner_labels(owners), cell, read)
             state.target_gaps[label] = (tuple((path, tree.blob_id(path)) for path in sorted(read)), gaps)
         if gaps and cell != "oss":
             if label not in state.known_rule:
-                state.known_rule[label] = recorded_as_written(graph.targets[label], model.text)
+                state.known_rule[label] = recorded_as_written(state.targets[label], model.text)
             if not state.known_rule[label]:
                 continue
         found.extend(gaps)
@@ -450,6 +451,7 @@ _RUNNER_BUCK = (
 
 CHECK = Check(
     id="dep-undeclared-header",
+    inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MAJOR,
     title="Header included from a target that is not a dependency",
     doc=__doc__,

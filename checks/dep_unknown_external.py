@@ -18,7 +18,7 @@ import re
 from typing import Iterator
 
 from bot.build.eval_failures import failure_hits
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 from checks.oss_shim_example import oss_files
@@ -56,6 +56,7 @@ _TARGETS = (
 
 CHECK = Check(
     id="dep-unknown-external",
+    inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="External dep the OSS build cannot map",
     doc=__doc__,

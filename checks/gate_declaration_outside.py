@@ -23,7 +23,7 @@ from typing import Iterator
 
 from bot.build import gating
 from bot.build.callsite import item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.parse.cpp import ConditionalBlock, Declaration, SourceFacts
 from bot.snapshot import BuildModel, Snapshot
@@ -244,6 +244,7 @@ def _files(header: str) -> dict[str, str]:
 
 CHECK = Check(
     id="gate-declaration-outside",
+    inputs=BUCK_FILES + CPP_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Declaration outside the #if that gates its only definition",
     doc=__doc__,

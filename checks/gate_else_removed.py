@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from bot.check import Check, Example
+from bot.check import CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.parse.cpp import ConditionalBlock, is_source_path
 from bot.snapshot import Snapshot
@@ -136,6 +136,7 @@ _REFUSING = "#else\n  if (has_cache) {\n    return Error::NotSupported;\n  }\n"
 
 CHECK = Check(
     id="gate-else-removed",
+    inputs=CPP_FILES,
     severity=Severity.MINOR,
     title="Error-returning #else branch removed",
     doc=__doc__,

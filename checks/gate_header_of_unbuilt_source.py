@@ -26,7 +26,7 @@ from typing import Iterator
 from bot.build import gating
 from bot.build.buck import CELLS
 from bot.build.callsite import item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -270,6 +270,7 @@ def _cmake_files(install: str) -> dict[str, str]:
 
 CHECK = Check(
     id="gate-header-of-unbuilt-source",
+    inputs=BUCK_FILES + CPP_FILES + CMAKE_FILES,
     severity=Severity.MINOR,
     title="Header exported where its implementation is not built",
     doc=__doc__,

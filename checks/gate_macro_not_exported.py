@@ -29,7 +29,7 @@ from bot.build import gating, xref
 from bot.build.buck import CELLS
 from bot.build.callsite import attribute_line, item_line
 from bot.build.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -332,6 +332,7 @@ def _files(scope: str, marker: str) -> dict[str, str]:
 
 CHECK = Check(
     id="gate-macro-not-exported",
+    inputs=BUCK_FILES + CPP_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Macro tested by a dependents' header is defined privately",
     doc=__doc__,

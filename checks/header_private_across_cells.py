@@ -16,7 +16,7 @@ from typing import Iterator
 
 from bot.build import xref
 from bot.build.callsite import item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -94,6 +94,7 @@ _SHIMS = (
 
 CHECK = Check(
     id="header-private-across-cells",
+    inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MAJOR,
     title="Header included across targets but not exported",
     doc=__doc__,

@@ -29,7 +29,7 @@ from typing import Iterator
 from bot.build import cmake, linkage, pairing
 from bot.build.buck import BuckTarget
 from bot.build.callsite import attribute_line, insert_after
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -159,6 +159,7 @@ _CMAKE = (
 
 CHECK = Check(
     id="link-export-dynamic-missing",
+    inputs=BUCK_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Statically built Buck library without the --export-dynamic its CMake twin exports",
     doc=__doc__,

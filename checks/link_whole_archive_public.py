@@ -23,7 +23,7 @@ import re
 from typing import Iterator
 
 from bot.build import cmake
-from bot.check import Check, Example
+from bot.check import CMAKE_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -137,6 +137,7 @@ _HEADER = (
 
 CHECK = Check(
     id="link-whole-archive-public",
+    inputs=CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Shared library replays another library's --whole-archive at every consumer's link",
     doc=__doc__,

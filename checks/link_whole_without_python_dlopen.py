@@ -18,7 +18,7 @@ from typing import Iterator
 
 from bot.build.buck import CELLS
 from bot.build.callsite import attribute_line, insert_after
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -56,6 +56,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 CHECK = Check(
     id="link-whole-without-python-dlopen",
+    inputs=BUCK_FILES,
     severity=Severity.MINOR,
     title="Force-linked library without supports_python_dlopen",
     doc=__doc__,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from bot.build.eval_failures import failure_hits
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -28,6 +28,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 CHECK = Check(
     id="parse-error",
+    inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="Buck file does not parse",
     doc=__doc__,

@@ -29,7 +29,7 @@ from typing import Iterator
 from bot.build import linkage, pairing, symbols
 from bot.build.buck import CELLS, BuckTarget
 from bot.build.callsite import attribute_line, item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -170,6 +170,7 @@ def _buck(slim_marker: str, runtime_sources: str) -> str:
 
 CHECK = Check(
     id="shim-duplicate-symbol",
+    inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.BLOCKER,
     title="C-linkage symbol defined twice in force-linked libraries",
     doc=__doc__,

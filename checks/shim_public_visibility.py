@@ -26,7 +26,7 @@ from typing import Iterator
 from bot.build import linkage, pairing, symbols
 from bot.build.buck import CELLS, BuckTarget
 from bot.build.callsite import attribute_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -108,6 +108,7 @@ _SHIMS = 'extern "C" int aoti_torch_dtype_float32(void) { return 6; }\n'
 
 CHECK = Check(
     id="shim-public-visibility",
+    inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MINOR,
     title="Target defining LibTorch's aoti_torch_* shims is PUBLIC",
     doc=__doc__,

@@ -28,7 +28,7 @@ from typing import Iterator
 from bot.build import cmake, pairing
 from bot.build.buck import CELLS, BuckTarget
 from bot.build.callsite import attribute_line, item_line
-from bot.check import Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -268,6 +268,7 @@ def _head(cmake: str, buck: str) -> dict[str, str]:
 
 CHECK = Check(
     id="source-parity",
+    inputs=BUCK_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Source added to or dropped from one build of a target only",
     doc=__doc__,

@@ -229,7 +229,7 @@ FIXED = "3a00cc1897"  # "Ship the CUDA delegate in the wheel (#21645)"
 def test_the_real_public_whole_archive_regression_is_caught_where_it_came_in(commit, expected):
     if not MIRROR.exists():
         pytest.skip(f"no ExecuTorch mirror at {MIRROR} (set PR_CHECK_EXECUTORCH_MIRROR to point at one)")
-    from bot.diff import ChangeSet
+    from bot.diff import parse_diff
     from bot.errors import UnknownRevision
     from bot.repo import GitRepository
     from bot.snapshot import BuildModel, Snapshot
@@ -239,6 +239,7 @@ def test_the_real_public_whole_archive_regression_is_caught_where_it_came_in(com
             repo.resolve(commit)
         except UnknownRevision:
             pytest.skip(f"{commit} is not in the mirror at {MIRROR}")
-        snapshot = Snapshot(BuildModel(repo.tree(f"{commit}^")), BuildModel(repo.tree(commit)), ChangeSet(()))
+        changes = parse_diff(repo.diff(f"{commit}^", commit))
+        snapshot = Snapshot(BuildModel(repo.tree(f"{commit}^")), BuildModel(repo.tree(commit)), changes)
         result = engine.run([BY_ID["link-whole-archive-public"]], snapshot)
     assert {(f.path, f.line) for f in result.findings} == expected
