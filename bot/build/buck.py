@@ -727,6 +727,15 @@ def dependency_version(tree: FileTree, path: str) -> str | None:
     return listing_digest(tree, path) if path.endswith("/") else tree.blob_id(path)
 
 
+def _as_cached(graph: "CellGraph") -> "CellGraph":
+    """The same graph, its packages marked as coming from the cache."""
+    packages = {
+        k: r if r.cached else PackageResult(r.package, r.build_file, r.targets, r.error, r.loaded, cached=True)
+        for k, r in graph.packages.items()
+    }
+    return CellGraph(graph.cell, packages, graph.targets)
+
+
 class EvaluationCache:
     """Per-package results on disk, keyed by cell and the blob ids of every file read."""
 
@@ -737,6 +746,7 @@ class EvaluationCache:
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
         self.facts = FactStore(directory)  # per-blob facts beside the evaluations
+        self._recent: dict[Path, CellGraph] = {}
 
     def _slot(self, cell: str, package: str, build_blob: str, config_blob: str) -> Path | None:
         if self.directory is None:
@@ -773,14 +783,24 @@ class EvaluationCache:
 
     def get_cell(self, tree: FileTree, cell: str) -> "CellGraph | None":
         slot = self._cell_slot(tree, cell)
-        if slot is None or not slot.exists():
+        if slot is None:
+            return None
+        if slot in self._recent:  # base and head of a review share most cells: read each once
+            return self._recent[slot]
+        if not slot.exists():
             return None
         try:
             graph = pickle.loads(slot.read_bytes())
         except Exception:
             return None
-        packages = {k: PackageResult(r.package, r.build_file, r.targets, r.error, r.loaded, cached=True) for k, r in graph.packages.items()}
-        return CellGraph(graph.cell, packages, graph.targets)
+        loaded = _as_cached(graph)
+        self._remember(slot, loaded)
+        return loaded
+
+    def _remember(self, slot: Path, graph: "CellGraph") -> None:
+        self._recent[slot] = graph
+        while len(self._recent) > 6:  # three cells of two revisions
+            self._recent.pop(next(iter(self._recent)))
 
     def put_cell(self, tree: FileTree, cell: str, graph: "CellGraph") -> None:
         slot = self._cell_slot(tree, cell)
@@ -790,6 +810,7 @@ class EvaluationCache:
         temporary = slot.with_suffix(f".{os.getpid()}.tmp")
         temporary.write_bytes(pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL))
         temporary.replace(slot)
+        self._remember(slot, _as_cached(graph))
 
     def put(self, tree: FileTree, cell: str, result: PackageResult, config_blob: str) -> None:
         slot = self._slot(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
