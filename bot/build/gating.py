@@ -14,6 +14,7 @@ import hashlib
 import posixpath
 import re
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
@@ -50,7 +51,6 @@ class GatedSource:
 
 # Caches live per thread: the App's worker runs reviews in threads, and a review runs in one.
 _LOCAL = threading.local()
-_GRAPHS_KEPT = 6  # a base and a head, three cells each
 
 
 def thread_cache(name: str, factory):
@@ -64,31 +64,35 @@ def thread_cache(name: str, factory):
 
 def canonical_graph(model, cell: str) -> CellGraph:
     """The cell's graph, or an equal one already seen (most pull requests change no build file,
-    so base and head evaluate to equal graphs and share what is derived from them)."""
+    so base and head evaluate to equal graphs and share what is derived from them). Graphs are
+    held weakly: what is derived from one lives only as long as a model uses it."""
 
     def compute() -> CellGraph:
         graph = model.cell(cell)
-        graphs, by_graph = thread_cache("graphs", list), thread_cache("by_graph", dict)
-        for known in graphs:
+        graphs = thread_cache("graphs", list)
+        graphs[:] = [ref for ref in graphs if ref() is not None]
+        for ref in graphs:
+            known = ref()
             if known is graph or (
                 known.cell == graph.cell and known.packages.keys() == graph.packages.keys() and known.targets == graph.targets
             ):
                 return known
-        graphs.insert(0, graph)
-        for dropped in graphs[_GRAPHS_KEPT:]:
-            for key in [k for k in by_graph if k[0] == id(dropped)]:
-                del by_graph[key]
-        del graphs[_GRAPHS_KEPT:]
+        by_graph = thread_cache("by_graph", dict)
+        key_id = id(graph)
+        graphs.insert(0, weakref.ref(graph, lambda _ref: _forget(by_graph, key_id)))
         return graph
 
     return model.memo(("canonical-graph", cell), compute)
 
 
+def _forget(by_graph: dict, graph_id: int) -> None:
+    for key in [k for k in by_graph if k[0] == graph_id]:
+        del by_graph[key]
+
+
 def graph_fact(model, cell: str, name: str, compute):
     """`compute(graph)` for the cell's graph, computed once per distinct graph."""
     graph = canonical_graph(model, cell)
-    if not any(known is graph for known in thread_cache("graphs", list)):
-        return compute(graph)  # evicted meanwhile: its id may be reused, so nothing is kept for it
     by_graph = thread_cache("by_graph", dict)
     key = (id(graph), name)
     if key not in by_graph:

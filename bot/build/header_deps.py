@@ -75,7 +75,8 @@ class DependencyIndex:
     the wrapper always extends gets those deps: both can only hide a finding, never make one.
     """
 
-    graph: CellGraph
+    targets: Mapping[str, BuckTarget]  # the cell's (not the graph itself, which caches hold weakly)
+    packages: Mapping[str, object]
     table: DependencyTable
     twin: DependencyTable | None
     repo_dirs: frozenset[str]
@@ -94,7 +95,7 @@ class DependencyIndex:
         implicit: Mapping[str, frozenset[str]],
         transitive: bool = False,
     ) -> "DependencyIndex":
-        return cls(graph, table, twin, repo_dirs, implicit if twin is not None else {}, transitive, {}, {})
+        return cls(graph.targets, graph.packages, table, twin, repo_dirs, implicit if twin is not None else {}, transitive, {}, {})
 
     def deps_of(self, label: str) -> tuple[str, ...]:
         cached = self._deps.get(label)
@@ -154,10 +155,10 @@ class DependencyIndex:
         a package that failed to evaluate): the closure through them is unknown."""
         missing = []
         for label in labels:
-            if not label.startswith("//") or label in self.graph.targets:
+            if not label.startswith("//") or label in self.targets:
                 continue
             package = label[2:].split(":", 1)[0]
-            if package in self.graph.packages or package in self.repo_dirs:
+            if package in self.packages or package in self.repo_dirs:
                 missing.append(label)
         return tuple(missing)
 
@@ -165,7 +166,7 @@ class DependencyIndex:
         """Macros the target compiles with: its own flags and the exported flags it receives."""
         flags: list[str] = []
         for other in visible:
-            target = self.graph.targets.get(other)
+            target = self.targets.get(other)
             if target is None:
                 continue
             attributes = FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",)
