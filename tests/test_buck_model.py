@@ -124,3 +124,11 @@ def test_each_cell_reads_its_own_build_files():
     assert set(evaluate_cell(tree, "fbcode").targets) == {"//fbcode_only:internal", "//both:from_targets"}
     assert set(evaluate_cell(tree, "xplat").targets) == {"//both:from_buck"}
     assert set(evaluate_cell(tree, "oss").targets) == {"//fbcode_only:internal", "//both:from_targets"}
+
+
+def test_labels_normalize_every_spelling_of_the_repository():
+    from bot.build.buck import normalize_label
+
+    spellings = [":x", "//executorch/pkg:x", "fbsource//xplat/executorch/pkg:x", "//xplat/executorch/pkg:x", "root//pkg:x"]
+    assert {normalize_label(s, "pkg") for s in spellings} == {"//pkg:x"}
+    assert normalize_label("//executorch/pkg/sub", "other") == "//pkg/sub:sub"

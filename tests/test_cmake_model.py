@@ -757,3 +757,14 @@ def test_second_model_of_the_same_tree_reuses_parses():
     path = "backends/gpu/CMakeLists.txt"
     cached = parse_cmake_cached(tree.blob_id(path), b"", path)
     assert [c.name for c in cached.commands][:2] == ["if", "set"]
+
+
+def test_a_command_the_model_cannot_evaluate_is_a_problem_not_an_exception():
+    from bot.build.cmake import PROFILES, evaluate_cmake
+    from bot.tree import memory_tree
+
+    tree = memory_tree({
+        "CMakeLists.txt": 'file(RELATIVE_PATH rel "" "")\nadd_library(kept STATIC kept.cpp)\n'
+    })
+    model = evaluate_cmake(tree, PROFILES["linux-gcc-cuda"])
+    assert "kept" in model.targets

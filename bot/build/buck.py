@@ -208,7 +208,14 @@ def flatten(value: Any) -> Iterator[Any]:
         yield value
 
 
-_ET_PREFIXES = ("fbsource//xplat/executorch/", "fbcode//executorch/", "//executorch/", "root//", "executorch//")
+_ET_PREFIXES = (
+    "fbsource//xplat/executorch/",
+    "//xplat/executorch/",
+    "fbcode//executorch/",
+    "//executorch/",
+    "root//",
+    "executorch//",
+)
 
 
 @functools.lru_cache(maxsize=65536)

@@ -1138,7 +1138,13 @@ class _Evaluation:
             return self._call(definition, command, frame)
         handler = self._handlers.get(command.name)
         if handler is not None:
-            handler(command, frame)
+            try:
+                handler(command, frame)
+            except (ValueError, IndexError, KeyError, TypeError) as error:
+                # A command the model handles badly is a problem in the model, not a failed review.
+                self.problems.append(
+                    ParseProblem(command.path, command.line, f"could not evaluate {command.name}(): {error}")
+                )
         return _Flow.NEXT
 
     # -- expansion -----------------------------------------------------------------------
@@ -1813,7 +1819,8 @@ class _Evaluation:
             data = self.tree.read_text(path) if path else None
             frame.scope.set(words[2], data or "")
         elif operation == "RELATIVE_PATH" and len(words) >= 4:
-            frame.scope.set(words[1], posixpath.relpath(words[3], words[2]))
+            # CMake treats an empty path as the current directory; relpath() would refuse it.
+            frame.scope.set(words[1], posixpath.relpath(words[3] or ".", words[2] or "."))
         elif operation == "TO_CMAKE_PATH" and len(words) >= 3:
             frame.scope.set(words[2], words[1].replace("\\", "/"))
 

@@ -21,24 +21,11 @@ EXPORTED_DEP_ATTRIBUTES = ("exported_deps", "fbcode_exported_deps", "xplat_expor
 FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
 CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
-# In xplat, the repository's own labels are also written `//xplat/executorch/...`.
-_XPLAT_PREFIX = "//xplat/executorch/"
-
-
-def dependency_label(label: str) -> str:
-    """A dep label in the form the cell graph uses (`//pkg:name`)."""
-    if label.startswith(_XPLAT_PREFIX):
-        label = "//" + label[len(_XPLAT_PREFIX) :]
-        if ":" not in label:
-            label += ":" + label.rsplit("/", 1)[-1]
-    return label
-
-
 def direct_deps(target: BuckTarget, attributes: Iterable[str] = DEP_ATTRIBUTES) -> tuple[str, ...]:
     """Normalized labels of a target's dependency attributes (every select() branch)."""
     found: list[str] = []
     for attribute in attributes:
-        found.extend(dependency_label(label) for label in target.labels(attribute))
+        found.extend(target.labels(attribute))  # normalized, `//xplat/executorch/` included
     return tuple(dict.fromkeys(found))
 
 
