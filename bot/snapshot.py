@@ -7,6 +7,8 @@ C/C++ source facts. Checks read models; they never touch git, files or clocks.
 
 from __future__ import annotations
 
+import hashlib
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
@@ -18,8 +20,10 @@ from bot.factstore import FactStore
 from bot.tree import FileTree, memory_tree
 
 
-# Models without a cache directory (examples, tests) share one in-memory fact store.
+# Models without a cache directory (examples, tests) share one in-memory fact store and one
+# small set of recent CMake models.
 _MEMORY_FACTS = FactStore(None)
+_SHARED_MODELS: dict = {}
 
 
 class BuildModel:
@@ -85,14 +89,37 @@ class BuildModel:
         facts = store.get_many("includes", blobs.values(), scan)
         return {p: facts.get(b, ()) for p, b in blobs.items()}
 
-    def cmake(self, profile_name: str):
-        """The CMake model under a named profile (bot/build/cmake.py)."""
-        if profile_name not in self._cmake:
-            from bot.build import cmake  # imported on use: Buck-only reviews never pay for it
+    def cmake(self, profile_name: str, **variables: str):
+        """The CMake model under a named profile (bot/build/cmake.py), with `-D` overrides.
 
-            profile = cmake.PROFILES[profile_name]
-            self._cmake[profile_name] = cmake.evaluate_cmake(self.tree, profile)
-        return self._cmake[profile_name]
+        Kept by content: a pull request that leaves the CMake files and the path listing alone
+        evaluates each configuration once for base and head together.
+        """
+        key = (profile_name, tuple(sorted(variables.items())), self.cmake_inputs())
+        if key not in self._cmake:
+            shared = self._cache.shared_models if self._cache is not None else _SHARED_MODELS
+            if key not in shared:
+                from bot.build import cmake  # imported on use: Buck-only reviews never pay for it
+
+                profile = cmake.PROFILES[profile_name]
+                shared[key] = cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
+                while len(shared) > 16:
+                    shared.pop(next(iter(shared)))
+            self._cmake[key] = shared[key]
+        return self._cmake[key]
+
+    def cmake_inputs(self) -> str:
+        """A digest of what CMake evaluation reads: every CMake file and the path listing."""
+
+        def compute() -> str:
+            digest = hashlib.sha256()
+            for path in self.tree.paths():
+                digest.update(path.encode() + b"\0")
+                if path.endswith(("CMakeLists.txt", ".cmake")):
+                    digest.update((self.tree.blob_id(path) or "").encode() + b"\0")
+            return digest.hexdigest()
+
+        return self._memo(("cmake-inputs",), compute)
 
     def source_facts(self, path: str):
         """C/C++/CUDA facts of one file (bot/parse/cpp.py), or None when absent."""

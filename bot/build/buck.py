@@ -754,6 +754,7 @@ class EvaluationCache:
             directory.mkdir(parents=True, exist_ok=True)
         self.facts = FactStore(directory)  # per-blob facts beside the evaluations
         self._recent: dict[Path, CellGraph] = {}
+        self.shared_models: dict = {}  # CMake models by content, shared by a review's base and head
 
     def _slot(self, cell: str, package: str, build_blob: str, config_blob: str) -> Path | None:
         if self.directory is None:

@@ -10,7 +10,6 @@ run only when a cheaper fact says they can matter.
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 import threading
@@ -109,7 +108,6 @@ def default_profile(config) -> str | None:
 
 # -- CMake models, shared between revisions whose CMake inputs are the same -------------------
 
-_MODELS_KEPT = 8
 
 
 def cmake_files(model) -> tuple[str, ...]:
@@ -120,52 +118,18 @@ def cmake_files(model) -> tuple[str, ...]:
     )
 
 
-def _cmake_inputs(model) -> str:
-    """A digest of what a CMake evaluation of this tree can depend on: the path listing (globs,
-    installs of directories) and the contents of every CMake file."""
-
-    def compute() -> str:
-        digest = hashlib.sha256()
-        for path in model.tree.paths():
-            digest.update(path.encode() + b"\0")
-            if path.endswith((CMAKE_LISTS, ".cmake")):
-                digest.update((model.tree.blob_id(path) or "").encode() + b"\0")
-        return digest.hexdigest()
-
-    return model.memo(("cmake-inputs",), compute)
-
-
 def cmake_model(model, **variables: str):
     """The default profile's CMake model with `variables` set (None when it cannot be built).
 
-    Without variables it is the revision's own model. With them it is kept by content: the
-    base and head of a pull request that leaves the CMake files and the path listing alone
-    share one evaluation.
+    BuildModel keeps models by content, so base and head share them when the CMake files agree.
     """
     profile = default_profile(model.config)
     if profile is None:
         return None
-    if not variables:
-        return model.cmake(profile)  # the revision's own default model, which other checks share
-    key = (profile, tuple(sorted(variables.items())), _cmake_inputs(model))
-
-    def compute():
-        kept = thread_cache("cmake_models", OrderedDict)
-        if key in kept:
-            kept.move_to_end(key)
-            return kept[key]
-        from bot.build import cmake
-
-        try:
-            evaluated = cmake.evaluate_cmake(model.tree, cmake.PROFILES[profile].with_variables(**variables))
-        except (ValueError, RecursionError):  # a modelling gap is not a finding
-            evaluated = None
-        kept[key] = evaluated
-        while len(kept) > _MODELS_KEPT:
-            kept.popitem(last=False)
-        return evaluated
-
-    return model.memo(("cmake-model", key), compute)
+    try:
+        return model.cmake(profile, **variables)
+    except (ValueError, RecursionError):  # a modelling gap is not a finding
+        return None
 
 
 def off_options(model) -> frozenset[str]:
