@@ -9,6 +9,7 @@ from pathlib import Path
 
 import checks
 from bot.rules_page import render_rules_markdown
+from fixtures.cases import git
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,6 +18,11 @@ def pr_check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
     )
+
+
+def commit_all(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
 
 
 def test_review_json_follows_the_public_contract(case_repo, tmp_path):
@@ -86,7 +92,7 @@ def test_diff_mode_reviews_the_work_tree(case_repo, tmp_path):
 def test_buck_syntax_error_is_a_finding_not_a_crash(case_repo):
     repo, base, _ = case_repo("clean-cpu-target")
     (repo / "runtime/core/BUCK").write_text('load(":targets.bzl", "define_common_targets")\ndefine_common_targets(\n')
-    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "broken", "--author", "A <a@b.c>"], check=True, capture_output=True, env={"GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@b.c", "HOME": "/nonexistent"})
+    commit_all(repo, "broken")
     result = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--format", "json")
     findings = json.loads(result.stdout)["findings"]
     assert result.returncode == 1
@@ -115,13 +121,11 @@ def test_fail_level_comes_from_the_base_config(case_repo):
     config = repo / ".github" / "pr-check.toml"
     config.parent.mkdir()
     config.write_text('[review]\nfail_level = "minor"\n')
-    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@b.c", "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@b.c", "HOME": "/nonexistent"}
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "config"], check=True, env=env)
-    base = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit_all(repo, "config")
+    base = git(repo, "rev-parse", "HEAD")
     targets = repo / "backends/aoti/targets.bzl"
     targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
-    subprocess.run(["git", "-C", str(repo), "commit", "-qam", "force link"], check=True, env=env)
+    commit_all(repo, "force link")
     from_config = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD")
     overridden = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--fail-level", "major")
     assert "link-whole-without-python-dlopen" in from_config.stdout  # a minor finding
@@ -133,9 +137,7 @@ def test_unknown_config_key_is_an_input_error(case_repo):
     config = repo / ".github" / "pr-check.toml"
     config.parent.mkdir()
     config.write_text("[rules]\nsilence_everything = true\n")
-    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@b.c", "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@b.c", "HOME": "/nonexistent"}
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "config"], check=True, env=env)
+    commit_all(repo, "config")
     result = pr_check("review", "--repo", str(repo), "--base", "HEAD", "--head", "HEAD")
     assert result.returncode == 2
     assert "unknown key rules.silence_everything" in result.stderr
