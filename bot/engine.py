@@ -1,8 +1,9 @@
 """run(checks, snapshot) -> findings: select, fingerprint, keep what is new at head, suppress.
 
-A check is run twice: on (base, head, changes) and on (base, base, no changes). A finding
-whose fingerprint the base run also produced existed before the pull request and is not
-blamed on it. A check that raises becomes an `internal-error` finding; the review goes on.
+A check is run on (base, head, changes) and, when that found anything, on (base, base, no
+changes). A finding whose fingerprint the base run also produced existed before the pull
+request and is not blamed on it. A check that raises becomes an `internal-error` finding; the
+review goes on.
 """
 
 from __future__ import annotations
@@ -48,14 +49,18 @@ class EngineResult:
 
 def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
     """Run the enabled checks and keep what the pull request introduced."""
+    return _run(checks, snapshot)
+
+
+def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
     config = snapshot.config
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
     baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config)
     findings: dict[str, Finding] = {}
     for check in enabled:
         head_findings = _findings(check, snapshot)
-        if snapshot.base is snapshot.head:
-            base_prints: set[str] = set()
+        if snapshot.base is snapshot.head or not head_findings:
+            base_prints: set[str] = set()  # nothing at head, so nothing for the baseline to filter
         else:
             base_prints = {f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR}
         for finding in head_findings:

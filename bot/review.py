@@ -10,6 +10,7 @@ from typing import Callable, Mapping
 import checks
 from bot import engine
 from bot.build.buck import EvaluationCache
+from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
 from bot.model import Finding, Severity
@@ -74,7 +75,8 @@ def review_trees(
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
     snapshot = Snapshot(base_model, head_model, changes, config)
-    result = engine.run(checks.ALL, snapshot)
+    with collector_paused():
+        result = engine.run(checks.ALL, snapshot)
     smoke = classify(snapshot)
     cells = {
         name: {

@@ -57,11 +57,19 @@ class BuildModel:
 
     def cuda_reasons(self, cell: str) -> Mapping[str, xref.CudaReason]:
         """label -> why it is CUDA, for the cell's CUDA targets."""
-        return self._memo(("cuda", cell), lambda: xref.cuda_reasons(self.cell(cell), self.config.buck.cuda_external_deps))
+        deps = tuple(self.config.buck.cuda_external_deps)
+        return self.graph_memo(cell, ("cuda", deps), lambda graph: xref.cuda_reasons(graph, deps))
 
     def header_owners(self, cell: str):
         """include path -> owning targets in the cell."""
-        return self._memo(("owners", cell), lambda: xref.header_owners(self.cell(cell)))
+        return self.graph_memo(cell, ("owners",), xref.header_owners)
+
+    def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
+        """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
+        all models whose graphs are equal (base and head of most pull requests)."""
+        from bot.build.gating import graph_fact  # gating reads models; imported on use
+
+        return self._memo(("graph", cell, key), lambda: graph_fact(self, cell, key, compute))
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """A derived fact of this revision, computed once (checks share it across base/head runs)."""

@@ -28,16 +28,22 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         yield from snap.head.memo(("header-private", cell), lambda: _private_includes(snap.head, cell))
 
 
-def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
-    graph = model.cell(cell)
-    owners = model.header_owners(cell)
-    hits = []
+def _files_of(graph) -> dict[str, frozenset[str]]:
+    """label -> its sources and headers (repository paths)."""
     files_of = {}
     for label, target in graph.targets.items():
         files = set(xref.source_paths(target))
         files.update(path for _name, path in xref.header_entries(target, "headers"))
         files.update(path for _name, path in xref.header_entries(target, "exported_headers"))
-        files_of[label] = files
+        files_of[label] = frozenset(files)
+    return files_of
+
+
+def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
+    graph = model.cell(cell)
+    owners = model.header_owners(cell)
+    hits = []
+    files_of = model.graph_memo(cell, ("header-private-files",), _files_of)
     includes = model.includes(set().union(*files_of.values()) if files_of else ())
     for label, target in sorted(graph.targets.items()):
         for path in sorted(files_of[label]):

@@ -107,7 +107,10 @@ class BuckTarget:
 
     def values(self, name: str) -> tuple[Any, ...]:
         """Every item an attribute can hold, across all select() branches."""
-        return tuple(flatten(self.attrs.get(name)))
+        value = self.attrs.get(name)
+        if type(value) is list and all(type(item) is str for item in value):
+            return tuple(value)  # the common case, without flatten()'s generators
+        return tuple(flatten(value))
 
     def labels(self, name: str) -> tuple[str, ...]:
         """An attribute's dependency labels, normalized to `//package:name`."""
@@ -754,6 +757,7 @@ class EvaluationCache:
             directory.mkdir(parents=True, exist_ok=True)
         self.facts = FactStore(directory)  # per-blob facts beside the evaluations
         self._recent: dict[Path, CellGraph] = {}
+        self._inputs: dict[int, tuple[FileTree, str]] = {}  # id(tree) -> (tree, digest of its build inputs)
         self.shared_models: dict = {}  # CMake models by content, shared by a review's base and head
 
     def _slot(self, cell: str, package: str, build_blob: str, config_blob: str) -> Path | None:
@@ -779,15 +783,25 @@ class EvaluationCache:
         """One file for a whole cell, keyed by every build file, .bzl and the path listing."""
         if self.directory is None:
             return None
-        digest = hashlib.sha256(f"{HOST_VERSION}\0{cell}".encode())
+        name = hashlib.sha256(f"{HOST_VERSION}\0{cell}\0{self._build_inputs(tree)}".encode()).hexdigest()
+        return self.directory / cell / "whole" / f"{name}.pickle"
+
+    def _build_inputs(self, tree: FileTree) -> str:
+        """A digest of what evaluating any cell reads, computed once per tree (the last two kept)."""
+        kept = self._inputs.get(id(tree))
+        if kept is not None and kept[0] is tree:
+            return kept[1]
+        digest = hashlib.sha256()
         for path in tree.paths():
             digest.update(path.encode() + b"\0")  # glob() results depend on the listing
             if path.endswith((".bzl", "BUCK", "TARGETS", ".buckconfig")) or tree.entry(path) is None:
                 digest.update((tree.blob_id(path) or "").encode())
         for path in tree.symlinks():
             digest.update(f"{path}->{tree.read_link(path)}".encode())
-        name = digest.hexdigest()
-        return self.directory / cell / "whole" / f"{name}.pickle"
+        self._inputs[id(tree)] = (tree, digest.hexdigest())
+        while len(self._inputs) > 2:  # base and head of one review
+            self._inputs.pop(next(iter(self._inputs)))
+        return self._inputs[id(tree)][1]
 
     def get_cell(self, tree: FileTree, cell: str) -> "CellGraph | None":
         slot = self._cell_slot(tree, cell)

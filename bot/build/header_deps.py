@@ -42,8 +42,9 @@ class DependencyTable:
         deps, exported, kinds = {}, {}, {}
         for label, target in graph.targets.items():
             if any(target.attrs.get(a) for a in DEP_ATTRIBUTES):
-                deps[label] = direct_deps(target)
-                exported[label] = direct_deps(target, EXPORTED_DEP_ATTRIBUTES)
+                labels = {a: target.labels(a) for a in DEP_ATTRIBUTES}
+                deps[label] = tuple(dict.fromkeys(item for a in DEP_ATTRIBUTES for item in labels[a]))
+                exported[label] = tuple(dict.fromkeys(item for a in EXPORTED_DEP_ATTRIBUTES for item in labels[a]))
             kinds[label] = target.kind
         return cls(deps, exported, kinds)
 

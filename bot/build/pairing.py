@@ -52,11 +52,7 @@ def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
 def cell_primary_targets(model: "BuildModel", cell: str) -> tuple[BuckTarget, ...]:
     """`primary_targets` of one cell of a revision, computed once."""
 
-    def compute() -> tuple[BuckTarget, ...]:
-        graph = model.cell(cell)
-        return tuple(primary_targets(graph))
-
-    return model.memo(("pairing:primary-targets", cell), compute)
+    return model.graph_memo(cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)))
 
 
 @dataclass(frozen=True)
@@ -137,13 +133,18 @@ def pair_targets(buck: Mapping[str, frozenset[str]], cmake: Mapping[str, frozens
 
 
 def pairing(model: "BuildModel", profile_name: str) -> Pairing:
-    """The pairing of one revision under one CMake profile, computed once per model."""
+    """The pairing of one revision under one CMake profile, computed once per model and shared
+    by revisions with equal cell graphs and CMake inputs (most pull requests)."""
+    from bot.build.gating import canonical_graph
 
-    def compute() -> Pairing:
+    def compute(_last_graph: CellGraph) -> tuple[tuple[CellGraph, ...], Pairing]:
         targets = [target for cell in CELLS for target in cell_primary_targets(model, cell)]
-        return pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
+        # The other graphs are kept with the answer, so their ids in the key stay theirs.
+        return graphs, pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
 
-    return model.memo(("pairing:pairs", profile_name), compute)
+    graphs = tuple(canonical_graph(model, cell) for cell in CELLS[:-1])
+    key = ("pairing:pairs", profile_name, model.cmake_inputs(), tuple(id(graph) for graph in graphs))
+    return model.graph_memo(CELLS[-1], key, compute)[1]
 
 
 def cmake_files(model: "BuildModel") -> tuple[str, ...]:

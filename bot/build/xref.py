@@ -122,13 +122,14 @@ def cuda_reasons(graph: CellGraph, cuda_external_deps: Iterable[str]) -> Mapping
         if reason is not None:
             reasons[label] = reason
     # Propagate along deps until nothing changes; chains stay shortest-first.
+    deps_of = {label: dependency_labels(target) for label, target in graph.targets.items() if label not in reasons}
     changed = True
     while changed:
         changed = False
-        for label, target in graph.targets.items():
+        for label, deps in deps_of.items():
             if label in reasons:
                 continue
-            for dep in dependency_labels(target):
+            for dep in deps:
                 if dep in reasons:
                     inner = reasons[dep]
                     chain = (label,) + (inner.chain if inner.kind == "dependency" else (dep,))
