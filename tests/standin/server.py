@@ -110,8 +110,8 @@ class GitHubStandIn:
         self._server.shutdown()
         self._server.server_close()
         self._server.close_connections()
-        assert self._thread is not None
-        self._thread.join(timeout=5)
+        if self._thread is not None:  # start() sets both together
+            self._thread.join(timeout=5)
         self._server = self._thread = None
 
     def __enter__(self) -> GitHubStandIn:

@@ -191,7 +191,8 @@ class State:
 
     def _git_commit(self, repo: Repo, sha: str) -> dict[str, Any]:
         path = repo.bare_git_path
-        assert path is not None
+        if path is None:  # callers reach here only for repositories served from a bare git repo
+            raise ValueError(f"{repo.owner}/{repo.name} has no bare git repository to read {sha} from")
         layout = "%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B"
         fields = gitrepos.git(path, "show", "-s", f"--format={layout}", sha)
         tree, parents, an, ae, ad, cn, ce, cd, message = fields.split("\x00", 8)
