@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.review import review_repository
+from pr_check.review import review_repository
 from fixtures.cases import git, init_base_repository
 
 

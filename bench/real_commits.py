@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.review import review_repository
+from pr_check.review import review_repository
 
 PATHS = ("backends/cuda", "backends/aoti", "extension/cuda")
 

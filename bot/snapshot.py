@@ -12,11 +12,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from bot.build import xref
-from bot.build.buck import CELLS, CellGraph, EvaluationCache, evaluate_cell
+from bot.facts import xref
+from bot.buck.evaluation import CELLS, CellGraph, EvaluationCache, evaluate_cell
 from bot.config import Config
 from bot.diff import ChangeSet
-from bot.factstore import FactStore
+from bot.facts.store import FactStore
 from bot.tree import FileTree, memory_tree
 
 
@@ -67,7 +67,7 @@ class BuildModel:
     def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
         """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
         all models whose graphs are equal (base and head of most pull requests)."""
-        from bot.build.gating import graph_fact  # gating reads models; imported on use
+        from bot.facts.gating import graph_fact  # gating reads models; imported on use
 
         return self._memo(("graph", cell, key), lambda: graph_fact(self, cell, key, compute))
 
@@ -98,7 +98,7 @@ class BuildModel:
         return {p: facts.get(b, ()) for p, b in blobs.items()}
 
     def cmake(self, profile_name: str, **variables: str):
-        """The CMake model under a named profile (bot/build/cmake.py), with `-D` overrides.
+        """The CMake model under a named profile (bot/cmake/interpreter.py), with `-D` overrides.
 
         Kept by content: a pull request that leaves the CMake files and the path listing alone
         evaluates each configuration once for base and head together.
@@ -107,7 +107,7 @@ class BuildModel:
         if key not in self._cmake:
             shared = self._cache.shared_models if self._cache is not None else _SHARED_MODELS
             if key not in shared:
-                from bot.build import cmake  # imported on use: Buck-only reviews never pay for it
+                from bot.cmake import interpreter as cmake  # imported on use: Buck-only reviews never pay for it
 
                 profile = cmake.PROFILES[profile_name]
                 shared[key] = cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
@@ -130,9 +130,9 @@ class BuildModel:
         return self._memo(("cmake-inputs",), compute)
 
     def source_facts(self, path: str):
-        """C/C++/CUDA facts of one file (bot/parse/cpp.py), or None when absent."""
+        """C/C++/CUDA facts of one file (bot/cpp/preprocessor.py), or None when absent."""
         if path not in self._facts:
-            from bot.parse import cpp
+            from bot.cpp import preprocessor as cpp
 
             data = self.tree.read(path)
             blob = self.tree.blob_id(path)

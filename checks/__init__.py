@@ -23,7 +23,7 @@ from checks import (
     shim_duplicate_symbol,
     shim_public_visibility,
     source_parity,
-    test_missing,
+    missing_test,
 )
 
 ALL: tuple[Check, ...] = tuple(
@@ -48,7 +48,7 @@ ALL: tuple[Check, ...] = tuple(
             shim_duplicate_symbol.CHECK,
             shim_public_visibility.CHECK,
             source_parity.CHECK,
-            test_missing.CHECK,
+            missing_test.CHECK,
         ),
         key=lambda check: check.id,
     )

@@ -26,12 +26,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from bot.build import helper_reach, pairing
-from bot.build.buck import BuckTarget
-from bot.build.callsite import attribute_line, item_line
-from bot.build.xref import includes_of, source_paths
+from bot.facts import pairing
+from checks.support import helper_reach
+from bot.buck.evaluation import BuckTarget
+from checks.support.callsite import attribute_line, item_line
+from bot.facts.xref import includes_of, source_paths
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.parse.cpp import conditions_hold
+from bot.cpp.preprocessor import conditions_hold
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -95,7 +96,7 @@ def _reference_has_arch_flags(snap: Snapshot, cell: str, twin: BuckTarget, targe
 
     Internal helpers such as `get_nvcc_arch_args()` evaluate to nothing here, so where the
     flags come from one, the package is evaluated again with the helper's calls marked
-    (bot/build/helper_reach.py) to see which cells its result reaches.
+    (checks/support/helper_reach.py) to see which cells its result reaches.
     """
     if _arch_flags(twin):
         return True

@@ -22,8 +22,8 @@ from typing import Iterator
 
 import re
 
-from bot.build.buck import CELLS, flatten, normalize_label
-from bot.build.callsite import item_line
+from bot.buck.evaluation import CELLS, flatten, normalize_label
+from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from bot.build import xref
-from bot.build.callsite import attribute_line, call_lines, insert_after, item_line, outermost_frame
+from bot.facts import xref
+from checks.support.callsite import attribute_line, call_lines, insert_after, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot

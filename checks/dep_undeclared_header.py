@@ -33,11 +33,11 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
-from bot.build import xref
-from bot.build.buck import CELLS, BuckTarget
-from bot.build.callsite import attribute_line, call_lines, item_line
-from bot.build.gating import canonical_graph, graph_fact
-from bot.build.header_deps import (
+from bot.facts import xref
+from bot.buck.evaluation import CELLS, BuckTarget
+from checks.support.callsite import attribute_line, call_lines, item_line
+from bot.facts.gating import canonical_graph, graph_fact
+from bot.facts.header_deps import (
     CXX_KINDS,
     DependencyIndex,
     DependencyTable,

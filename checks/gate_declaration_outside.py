@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from bot.build import gating
-from bot.build.callsite import item_line
+from bot.facts import gating
+from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
-from bot.parse.cpp import ConditionalBlock, Declaration, SourceFacts
+from bot.cpp.preprocessor import ConditionalBlock, Declaration, SourceFacts
 from bot.snapshot import BuildModel, Snapshot
 
 

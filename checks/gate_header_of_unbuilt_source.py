@@ -23,9 +23,9 @@ import posixpath
 import re
 from typing import Iterator
 
-from bot.build import gating
-from bot.build.buck import CELLS
-from bot.build.callsite import item_line
+from bot.facts import gating
+from bot.buck.evaluation import CELLS
+from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

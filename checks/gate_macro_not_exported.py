@@ -25,10 +25,10 @@ import posixpath
 import re
 from typing import Iterator
 
-from bot.build import gating, xref
-from bot.build.buck import CELLS
-from bot.build.callsite import attribute_line, item_line
-from bot.build.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
+from bot.facts import gating, xref
+from bot.buck.evaluation import CELLS
+from checks.support.callsite import attribute_line, item_line
+from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

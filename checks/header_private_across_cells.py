@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.build import xref
-from bot.build.callsite import item_line
+from bot.facts import xref
+from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

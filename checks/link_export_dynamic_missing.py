@@ -26,9 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from bot.build import cmake, linkage, pairing
-from bot.build.buck import BuckTarget
-from bot.build.callsite import attribute_line, insert_after
+from bot.cmake import interpreter as cmake
+from bot.facts import linkage, pairing
+from bot.buck.evaluation import BuckTarget
+from checks.support.callsite import attribute_line, insert_after
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from bot.build import cmake
+from bot.cmake import interpreter as cmake
 from bot.check import CMAKE_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot

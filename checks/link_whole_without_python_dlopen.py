@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.build.buck import CELLS
-from bot.build.callsite import attribute_line, insert_after
+from bot.buck.evaluation import CELLS
+from checks.support.callsite import attribute_line, insert_after
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.build import linkage, pairing, symbols
-from bot.build.buck import CELLS, BuckTarget
-from bot.build.callsite import attribute_line, item_line
+from bot.facts import linkage, pairing, symbols
+from bot.buck.evaluation import CELLS, BuckTarget
+from checks.support.callsite import attribute_line, item_line
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

@@ -25,9 +25,10 @@ from __future__ import annotations
 import posixpath
 from typing import Iterator
 
-from bot.build import cmake, pairing
-from bot.build.buck import CELLS, BuckTarget
-from bot.build.callsite import attribute_line, item_line
+from bot.cmake import interpreter as cmake
+from bot.facts import pairing
+from bot.buck.evaluation import CELLS, BuckTarget
+from checks.support.callsite import attribute_line, item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

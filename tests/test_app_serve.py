@@ -34,7 +34,7 @@ def test_serve_receives_reviews_and_stops_its_worker(tmp_path):
         port = _free_port()
         log = open(tmp_path / "serve.log", "wb")
         serve = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())", "serve",
+            [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())", "serve",
              "--host", "127.0.0.1", "--port", str(port)],
             env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:

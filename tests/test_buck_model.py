@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.build.buck import EvaluationCache, Select, evaluate_cell
+from bot.buck.evaluation import EvaluationCache, Select, evaluate_cell
 from bot.tree import Gitlink, Symlink, memory_tree
 
 BUCKCONFIG = (
@@ -127,7 +127,7 @@ def test_each_cell_reads_its_own_build_files():
 
 
 def test_labels_normalize_every_spelling_of_the_repository():
-    from bot.build.buck import normalize_label
+    from bot.buck.evaluation import normalize_label
 
     spellings = [":x", "//executorch/pkg:x", "fbsource//xplat/executorch/pkg:x", "//xplat/executorch/pkg:x", "root//pkg:x"]
     assert {normalize_label(s, "pkg") for s in spellings} == {"//pkg:x"}

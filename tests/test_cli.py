@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import checks
-from bot.rules_page import render_rules_markdown
+from pr_check.rules_page import render_rules_markdown
 from fixtures.cases import git
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pr_check(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
+        [sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=120
     )
 
 

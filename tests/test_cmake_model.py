@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.build.cmake import (
+from bot.cmake.interpreter import (
     DEFAULT_PROFILE,
     PROFILES,
     SOURCE_ROOT,
@@ -22,7 +22,7 @@ from bot.build.cmake import (
     split_list,
     whole_archives,
 )
-from bot.parse.cmake_syntax import parse_cmake, parse_cmake_cached
+from bot.cmake.syntax import parse_cmake, parse_cmake_cached
 from bot.tree import memory_tree
 
 # ---------------------------------------------------------------------------------------
@@ -424,7 +424,7 @@ def test_unbounded_recursion_is_stopped():
 
 
 def test_step_budget_stops_a_runaway_script_once(monkeypatch):
-    from bot.build import cmake
+    from bot.cmake import interpreter as cmake
 
     monkeypatch.setattr(cmake, "_MAX_STEPS", 2_000)
     model = model_of({
@@ -760,7 +760,7 @@ def test_second_model_of_the_same_tree_reuses_parses():
 
 
 def test_a_command_the_model_cannot_evaluate_is_a_problem_not_an_exception():
-    from bot.build.cmake import PROFILES, evaluate_cmake
+    from bot.cmake.interpreter import PROFILES, evaluate_cmake
     from bot.tree import memory_tree
 
     tree = memory_tree({

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.parse.cpp import (
+from bot.cpp.preprocessor import (
     conditions_hold,
     defines_from_flags,
     evaluate_condition,

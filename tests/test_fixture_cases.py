@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.review import review_repository
+from pr_check.review import review_repository
 
 
 def _findings(report):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.review import review_repository
+from pr_check.review import review_repository
 
 CASES = {
     # use_cuda turns on pybindings_cuda.h (through -DEXECUTORCH_PYBINDINGS_CUDA), whose line 6
@@ -119,13 +119,13 @@ def test_removed_else_cites_the_base_refusal(reports):
 
 
 def _facts(text: str):
-    from bot.parse.cpp import source_facts
+    from bot.cpp.preprocessor import source_facts
 
     return source_facts("x.h", text)
 
 
 def test_includes_are_active_only_when_the_targets_flags_prove_it():
-    from bot.build.header_deps import include_is_active
+    from bot.facts.header_deps import include_is_active
 
     guarded = _facts("#ifndef X_H\n#define X_H\n#include <executorch/a.h>\n#endif\n")
     assert include_is_active(guarded.includes[0], guarded, {})  # an include guard is not a gate
@@ -137,14 +137,14 @@ def test_includes_are_active_only_when_the_targets_flags_prove_it():
 
 
 def _graph(files: dict[str, str], cell: str):
-    from bot.build.buck import evaluate_cell
+    from bot.buck.evaluation import evaluate_cell
     from bot.tree import memory_tree
 
     return evaluate_cell(memory_tree({".buckconfig": "[repositories]\n  root = .\n", **files}), cell)
 
 
 def test_deps_a_wrapper_adds_to_every_rule_of_a_kind_are_derived():
-    from bot.build.header_deps import DependencyTable, wrapper_added_deps
+    from bot.facts.header_deps import DependencyTable, wrapper_added_deps
 
     wrapper = (
         "def cxx_test(**kwargs):\n"
@@ -164,7 +164,7 @@ def test_deps_a_wrapper_adds_to_every_rule_of_a_kind_are_derived():
 
 
 def test_fbcode_sees_headers_through_private_deps_xplat_does_not():
-    from bot.build.header_deps import DependencyIndex, DependencyTable
+    from bot.facts.header_deps import DependencyIndex, DependencyTable
 
     files = {
         "a/BUCK": 'cxx_library(name = "a", deps = [":b"])\ncxx_library(name = "b", deps = [":c"])\ncxx_library(name = "c")\n',
@@ -177,7 +177,7 @@ def test_fbcode_sees_headers_through_private_deps_xplat_does_not():
 
 
 def test_rules_made_by_macros_the_repository_lacks_are_not_trusted():
-    from bot.build.header_deps import recorded_as_written
+    from bot.facts.header_deps import recorded_as_written
 
     files = {
         "a/BUCK": (

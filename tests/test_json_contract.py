@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from bot.render.json import render_json
-from bot.review import review_repository
+from pr_check.review import review_repository
 from fixtures.cases import CASES
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "bot/render/report.schema.json").read_text())

@@ -14,7 +14,7 @@ import pytest
 
 from bot import engine
 from bot.check import Example
-from bot.review import review_repository
+from pr_check.review import review_repository
 from bot.tree import Gitlink
 from checks import BY_ID
 from tests.test_check_examples import _snapshot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.diff import parse_diff
 from bot.model import Evidence, Finding, Fix, Severity
-from bot.render.review import (
+from bot.render.github_review import (
     ANNOTATIONS_PER_REQUEST,
     COMMENT_BODY_LIMIT,
     OUTPUT_TEXT_LIMIT,

@@ -19,7 +19,7 @@ from webhooks.commands import (
 )
 from webhooks.jobs import CommandCommented
 from webhooks.queue import Attempt
-from webhooks.reviewing import review_pull
+from webhooks.review_job import review_pull
 from webhooks.services import Services
 from webhooks.smoke_runs import dispatch_smoke, recorded_reasons
 

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
 from bot.github import GitHubError, PullRequest, RepositoryClient, utc_now
-from bot.render.review import (
+from bot.render.github_review import (
     SMOKE_CHECK_RUN_NAME,
     PostedComment,
     SmokeCheckUpdate,

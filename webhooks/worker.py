@@ -24,7 +24,7 @@ from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewReques
 from webhooks.metrics import WorkerMetrics
 from webhooks.queue import Attempt, JobQueue, open_queue
 from webhooks.redelivery import redeliver_failed
-from webhooks.reviewing import review_pull, review_push
+from webhooks.review_job import review_pull, review_push
 from webhooks.services import Services
 from webhooks.settings import Settings, SettingsError, load_settings
 from webhooks.smoke_runs import expire_overdue_smoke_runs, follow_workflow_run

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from bot.review import Report
+    from bot.pipeline import Report
 
 JSON_VERSION = 1
 

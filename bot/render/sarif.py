@@ -8,7 +8,7 @@ from bot.model import Finding, Severity
 
 if TYPE_CHECKING:
     from bot.check import Check
-    from bot.review import Report
+    from bot.pipeline import Report
 
 _LEVEL = {Severity.BLOCKER: "error", Severity.MAJOR: "error", Severity.MINOR: "warning", Severity.INFO: "note"}
 

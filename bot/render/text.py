@@ -11,7 +11,7 @@ from rich.text import Text
 from bot.model import Finding, Severity
 
 if TYPE_CHECKING:
-    from bot.review import Report
+    from bot.pipeline import Report
 
 _STYLE = {Severity.BLOCKER: "bold red", Severity.MAJOR: "red", Severity.MINOR: "yellow", Severity.INFO: "cyan"}
 

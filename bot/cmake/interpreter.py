@@ -29,7 +29,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Callable, Iterable, Mapping, Sequence
 
-from bot.parse.cmake_syntax import Arg, CMakeFile, Command, ParseProblem, clear_parse_cache, parse_cmake_cached
+from bot.cmake.syntax import Arg, CMakeFile, Command, ParseProblem, clear_parse_cache, parse_cmake_cached
 from bot.tree import FileTree
 
 # ExecuTorch requires its checkout to be a directory named `executorch` (its root

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bot.build.buck import BuckTarget, Frame
+from bot.buck.evaluation import BuckTarget, Frame
 from bot.model import Evidence, Fix
 
 

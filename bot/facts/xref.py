@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from bot.build.buck import BuckTarget, CellGraph, flatten
+from bot.buck.evaluation import BuckTarget, CellGraph, flatten
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 CUDA_HEADER_INCLUDES = ("cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "cuda_fp16.h", "cuda_bf16.h")

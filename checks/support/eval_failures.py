@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.build.buck import CELLS, EvalError
-from bot.build.buckconfig import BuckConfig
-from bot.build.buck import load_buckconfig
+from bot.buck.evaluation import CELLS, EvalError
+from bot.buck.buckconfig import BuckConfig
+from bot.buck.evaluation import load_buckconfig
 from bot.model import Evidence, Hit
 from bot.snapshot import Snapshot
 

@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Mapping
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser
 
-from bot.parse.cmake_syntax import ParseProblem
+from bot.cmake.syntax import ParseProblem
 from bot.tree import FileTree
 
 try:  # tree-sitter-cuda knows __global__, <<<...>>> and friends; the C++ grammar does not.

@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 from rich.console import Console
 
 import checks
-from bot.build.buck import EvaluationCache
+from bot.buck.evaluation import EvaluationCache
 from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.model import Severity
@@ -120,7 +120,7 @@ def _cap_memory() -> None:
 
 def _dispatch(arguments: argparse.Namespace) -> int:
     if arguments.command == "rules":
-        from bot.rules_page import render_rules_markdown, render_rules_table
+        from pr_check.rules_page import render_rules_markdown, render_rules_table
 
         sys.stdout.write(render_rules_markdown() if arguments.markdown else render_rules_table() + "\n")
         return 0
@@ -171,7 +171,7 @@ def _progress() -> Iterator[object]:
 
 
 def _review(arguments: argparse.Namespace) -> int:
-    from bot.review import default_cache_dir, review_trees
+    from pr_check.review import default_cache_dir, review_trees
 
     with GitRepository(arguments.repo) as repo:
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
@@ -194,7 +194,7 @@ def _review(arguments: argparse.Namespace) -> int:
 
 
 def _scan(arguments: argparse.Namespace) -> int:
-    from bot.review import default_cache_dir, scan_tree
+    from pr_check.review import default_cache_dir, scan_tree
 
     with GitRepository(arguments.repo) as repo:
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
@@ -207,7 +207,7 @@ def _emit(report, arguments: argparse.Namespace) -> int:
     from bot.render.json import render_json
     from bot.render.sarif import render_sarif
     from bot.render.text import render_text
-    from bot.review import load_config
+    from pr_check.review import load_config
 
     if arguments.format == "json":
         text = json.dumps(render_json(report), indent=2) + "\n"

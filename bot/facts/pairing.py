@@ -17,11 +17,11 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
-from bot.build.buck import CELLS, BuckTarget, CellGraph
-from bot.build.xref import source_paths
+from bot.buck.evaluation import CELLS, BuckTarget, CellGraph
+from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
-    from bot.build.cmake import CMakeModel
+    from bot.cmake.interpreter import CMakeModel
     from bot.snapshot import BuildModel
 
 COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".mm")
@@ -135,7 +135,7 @@ def pair_targets(buck: Mapping[str, frozenset[str]], cmake: Mapping[str, frozens
 def pairing(model: "BuildModel", profile_name: str) -> Pairing:
     """The pairing of one revision under one CMake profile, computed once per model and shared
     by revisions with equal cell graphs and CMake inputs (most pull requests)."""
-    from bot.build.gating import canonical_graph
+    from bot.facts.gating import canonical_graph
 
     def compute(_last_graph: CellGraph) -> tuple[tuple[CellGraph, ...], Pairing]:
         targets = [target for cell in CELLS for target in cell_primary_targets(model, cell)]

@@ -17,9 +17,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from bot.build.buck import BuckTarget, Select, flatten
-from bot.build.xref import header_entries
-from bot.parse.cpp import conditions_hold, defines_from_flags
+from bot.buck.evaluation import BuckTarget, Select, flatten
+from bot.facts.xref import header_entries
+from bot.cpp.preprocessor import conditions_hold, defines_from_flags
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel

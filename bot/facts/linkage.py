@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Mapping
 
-from bot.build.xref import dependency_labels
+from bot.facts.xref import dependency_labels
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel

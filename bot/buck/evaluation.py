@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import starlark as sl
 
-from bot.build import buck_host
-from bot.build.buckconfig import BuckConfig, parse_buckconfig
+from bot.buck import host as buck_host
+from bot.buck.buckconfig import BuckConfig, parse_buckconfig
 from bot.tree import FileTree
 
 CELLS = ("fbcode", "xplat", "oss")
@@ -750,7 +750,7 @@ class EvaluationCache:
     """Per-package results on disk, keyed by cell and the blob ids of every file read."""
 
     def __init__(self, directory: Path | None) -> None:
-        from bot.factstore import FactStore
+        from bot.facts.store import FactStore
 
         self.directory = directory
         if directory is not None:

@@ -1,7 +1,7 @@
 """The Starlark side of the Buck host: builtins every evaluated file sees, per cell.
 
 Design 3.1 says which constructs define what in each cell; this module states it as Starlark
-source that the evaluator loads into every file. The Python side (`bot/build/buck.py`) supplies
+source that the evaluator loads into every file. The Python side (`bot/buck/evaluation.py`) supplies
 four callables: `__record` (a rule call with its call stack), `__glob`, `__package_name` and
 `__read_config`. Nothing here is taken from Buck or ExecuTorch; it is a model of their behaviour.
 """

@@ -14,7 +14,7 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from bot.build.buck import BuckTarget, evaluate_cell, flatten
+from bot.buck.evaluation import BuckTarget, evaluate_cell, flatten
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel

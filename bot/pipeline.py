@@ -1,21 +1,24 @@
-"""One review, end to end: repository + revisions -> Report. The seam the CLI and the App share."""
+"""One review, end to end: repository + revisions -> Report, for the checks it is given.
+
+The composition root (`pr_check.review`) binds the product's checks; nothing here imports them.
+"""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
-import checks
 from bot import engine
-from bot.build.buck import EvaluationCache
+from bot.check import Check
+from bot.buck.evaluation import EvaluationCache
 from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
-from bot.smoke import SmokeDecision, classify
+from bot.smoke_decision import SmokeDecision, classify
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import FileTree, memory_tree
 
@@ -44,6 +47,7 @@ def review_repository(
     base: str,
     head: str,
     *,
+    checks: Sequence[Check],
     cache_dir: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Report:
@@ -55,6 +59,7 @@ def review_repository(
             repo.tree(base_sha),
             repo.tree(head_sha),
             changes,
+            checks=checks,
             cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
             progress=progress,
         )
@@ -65,18 +70,19 @@ def review_trees(
     head_tree: FileTree,
     changes: ChangeSet,
     *,
+    checks: Sequence[Check],
     cache: EvaluationCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     config: Config | None = None,
 ) -> Report:
     """Review two trees; the configuration comes from the base tree unless given."""
     started = time.perf_counter()
-    config = config if config is not None else load_config(base_tree)
+    config = config if config is not None else load_config(base_tree, checks)
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
     snapshot = Snapshot(base_model, head_model, changes, config)
     with collector_paused():
-        result = engine.run(checks.ALL, snapshot)
+        result = engine.run(checks, snapshot)
     smoke = classify(snapshot)
     cells = {
         name: {
@@ -99,13 +105,17 @@ def review_trees(
     )
 
 
-def scan_tree(tree: FileTree, *, cache: EvaluationCache | None = None, progress=None) -> Report:
+def scan_tree(
+    tree: FileTree, *, checks: Sequence[Check], cache: EvaluationCache | None = None, progress=None
+) -> Report:
     """Audit a whole tree: every finding, nothing filtered against a base."""
     return review_trees(
-        memory_tree({}, revision=""), tree, ChangeSet(()), cache=cache, progress=progress, config=load_config(tree)
+        memory_tree({}, revision=""), tree, ChangeSet(()), checks=checks, cache=cache, progress=progress,
+        config=load_config(tree, checks),
     )
 
 
-def load_config(tree: FileTree) -> Config:
-    known = frozenset(c.id for c in checks.ALL) | frozenset(engine.ENGINE_RULES)
+def load_config(tree: FileTree, checks: Sequence[Check]) -> Config:
+    """The configuration at `tree`; rule ids it names must be among `checks` or the engine's."""
+    known = frozenset(c.id for c in checks) | frozenset(engine.ENGINE_RULES)
     return parse_config(tree.read_text(CONFIG_PATH), known)

@@ -18,9 +18,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from bot.build import xref
-from bot.build.buck import CellGraph
-from bot.parse.cpp import Declaration, SourceFacts, defines_from_flags
+from bot.facts import xref
+from bot.buck.evaluation import CellGraph
+from bot.cpp.preprocessor import Declaration, SourceFacts, defines_from_flags
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
 CMAKE_LISTS = "CMakeLists.txt"
@@ -101,7 +101,7 @@ def graph_fact(model, cell: str, name: str, compute):
 
 def default_profile(config) -> str | None:
     """The first configured CMake profile the model knows."""
-    from bot.build.cmake import PROFILES
+    from bot.cmake.interpreter import PROFILES
 
     return next((name for name in config.cmake_profiles if name in PROFILES), None)
 
@@ -134,7 +134,7 @@ def cmake_model(model, **variables: str):
 
 def off_options(model) -> frozenset[str]:
     """CMake options that the default profile leaves off."""
-    from bot.build.cmake import is_false_value
+    from bot.cmake.interpreter import is_false_value
 
     default = cmake_model(model)
     if default is None:

@@ -2,7 +2,7 @@
 
 CMake's own reader produces the same thing: a flat sequence of commands whose arguments are
 still raw text. Block structure (`if`/`endif`, `function`/`endfunction`) and variable
-expansion are the evaluator's business (`bot/build/cmake.py`), because CMake decides them at
+expansion are the evaluator's business (`bot/cmake/interpreter.py`), because CMake decides them at
 evaluation time too. Syntax errors are returned as `ParseProblem` values, never raised.
 """
 

@@ -22,7 +22,7 @@ from bot.diff import ChangeSet, parse_diff
 from bot.errors import PrCheckError
 from bot.github import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
 from bot.mirror import remote_url
-from bot.render.review import (
+from bot.render.github_review import (
     CHECK_RUN_NAME,
     FIXED_REPLY_PREFIX,
     PostedComment,
@@ -131,13 +131,14 @@ def _open_check_run(services: Services, client: RepositoryClient, head_sha: str,
 
 
 def _review(services: Services, repo: RepoRef, installation: int, client: RepositoryClient, pull: PullRequest):
-    from bot.review import review_repository  # the engine is loaded only where reviews run
+    import checks  # the engine and checks are loaded only where reviews run
+    from bot.pipeline import review_repository
 
     url = remote_url(pull.clone_url)
     token = services.github.installation_token(installation) if url.startswith("https://") else None
     fetched = services.mirrors.fetch_pull(repo.owner, repo.name, url, pull.number, base_ref=pull.base_ref,
                                           base_sha=pull.base_sha, head_sha=pull.head_sha, token=token)
-    report = review_repository(fetched.path, fetched.base_sha, pull.head_sha,
+    report = review_repository(fetched.path, fetched.base_sha, pull.head_sha, checks=checks.ALL,
                                cache_dir=services.settings.cache_dir / repo.owner.lower() / repo.name.lower())
     _save_report(services.settings.reports_dir, repo, report)
     # Comments go where GitHub's own diff says lines are; the local diff stands in if it cannot be had.
