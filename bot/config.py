@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from bot.buck.cells import cells_where
 from bot.errors import ConfigError
 from bot.model import Severity
 
@@ -19,7 +20,7 @@ CONFIG_PATH = ".github/pr-check.toml"
 class BuckSettings:
     """Which cells build for CPU-only platforms and what guards a CUDA target there."""
 
-    cpu_only_cells: tuple[str, ...] = ("xplat",)
+    cpu_only_cells: tuple[str, ...] = cells_where(cpu_only=True)
     cuda_constraint: str = "ovr_config//cuda:has_cuda"
     cuda_external_deps: tuple[str, ...] = (
         "cuda",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.buck.evaluation import CELLS
+from bot.buck.cells import CELLS
 from bot.snapshot import Snapshot
 
 _CUDA_CMAKE = re.compile(r"\bCUDA\b|cuda|nvcc|--export-dynamic|whole-archive")

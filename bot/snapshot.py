@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from bot.facts import xref
-from bot.buck.evaluation import CELLS, CellGraph, EvaluationCache, evaluate_cell
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import CellGraph, EvaluationCache, evaluate_cell
 from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts.store import FactStore

@@ -22,7 +22,8 @@ from typing import Iterator
 
 import re
 
-from bot.buck.evaluation import CELLS, flatten, normalize_label
+from bot.buck.cells import CELLS, INTERNAL_CELLS
+from bot.buck.evaluation import flatten, normalize_label
 from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
@@ -32,7 +33,6 @@ from bot.snapshot import Snapshot
 _CXX = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
 
-INTERNAL_CELLS = ("fbcode", "xplat")
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:

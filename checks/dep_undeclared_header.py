@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, Mapping
 
 from bot.facts import xref
-from bot.buck.evaluation import CELLS, BuckTarget
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, call_lines, item_line
 from bot.facts.gating import canonical_graph, graph_fact
 from bot.facts.header_deps import (

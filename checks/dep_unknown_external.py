@@ -19,6 +19,7 @@ from typing import Iterator
 
 from checks.support.eval_failures import failure_hits
 from bot.check import BUCK_FILES, Check, Example
+from bot.buck.cells import OPEN_SOURCE_CELLS
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 from checks.oss_shim_example import oss_files
@@ -38,7 +39,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         )
 
     for hit in failure_hits(snap, frozenset({"external-dep"}), describe):
-        if hit.cell == "oss":
+        if hit.cell in OPEN_SOURCE_CELLS:  # internal cells map external deps themselves
             yield hit
 
 

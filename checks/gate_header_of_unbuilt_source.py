@@ -24,7 +24,7 @@ import re
 from typing import Iterator
 
 from bot.facts import gating
-from bot.buck.evaluation import CELLS
+from bot.buck.cells import CELLS
 from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity

@@ -26,7 +26,7 @@ import re
 from typing import Iterator
 
 from bot.facts import gating, xref
-from bot.buck.evaluation import CELLS
+from bot.buck.cells import CELLS
 from checks.support.callsite import attribute_line, item_line
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example

@@ -17,10 +17,11 @@ from typing import Iterator
 from bot.facts import xref
 from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.buck.cells import cells_where
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
-CELLS_WITH_PRIVATE_HEADERS = ("xplat", "oss")
+CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:

@@ -28,6 +28,7 @@ from typing import Iterator
 
 from bot.cmake import interpreter as cmake
 from bot.facts import linkage, pairing
+from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, insert_after
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
@@ -122,7 +123,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, cmake_name: str, above: 
         fix = insert_after(
             text, target.path, anchor, f"exported_linker_flags = [{_FLAG}],", "export the executable's symbols as CMake does"
         )
-    static = "links libraries statically" if cell != "oss" else "sets `force_static = True`"
+    static = cell_named(cell).static_linking
     also = ""
     if above:
         verbs = "links it and misses" if len(above) == 1 else "link it and miss"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.buck.evaluation import CELLS
+from bot.buck.cells import CELLS
 from checks.support.callsite import attribute_line, insert_after
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.buck.evaluation import CELLS
+from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot

@@ -24,7 +24,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from bot.facts import linkage, pairing, symbols
-from bot.buck.evaluation import CELLS, BuckTarget
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity

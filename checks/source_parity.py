@@ -27,7 +27,8 @@ from typing import Iterator
 
 from bot.cmake import interpreter as cmake
 from bot.facts import pairing
-from bot.buck.evaluation import CELLS, BuckTarget
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity

@@ -27,7 +27,7 @@ from bot.buck import host as buck_host
 from bot.buck.buckconfig import BuckConfig, parse_buckconfig
 from bot.tree import FileTree
 
-CELLS = ("fbcode", "xplat", "oss")
+from bot.buck.cells import CELLS, Cell, cell_named  # noqa: E402 - re-exported: the cell names
 
 
 @functools.cache
@@ -311,8 +311,7 @@ class CellEvaluator:
         memory_per_package: int = 512 << 20,
         max_call_depth: int = 250,
     ) -> None:
-        if cell not in CELLS:
-            raise ValueError(f"unknown cell {cell!r}")
+        self.rules: Cell = cell_named(cell)
         self.tree = tree
         self.cell = cell
         self.config = config if config is not None else load_buckconfig(tree)
@@ -331,7 +330,7 @@ class CellEvaluator:
         module.add_callable("__glob", self._glob)
         module.add_callable("__package_name", lambda: self._context.package)
         module.add_callable("__read_config", self._read_config)
-        ast = sl.parse(buck_host.HOST_MODULE, buck_host.host_source(self.cell), _DIALECT)
+        ast = sl.parse(buck_host.HOST_MODULE, buck_host.host_source(self.rules), _DIALECT)
         sl.eval(module, ast, _GLOBALS)
         return module.freeze()
 
@@ -339,7 +338,7 @@ class CellEvaluator:
         self._context.records.append((kind, stack, kwargs))
 
     def _read_config(self, section: str, key: str, default: Any = None) -> Any:
-        if self.cell != "oss":
+        if not self.rules.reads_buckconfig:
             return default
         return self.config.get(section, key, default)
 
@@ -448,10 +447,10 @@ class CellEvaluator:
         importer_cell_root = self._cell_root_of(importer)
         if module_id.startswith("@"):
             cell_name, _, rest = module_id[1:].partition("//")
-            base_root = self.config.cell_root(cell_name) if self.cell == "oss" else None
             cell_relative = (rest.replace(":", "/", 1) if ":" in rest else rest).lstrip("/")
-            if self.cell != "oss":
+            if self.rules.records_internal_macros:
                 return self._resolve_internal(cell_name, cell_relative)
+            base_root = self.config.cell_root(cell_name)
             if base_root is None:
                 raise _load_error(f"cell {cell_name!r} is not declared in .buckconfig")
             path = posixpath.normpath(posixpath.join(base_root, cell_relative)).lstrip("./")
@@ -459,7 +458,7 @@ class CellEvaluator:
         if module_id.startswith("//"):
             rest = module_id[2:]
             relative = (rest.replace(":", "/", 1) if ":" in rest else rest).lstrip("/")
-            if self.cell != "oss" and relative.startswith("executorch/"):
+            if self.rules.repository_under_executorch and relative.startswith("executorch/"):
                 relative = relative[len("executorch/") :]
             path = posixpath.normpath(posixpath.join(importer_cell_root, relative)).lstrip("./")
             return self._file_or_shim(path, "", relative)
@@ -492,7 +491,7 @@ class CellEvaluator:
                 if path.endswith(builtin_path):
                     return "builtin", builtin_path
             return "stub", path
-        if self.cell != "oss":
+        if self.rules.records_internal_macros:
             return "stub", f"{cell_name}//{cell_relative}"
         raise _load_error(f"cannot load {path}: no such file in the repository")
 
@@ -688,14 +687,9 @@ def load_buckconfig(tree: FileTree) -> BuckConfig:
     return parse_buckconfig(text) if text else BuckConfig(cells={"root": "."})
 
 
-# The internal cells read their own build files: fbcode a TARGETS (else BUCK), xplat a BUCK.
-# The open-source build reads what `.buckconfig` says.
-INTERNAL_BUILD_FILE_NAMES = {"fbcode": ("TARGETS", "BUCK"), "xplat": ("BUCK",)}
-
-
 def build_file_names(config: BuckConfig, cell: str) -> tuple[str, ...]:
-    """The build file names a cell reads, in order of preference."""
-    return INTERNAL_BUILD_FILE_NAMES.get(cell, config.build_file_names)
+    """The build file names a cell reads, in order of preference (its own, or `.buckconfig`'s)."""
+    return cell_named(cell).build_file_names or config.build_file_names
 
 
 def find_packages(tree: FileTree, config: BuckConfig, cell: str = "oss") -> dict[str, str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from bot.buck.cells import Cell
+
 HOST_MODULE = "@pr_check//:host.bzl"
 
 # Rules a BUCK file or a macro may call, directly or through `native.`. Unknown kinds still
@@ -68,8 +70,8 @@ BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall",
 COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob")
 
 
-def host_source(cell: str) -> str:
-    """The host module's Starlark text for one cell (`fbcode`, `xplat` or `oss`)."""
+def host_source(cell: Cell) -> str:
+    """The host module's Starlark text for one cell; its semantics come from the cell table."""
     rule_defs = "\n".join(
         f"def _rule_{kind}(*args, **kwargs):\n    __record({kind!r}, call_stack(), kwargs)\n"
         for kind in NATIVE_RULES
@@ -77,11 +79,16 @@ def host_source(cell: str) -> str:
     native_fields = ",\n    ".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
     top_level_rules = "\n".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
     return STUB_CALL_SOURCE + _HOST_TEMPLATE.format(
-        cell=cell,
+        cell=cell.name,
         rule_defs=rule_defs,
         native_fields=native_fields,
         top_level_rules=top_level_rules,
-        is_fbcode="True" if cell in ("fbcode", "oss") else "False",
+        is_fbcode=repr(cell.is_fbcode),
+        is_xplat=repr(not cell.is_fbcode),
+        defines_fbcode_target=repr(cell.defines_fbcode_target),
+        defines_non_fbcode_target=repr(cell.defines_non_fbcode_target),
+        is_oss=repr(cell.is_oss),
+        aten_modes="(" + "".join(f"{mode!r}, " for mode in cell.aten_modes) + ")",
     )
 
 
@@ -150,15 +157,15 @@ def is_fbcode():
     return {is_fbcode}
 
 def is_xplat():
-    return _CELL == "xplat"
+    return {is_xplat}
 
 def fbcode_target(_kind, **kwargs):
-    if _CELL == "fbcode" or _CELL == "oss":
+    if {defines_fbcode_target}:
         return _kind(**kwargs)
     return None
 
 def non_fbcode_target(_kind, **kwargs):
-    if _CELL == "xplat":
+    if {defines_non_fbcode_target}:
         return _kind(**kwargs)
     return None
 
@@ -181,7 +188,7 @@ def _runtime_cxx_library(*args, **kwargs):
         __record("cxx_library", call_stack(), static)
 
 def get_aten_mode_options():
-    return (False,) if _CELL == "oss" else (True, False)
+    return {aten_modes}
 
 runtime = struct(
     command_alias = _runtime_rule("command_alias"),
@@ -196,7 +203,7 @@ runtime = struct(
     python_library = _runtime_rule("python_library"),
     python_test = _runtime_rule("python_test"),
     external_dep_location = _external_dep_location,
-    is_oss = _CELL == "oss",
+    is_oss = {is_oss},
 )
 '''
 

@@ -17,7 +17,8 @@ import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
-from bot.buck.evaluation import CELLS, BuckTarget, CellGraph
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from bot.buck.evaluation import CELLS, EvalError
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import EvalError
 from bot.buck.buckconfig import BuckConfig
 from bot.buck.evaluation import load_buckconfig
 from bot.model import Evidence, Hit

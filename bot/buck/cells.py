@@ -1,0 +1,113 @@
+"""The three Buck builds of one repository, as data (design 3.1).
+
+The same BUCK file is evaluated by Meta's internal `fbcode` and `xplat` cells and by open-source
+buck2 through `shim_et/`. Everything that differs between them is a field of `Cell`; the
+Starlark host and the checks read these fields instead of comparing cell names, so a new cell
+is one more row of `CELL_TABLE`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """How one build evaluates the repository's Buck files."""
+
+    name: str
+    # Build file names read in a directory, first present wins; None: `.buckconfig` decides.
+    build_file_names: tuple[str, ...] | None
+    # What `is_fbcode()` returns, and which of `fbcode_target` / `non_fbcode_target` define.
+    is_fbcode: bool
+    defines_fbcode_target: bool
+    defines_non_fbcode_target: bool
+    # `runtime.is_oss` of ExecuTorch's wrapper.
+    is_oss: bool
+    # Plain `headers` of a `cxx_library` are seen by dependents (fbcode in practice) or private.
+    headers_visible_to_dependents: bool
+    # `cpp_library` (fbcode_macros / buck2-shims-meta) makes `headers` visible to dependents.
+    cpp_library_headers_visible: bool
+    # Meta-internal macros are not in the repository: recorded as given (True), or a `load()`
+    # the repository cannot satisfy fails the package as real buck2 would (False).
+    records_internal_macros: bool
+    # `read_config()` answers from `.buckconfig` (open source) or with its default (internal).
+    reads_buckconfig: bool
+    # Labels written `//executorch/...` name the repository root (internal cells mount it there).
+    repository_under_executorch: bool
+    # ATen modes the wrapper's `get_aten_mode_options()` yields.
+    aten_modes: tuple[bool, ...]
+    # The cell's static builds link libraries statically (xplat) or set force_static (oss).
+    static_linking: str
+    # The cell builds for platforms without CUDA (mobile, embedded): a CUDA target must be guarded.
+    cpu_only: bool = False
+
+
+CELL_TABLE: tuple[Cell, ...] = (
+    Cell(
+        name="fbcode",
+        build_file_names=("TARGETS", "BUCK"),
+        is_fbcode=True,
+        defines_fbcode_target=True,
+        defines_non_fbcode_target=False,
+        is_oss=False,
+        headers_visible_to_dependents=True,
+        cpp_library_headers_visible=True,
+        records_internal_macros=True,
+        reads_buckconfig=False,
+        repository_under_executorch=True,
+        aten_modes=(True, False),
+        static_linking="",
+    ),
+    Cell(
+        name="xplat",
+        build_file_names=("BUCK",),
+        is_fbcode=False,
+        defines_fbcode_target=False,
+        defines_non_fbcode_target=True,
+        is_oss=False,
+        headers_visible_to_dependents=False,
+        cpp_library_headers_visible=True,
+        records_internal_macros=True,
+        reads_buckconfig=False,
+        repository_under_executorch=True,
+        aten_modes=(True, False),
+        static_linking="links libraries statically",
+        cpu_only=True,
+    ),
+    Cell(
+        name="oss",
+        build_file_names=None,
+        is_fbcode=True,
+        defines_fbcode_target=True,
+        defines_non_fbcode_target=False,
+        is_oss=True,
+        headers_visible_to_dependents=False,
+        cpp_library_headers_visible=True,
+        records_internal_macros=False,
+        reads_buckconfig=True,
+        repository_under_executorch=False,
+        aten_modes=(False,),
+        static_linking="sets `force_static = True`",
+    ),
+)
+
+CELLS_BY_NAME: dict[str, Cell] = {cell.name: cell for cell in CELL_TABLE}
+CELLS: tuple[str, ...] = tuple(cell.name for cell in CELL_TABLE)
+INTERNAL_CELLS: tuple[str, ...] = tuple(c.name for c in CELL_TABLE if c.records_internal_macros)
+OPEN_SOURCE_CELLS: tuple[str, ...] = tuple(c.name for c in CELL_TABLE if c.is_oss)
+
+
+def cell_named(name: str) -> Cell:
+    """The cell called `name`; a ValueError names the known ones."""
+    try:
+        return CELLS_BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown cell {name!r} (one of {', '.join(CELLS)})") from None
+
+
+def cells_where(**fields: object) -> tuple[str, ...]:
+    """Names of the cells whose fields have the given values, in table order."""
+    return tuple(
+        cell.name for cell in CELL_TABLE if all(getattr(cell, field) == value for field, value in fields.items())
+    )
