@@ -1,9 +1,14 @@
-"""run(checks, snapshot) -> findings: select, fingerprint, keep what is new at head, suppress.
+"""run(checks, snapshot) -> findings: select, identify, keep what is new at head, suppress.
 
 A check is run on (base, head, changes) and, when that found anything, on (base, base, no
-changes). A finding whose fingerprint the base run also produced existed before the pull
-request and is not blamed on it. A check that raises becomes an `internal-error` finding; the
-review goes on.
+changes). A finding whose identity (model.identity: rule, cell, target and subject; never the
+file or the wording) the base run also produced existed before the pull request and is not
+blamed on it. Two more rules keep old problems off the pull request:
+- a finding on a target whose package failed to evaluate at base (so the base run could not
+  see it) is blamed only when the change touched one of the finding's files;
+- a finding in a cell whose real builds are driven by CI commands (the open-source build) is
+  kept only when those commands reach its target or package (bot/facts/build_scope.py).
+A check that raises becomes an `internal-error` finding; the review goes on.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from typing import Iterable, Iterator
 
 from bot.check import BUCK_FILES, Check, touches
 from bot.diff import ChangeSet
-from bot.model import Finding, Hit, Severity, fingerprint
+from bot.buck.cells import cell_named
+from bot.facts.build_scope import build_scope
+from bot.model import Finding, Hit, Severity, fingerprint, identity
 from bot.snapshot import Snapshot
 
 INTERNAL_ERROR = "internal-error"
@@ -45,6 +52,8 @@ class EngineResult:
     findings: tuple[Finding, ...]
     suppressed: tuple[Finding, ...]
     checks_run: tuple[str, ...]
+    # Findings at head not blamed on the change, by why: "unseen-at-base", "outside-build-scope".
+    not_blamed: tuple[tuple[str, Finding], ...] = ()
 
 
 def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
@@ -57,14 +66,18 @@ def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
     baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config)
     findings: dict[str, Finding] = {}
+    not_blamed: list[tuple[str, Finding]] = []
     for check in enabled:
-        head_findings = _findings(check, snapshot)
+        head_findings = [f for f in _findings(check, snapshot) if not _outside_scope(f, snapshot, not_blamed)]
         if snapshot.base is snapshot.head or not head_findings:
             base_prints: set[str] = set()  # nothing at head, so nothing for the baseline to filter
         else:
             base_prints = {f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR}
         for finding in head_findings:
             if finding.fingerprint in base_prints or finding.fingerprint in findings:
+                continue
+            if _unseen_at_base(finding, snapshot):
+                not_blamed.append(("unseen-at-base", finding))
                 continue
             findings[finding.fingerprint] = finding
     suppressions = _suppressions(snapshot)
@@ -74,7 +87,35 @@ def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
         tuple(sorted(active, key=_order)),
         tuple(sorted(suppressed, key=_order)),
         tuple(c.id for c in enabled),
+        tuple(not_blamed),
     )
+
+
+def _outside_scope(finding: Finding, snapshot: Snapshot, not_blamed: list) -> bool:
+    """Is this finding in a CI-driven cell on a target or package its CI never reaches?"""
+    if not finding.cell or not finding.target or finding.rule == INTERNAL_ERROR:
+        return False
+    if not cell_named(finding.cell).is_oss:
+        return False  # the internal cells build whatever their owners ask for
+    model = snapshot.head
+    scope = model.memo(("build-scope", finding.cell), lambda: build_scope(model.tree, model.cell(finding.cell)))
+    if scope.reaches(finding.target):
+        return False
+    not_blamed.append(("outside-build-scope", finding))
+    return True
+
+
+def _unseen_at_base(finding: Finding, snapshot: Snapshot) -> bool:
+    """A finding on a target the base could not evaluate, in files the change did not touch."""
+    if not finding.cell or not finding.target or not snapshot.base.tree.paths():
+        return False
+    package = finding.target[2:].split(":", 1)[0]
+    result = snapshot.base.cell(finding.cell).packages.get(package)
+    if result is None or result.error is None:
+        return False  # the base saw this package (or it is new): the baseline run decided
+    changed = set(snapshot.changes.paths)
+    files = {finding.path, *(e.path for e in finding.evidence)}
+    return not (files & changed)
 
 
 def _may_change(check: Check, snapshot: Snapshot) -> bool:
@@ -127,7 +168,7 @@ def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
         line=hit.line,
         end_line=hit.end_line or hit.line,
         message=hit.message,
-        fingerprint=fingerprint(rule, hit.path, hit.key, hit.offending_text),
+        fingerprint=identity(rule, hit),
         target=hit.target,
         cell=hit.cell,
         evidence=hit.evidence,

@@ -117,7 +117,20 @@ _SPACE = re.compile(r"\s+")
 
 
 def fingerprint(rule: str, path: str, key: str, offending_text: str) -> str:
-    """Rule + path + target/symbol + whitespace-normalized text; no line numbers."""
+    """Rule + path + key + whitespace-normalized text; no line numbers."""
     normalized = _SPACE.sub(" ", offending_text).strip()
     digest = hashlib.sha256("\0".join((rule, path, key, normalized)).encode()).hexdigest()
     return digest[:16]
+
+
+def identity(rule: str, hit: "Hit") -> str:
+    """What a finding is about, stable across edits: for a finding on a Buck target, the rule
+    and key (which names the target and the subject), never the file it sits in or the wording
+    around it, so that moving a target from TARGETS to BUCK + targets.bzl keeps it the same
+    finding. The cell is left out so that one defect seen by several cells is one finding
+    (a check whose defect differs per cell puts the cell in its key). Any other finding: the
+    file, key and offending text."""
+    if hit.target:
+        digest = hashlib.sha256("\0".join((rule, "target", hit.key)).encode()).hexdigest()
+        return digest[:16]
+    return fingerprint(rule, hit.path, hit.key, hit.offending_text)

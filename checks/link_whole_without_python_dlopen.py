@@ -7,6 +7,10 @@ its successors) only keeps it whole if the target says it supports being dlopen'
 Python; otherwise the symbols can be dropped again, and the failure only shows when a model
 loads. Every other force-linked AOTI/CUDA target sets both flags.
 
+Only libraries a Python extension can load are concerned: a force-linked library that no
+`cxx_python_extension` (or Python target's native dependency) of the cell reaches, such as a
+microcontroller kernel registration library, is never dlopen'ed from Python.
+
 Example (bad): `cxx_library(name = "common_shims_slim", link_whole = True)`.
 
 Use instead: add `supports_python_dlopen = True` next to `link_whole = True`.
@@ -17,6 +21,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from bot.buck.cells import CELLS
+from bot.facts.linkage import python_loadable
 from checks.support.callsite import attribute_line, insert_after
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
@@ -25,10 +30,12 @@ from bot.snapshot import Snapshot
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS:
-        for label, target in sorted(snap.head.cell(cell).targets.items()):
+        graph = snap.head.cell(cell)
+        loadable = snap.head.graph_memo(cell, ("python-loadable",), python_loadable)
+        for label, target in sorted(graph.targets.items()):
             if target.attr("link_whole") is not True or target.attr("supports_python_dlopen") is True:
                 continue
-            if "library" not in target.kind:
+            if "library" not in target.kind or label not in loadable:
                 continue
             text = snap.head.text(target.path) or ""
             line = attribute_line(text, target, "link_whole") or target.line
@@ -70,7 +77,10 @@ CHECK = Check(
                     '    srcs = ["common_shims_slim.cpp"],\n'
                     "    link_whole = True,  # expect: link-whole-without-python-dlopen\n"
                     ")\n"
-                )
+                ),
+                "extension/pybindings/BUCK": (
+                    'cxx_python_extension(name = "_portable_lib", deps = ["//backends/aoti:common_shims_slim"])\n'
+                ),
             }
         ),
     ),
@@ -88,7 +98,18 @@ CHECK = Check(
                     '    name = "plain",\n'
                     '    srcs = ["plain.cpp"],\n'
                     ")\n"
-                )
+                ),
+                "extension/pybindings/BUCK": (
+                    'cxx_python_extension(name = "_portable_lib", deps = ["//backends/aoti:common_shims_slim"])\n'
+                ),
+            }
+        ),
+        # A kernel registration library for a microcontroller: nothing Python loads it.
+        Example(
+            head={
+                "backends/cortex_m/ops/BUCK": (
+                    'cxx_library(name = "op_quantized_div", srcs = ["op_quantized_div.cpp"], link_whole = True)\n'
+                ),
             }
         ),
     ),

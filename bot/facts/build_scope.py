@@ -24,7 +24,9 @@ from bot.tree import FileTree
 # Where CI commands live; shell scripts and workflow files only.
 CI_DIRECTORIES = (".ci/", ".github/workflows/", ".github/scripts/")
 CI_SUFFIXES = (".sh", ".yml", ".yaml", ".bash")
-_COMMAND = re.compile(r"\bbuck2\s+(build|test|run|query|uquery|cquery|targets|install)\b")
+# A verb given through a shell variable (`for op in build test; do buck2 $op ...`) counts as a
+# build: assuming the larger scope can only keep a finding, never hide one.
+_COMMAND = re.compile(r"\bbuck2\s+(build|test|run|query|uquery|cquery|targets|install|\$\{?\w+\}?)(?=\s)")
 _PATTERN = re.compile(r"(?<![\w@])//[A-Za-z0-9_./\-]*(?::[A-Za-z0-9_.\-+=]*)?")
 # Attributes whose labels are build dependencies (what `buck2 build` also builds).
 DEPENDENCY_ATTRIBUTES = ("deps", "exported_deps", "runtime_deps", "srcs", "resources")

@@ -78,3 +78,23 @@ def _walk(edges: "Mapping[str, tuple[str, ...]] | _LazyEdges", start: str) -> di
                 reached[following] = current
                 queue.append(following)
     return reached
+
+
+# Targets a Python interpreter loads native code through: an extension module, or a Python
+# target whose native dependencies get linked into one (Buck's Python native linking).
+PYTHON_LOADER_KINDS = frozenset({"cxx_python_extension", "python_library", "python_binary", "python_test"})
+
+
+def python_loadable(graph) -> frozenset[str]:
+    """Every target of the cell that a Python extension or Python target links, transitively."""
+    seen: set[str] = set()
+    stack = [label for label, target in graph.targets.items() if target.kind in PYTHON_LOADER_KINDS]
+    while stack:
+        label = stack.pop()
+        if label in seen:
+            continue
+        seen.add(label)
+        target = graph.targets.get(label)
+        if target is not None:
+            stack.extend(dep for dep in dependency_labels(target) if dep not in seen)
+    return frozenset(seen)

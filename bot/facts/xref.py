@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget, CellGraph, flatten
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
@@ -139,13 +140,30 @@ def cuda_reasons(graph: CellGraph, cuda_external_deps: Iterable[str]) -> Mapping
     return reasons
 
 
+# Meta's `cpp_library` macro (fbcode_macros, and buck2-shims-meta's `shims.bzl` in the open-source
+# build) passes its `headers` on as `exported_headers`: dependents see them.
+EXPORTING_HEADER_MACROS = frozenset({"cpp_library"})
+
+
+def visible_attribute(target: BuckTarget, attribute: str, cell: str) -> str:
+    """How dependents see a header listed in `attribute`: "exported_headers" or "headers"."""
+    if (
+        attribute == "headers"
+        and target.kind in EXPORTING_HEADER_MACROS
+        and cell_named(cell).cpp_library_headers_visible
+    ):
+        return "exported_headers"
+    return attribute
+
+
 def header_owners(graph: CellGraph) -> Mapping[str, tuple[tuple[BuckTarget, str], ...]]:
-    """include path -> ((owning target, "exported_headers" | "headers"), ...)."""
+    """include path -> ((owning target, "exported_headers" | "headers"), ...), the attribute as
+    dependents see it (a `cpp_library`'s `headers` are exported)."""
     owners: dict[str, list[tuple[BuckTarget, str]]] = {}
     for target in graph.targets.values():
         for attribute in ("exported_headers", "headers"):
             for include_name, _repo_path in header_entries(target, attribute):
-                owners.setdefault(include_name, []).append((target, attribute))
+                owners.setdefault(include_name, []).append((target, visible_attribute(target, attribute, graph.cell)))
     return {k: tuple(v) for k, v in owners.items()}
 
 

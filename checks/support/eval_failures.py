@@ -13,13 +13,22 @@ from bot.snapshot import Snapshot
 
 
 def failure_hits(snap: Snapshot, kinds: frozenset[str], describe) -> Iterator[Hit]:
-    """One hit per (package, failure) of the given kinds at head, in any cell."""
+    """One hit per package that fails at head, with a failure of the given kinds, in any cell.
+
+    A package that already failed at base is not newly broken, whatever it fails on now: a
+    package that could not load one missing file and now stops at the next, or moved from
+    TARGETS to BUCK with the same failure, was broken before the change.
+    """
     config = load_buckconfig(snap.head.tree)
     macro_roots = _macro_roots(config)
     for cell in CELLS:
         graph = snap.head.cell(cell)
+        base_packages = snap.base.cell(cell).packages if snap.base is not snap.head else {}
         for error in graph.errors:
             if error.kind not in kinds:
+                continue
+            before = base_packages.get(error.package)
+            if before is not None and before.error is not None:
                 continue
             path, line = error_site(error, macro_roots)
             evidence = tuple(
@@ -31,7 +40,7 @@ def failure_hits(snap: Snapshot, kinds: frozenset[str], describe) -> Iterator[Hi
                 path=path,
                 line=line,
                 message=describe(error, graph),
-                key=f"{error.package}:{error.kind}:{_stable(error.message)}",
+                key=f"{error.package}:{error.kind}",
                 cell=cell,
                 target=f"//{error.package}",
                 offending_text=error.message,
@@ -52,7 +61,3 @@ def error_site(error: EvalError, macro_roots: tuple[str, ...]) -> tuple[str, int
 def _macro_roots(config: BuckConfig) -> tuple[str, ...]:
     return tuple(r.strip("/") + "/" for r in config.cells.values() if r not in (".", "./", ""))
 
-
-def _stable(message: str) -> str:
-    # Limit messages carry measured numbers; keep the fingerprint free of them.
-    return "".join(ch for ch in message if not ch.isdigit())[:200]
