@@ -66,19 +66,73 @@ class ChangeSet:
 
 
 _MODE = re.compile(r"^(old|new|new file|deleted file) mode (\d+)$", re.M)
+# A line starting with "@@" is always a hunk header (hunk bodies start with ' ', '+', '-' or '\\');
+# one that does not match this is malformed, not something to skip.
+HUNK_HEADER = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: .*)?$")
+_PATH_LINE = re.compile(r"^(?:--- |\+\+\+ |rename from |rename to |copy from |copy to )(.*)$")
+_GIT_HEADER = re.compile(r"^diff --git (\S+) (\S+)$")
 
 
 def parse_diff(text: str) -> ChangeSet:
     """Parse `git diff` output. Raises MalformedDiff with the reason on text that is not a diff."""
     if text.strip() and not re.search(r"^(diff --git |--- |\+\+\+ )", text, re.M):
         raise MalformedDiff("input is not a unified diff (no 'diff --git' or '---/+++' headers)")
+    check_headers(text)
     try:
         patch = PatchSet(text)
     except UnidiffParseError as error:
         raise MalformedDiff(f"malformed diff: {error}") from None
     except (ValueError, IndexError) as error:
         raise MalformedDiff(f"malformed diff: {error}") from None
-    return ChangeSet(tuple(_file_change(patched) for patched in patch))
+    changes = ChangeSet(tuple(_file_change(patched) for patched in patch))
+    for change in changes.files:
+        for path in (change.path, change.old_path):
+            if path is not None:
+                check_path(path)
+    return changes
+
+
+def check_headers(text: str) -> None:
+    """Reject hunk headers that are not `@@ -N[,N] +N[,N] @@` and paths that leave the repository.
+
+    Hunk bodies are skipped by their declared lengths: a removed line `-- x` reads `--- x`.
+    """
+    old_left = new_left = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if old_left > 0 or new_left > 0:
+            kind = line[:1]
+            if kind in (" ", ""):
+                old_left, new_left = old_left - 1, new_left - 1
+            elif kind == "-":
+                old_left -= 1
+            elif kind == "+":
+                new_left -= 1
+            elif kind != "\\":
+                raise MalformedDiff(f"hunk ends early on line {number}: {line[:80]!r}")
+            continue
+        if line.startswith("@@"):
+            header = HUNK_HEADER.match(line)
+            if not header:
+                raise MalformedDiff(f"malformed hunk header on line {number}: {line[:80]!r}")
+            old_left = 1 if header.group(2) is None else int(header.group(2))
+            new_left = 1 if header.group(4) is None else int(header.group(4))
+            continue
+        git_header = _GIT_HEADER.match(line)
+        names = git_header.groups() if git_header else ()
+        path_line = _PATH_LINE.match(line)
+        if path_line:
+            names = (path_line.group(1).split("\t")[0],)
+        for name in names:
+            if name != "/dev/null" and not name.startswith('"'):
+                check_path(_strip(name) or "", line_number=number)
+
+
+def check_path(path: str, line_number: int | None = None) -> None:
+    """A diff path must name a file inside the repository: relative, no `..`, no NUL."""
+    where = f" on line {line_number}" if line_number else ""
+    parts = path.split("/")
+    if not path or path.startswith("/") or "\0" in path or ".." in parts or ".git" in parts:
+        raise MalformedDiff(f"diff path {path!r}{where} is not a path inside the repository")
 
 
 def _strip(path: str | None) -> str | None:

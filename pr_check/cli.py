@@ -1,89 +1,125 @@
 """`pr-check`: review, scan, rules, explain, demo; and the entry points of smoke, serve, worker.
 
-Exit codes (design 5): 0 clean, 1 findings at or above the fail level, 2 usage or input error,
-3 internal error. Errors print one line on stderr, never a traceback.
+Exit codes: 0 clean, 1 findings at or above the fail level, 2 usage or input error, 3 internal
+error. Arguments are validated before any work starts. Errors print one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
 import tempfile
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from rich.console import Console
-
 import checks
 from bot.buck.evaluation import EvaluationCache
-from bot.diff import parse_diff
-from bot.errors import PrCheckError, UsageError
-from bot.model import Severity
+from bot.config import CONFIG_PATH, Config, parse_config
+from bot.errors import ConfigError, PrCheckError, UsageError
 from bot.repo import GitRepository
+from pr_check import revisions
+from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputRequest, exit_status, render, write
 
 VERSION = "0.1.0"
 # Hostile Starlark that allocates in one operation can outrun the interpreter's own checks;
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
 MEMORY_CAP_BYTES = 12 << 30
+DEFAULT_DEMO_CASE = "pr24817-cuda-outside-fbcode"
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 with usage, as design 5 wants
+    def error(self, message: str) -> None:  # argparse's own errors are usage errors: exit 2
         self.print_usage(sys.stderr)
         raise UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pr-check", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"pr-check {VERSION}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"pr-check {VERSION}", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    review = sub.add_parser("review", help="review the change base..head (or a diff against the work tree)")
-    review.add_argument("--repo", default=".", help="git repository (bare or not)")
-    review.add_argument("--base", default=None, help="base revision (default: HEAD with --diff, else origin/main)")
-    review.add_argument("--head", default="HEAD", help="head revision")
-    review.add_argument("--diff", type=Path, help="unified diff file; the work tree is the head")
+    review = sub.add_parser("review", help="review the change base..head, or a diff applied to the base")
+    review.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
+    review.add_argument(
+        "--base", default=None,
+        help="base revision (default: the merge base of the remote's default branch and --head; "
+        "with --diff: the commit HEAD points at)",
+    )
+    review.add_argument("--head", default="HEAD", help="head revision (default: HEAD); not used with --diff")
+    review.add_argument(
+        "--diff", default=None, metavar="FILE",
+        help="unified diff to apply to --base in memory ('-' reads stdin); the result is the head",
+    )
     _output_options(review)
 
-    scan = sub.add_parser("scan", help="audit a whole tree, no diff")
-    scan.add_argument("--repo", default=".")
-    scan.add_argument("--rev", default="HEAD")
+    scan = sub.add_parser("scan", help="audit a whole tree at one revision, no diff")
+    scan.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
+    scan.add_argument("--rev", default=None, help="revision to scan (default: the commit HEAD points at)")
+    scan.add_argument(
+        "--path", action="append", metavar="PREFIX",
+        help="report only findings under this directory or glob (repeatable)",
+    )
+    scan.add_argument("--statistics", action="store_true", help="print counts per rule, cell and directory instead of the findings")
     _output_options(scan)
 
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--markdown", action="store_true", help="print RULES.md")
 
     explain = sub.add_parser("explain", help="explain one rule")
-    explain.add_argument("rule")
+    explain.add_argument("rule", help="a rule id, as `pr-check rules` lists them")
 
-    demo = sub.add_parser("demo", help="dry-run review of the bundled example PR")
-    demo.add_argument("--case", default="pr24817-cuda-outside-fbcode")
-    demo.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    demo = sub.add_parser("demo", help="dry-run review of a bundled example PR")
+    demo.add_argument("--case", default=DEFAULT_DEMO_CASE, help=f"the example to review (default: {DEFAULT_DEMO_CASE}; see --list)")
+    demo.add_argument("--list", action="store_true", help="list the bundled examples and exit")
+    demo.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    _verbosity_options(demo)
+
+    # `pr-check cache info|clean` is wired here once bot/facts/cache.py (the size-bounded cache
+    # store, issue 13 point 7) lands: a sub-parser whose handler takes the store's info/clean.
 
     for name, help_text in (
         ("smoke", "the GPU smoke runner (see `pr-check smoke --help`)"),
         ("serve", "run the GitHub App webhook service"),
         ("worker", "run a queue worker of the GitHub App"),
+        ("action", "the review step of the GitHub Action (action.yml; reads the GITHUB_* variables)"),
     ):
         passthrough = sub.add_parser(name, help=help_text, add_help=False)
-        passthrough.add_argument("args", nargs=argparse.REMAINDER)
+        passthrough.add_argument("args", nargs=argparse.REMAINDER, help="passed on unchanged")
     return parser
 
 
+def _verbosity_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", action="store_true", help="text: one line per finding, nothing else")
+    group.add_argument("-v", "--verbose", action="store_true", help="text: everything, suppressed findings and all smoke reasons")
+
+
 def _output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json", "sarif"), default="text")
-    parser.add_argument("--fail-level", default=None, help="blocker|major|minor|info (default: config, major)")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="evaluation cache (default: inside .git)")
-    parser.add_argument("--output", type=Path, default=None, help="write the output to a file")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="text, json (the public report), sarif (code scanning), github (workflow annotations), "
+                        "rdjson (reviewdog); default: text")
+    parser.add_argument("--output", type=Path, default=None, metavar="FILE", help="write the output to FILE instead of stdout")
+    parser.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
+                        help="exit 1 on findings at or above this severity (default: the config's, else major)")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings reach the fail level")
+    parser.add_argument("--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)")
+    parser.add_argument("--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)")
+    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
+                        help="try a local config file instead of the base revision's .github/pr-check.toml")
+    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                        help="colour the text output (default: auto, when stdout is a terminal and NO_COLOR is unset)")
+    parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
+    _verbosity_options(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("smoke", "serve", "worker"):
+    if argv and argv[0] in ("smoke", "serve", "worker", "action"):
         return _delegate(argv[0], argv[1:])
     try:
         arguments = build_parser().parse_args(argv)
@@ -94,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `pr-check ... | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as error:  # the last line of defence: one line, exit 3
         print(f"pr-check: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         if os.environ.get("PR_CHECK_DEBUG"):
@@ -102,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _delegate(command: str, rest: list[str]) -> int:
+    if command == "action":
+        from pr_check.action import main as action_main
+
+        return action_main(rest)
     if command == "smoke":
         from smoke.cli import main as smoke_main
 
@@ -128,10 +171,13 @@ def _dispatch(arguments: argparse.Namespace) -> int:
         return _explain(arguments.rule)
     if arguments.command == "demo":
         return _demo(arguments)
-    if arguments.command == "review":
-        return _review(arguments)
-    if arguments.command == "scan":
-        return _scan(arguments)
+    if arguments.command in ("review", "scan"):
+        request = OutputRequest.from_arguments(arguments)
+        config = _local_config(arguments.config)
+        if arguments.command == "review":
+            diff_text = _read_diff(arguments.diff) if arguments.diff is not None else None
+            return _review(arguments, request, config, diff_text)
+        return _scan(arguments, request, config)
     raise UsageError(f"unknown command {arguments.command}")
 
 
@@ -151,12 +197,43 @@ def _explain(rule: str) -> int:
     return 0
 
 
+def _local_config(path: Path | None) -> Config | None:
+    """`--config FILE`, parsed and validated now; None means the reviewed revision's own config."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--config {path}: {error.strerror}") from None
+    try:
+        return parse_config(text, KNOWN_RULES)
+    except ConfigError as error:
+        raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None
+
+
+def _config_note(path: Path | None) -> tuple[tuple[str, ...], dict]:
+    if path is None:
+        return (), {}
+    note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
+    return (note,), {"config": {"source": "local", "path": str(path)}}
+
+
+def _read_diff(source: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read diff {source}: {error.strerror}") from None
+    # surrogateescape: bytes that are not UTF-8 survive the round trip into the patched files.
+    return data.decode("utf-8", errors="surrogateescape")
+
+
 @contextmanager
-def _progress() -> Iterator[object]:
-    """A progress bar on stderr for long evaluations; nothing when stderr is not a terminal."""
-    if not sys.stderr.isatty():
+def _progress(request: OutputRequest) -> Iterator[object]:
+    """A progress bar on stderr for long evaluations; nothing when stderr is not a terminal or -q."""
+    if not sys.stderr.isatty() or request.verbosity < 0:
         yield None
         return
+    from rich.console import Console
     from rich.progress import Progress
 
     with Progress(console=Console(stderr=True), transient=True) as progress:
@@ -170,77 +247,84 @@ def _progress() -> Iterator[object]:
         yield update
 
 
-def _review(arguments: argparse.Namespace) -> int:
+def _review(arguments: argparse.Namespace, request: OutputRequest, config: Config | None, diff_text: str | None) -> int:
+    from bot.diff import parse_diff
+    from bot.patch import apply_diff
     from pr_check.review import default_cache_dir, review_trees
 
     with GitRepository(arguments.repo) as repo:
-        cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        if arguments.diff is not None:
-            try:
-                text = arguments.diff.read_text(encoding="utf-8", errors="replace")
-            except OSError as error:
-                raise UsageError(f"cannot read diff {arguments.diff}: {error.strerror}") from None
-            changes = parse_diff(text)
-            base_tree = repo.tree(arguments.base or "HEAD")
-            head_tree = repo.working_tree(base_tree, [c.path for c in changes.files] + [c.old_path for c in changes.files if c.old_path])
+        notes: tuple[str, ...] = ()
+        if diff_text is not None:
+            base_sha = repo.resolve(arguments.base or revisions.head_reference(repo))
+            base_tree = repo.tree(base_sha)
+            patched = apply_diff(base_tree, diff_text)
+            head_tree, changes = patched.tree, patched.changes
+            notes = (f"head: the diff applied to {base_sha[:12]}",)
         else:
-            base = arguments.base or "origin/main"
-            base_sha, head_sha = repo.resolve(base), repo.resolve(arguments.head)
+            head_sha = repo.resolve(arguments.head)
+            if arguments.base is None:
+                base = revisions.default_base(repo, head_sha)
+                base_sha, notes = base.sha, (base.description,)
+            else:
+                base_sha = repo.resolve(arguments.base)
             changes = parse_diff(repo.diff(base_sha, head_sha))
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
-        with _progress() as progress:
-            report = review_trees(base_tree, head_tree, changes, cache=cache, progress=progress)
-        return _emit(report, arguments)
+        cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
+        config_notes, stats = _config_note(arguments.config)
+        with _progress(request) as progress:
+            report = review_trees(
+                base_tree, head_tree, changes, checks=request.checks(checks.ALL), cache=cache, progress=progress, config=config
+            )
+        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
 
 
-def _scan(arguments: argparse.Namespace) -> int:
-    from pr_check.review import default_cache_dir, scan_tree
+def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+    from bot.diff import ChangeSet
+    from bot.tree import memory_tree
+    from pr_check.review import default_cache_dir, load_config, review_trees
 
     with GitRepository(arguments.repo) as repo:
+        revision = arguments.rev or revisions.head_reference(repo)
+        tree = repo.tree(revision)
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        with _progress() as progress:
-            report = scan_tree(repo.tree(arguments.rev), cache=cache, progress=progress)
-        return _emit(report, arguments)
+        config_notes, stats = _config_note(arguments.config)
+        notes = (f"revision: {revision}",) if revision != tree.revision else ()
+        if request.paths:
+            notes += (f"paths: {', '.join(request.paths)}",)
+        with _progress(request) as progress:
+            report = review_trees(
+                memory_tree({}, revision=""), tree, ChangeSet(()), checks=request.checks(checks.ALL),
+                cache=cache, progress=progress, config=config if config is not None else load_config(tree),
+            )
+        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
 
 
-def _emit(report, arguments: argparse.Namespace) -> int:
-    from bot.render.json import render_json
-    from bot.render.sarif import render_sarif
-    from bot.render.text import render_text
-    from pr_check.review import load_config
-
-    if arguments.format == "json":
-        text = json.dumps(render_json(report), indent=2) + "\n"
-    elif arguments.format == "sarif":
-        text = json.dumps(render_sarif(report, checks.ALL, VERSION), indent=2) + "\n"
-    else:
-        text = None
-    output = getattr(arguments, "output", None)
-    if text is not None:
-        if output:
-            output.write_text(text)
-        else:
-            sys.stdout.write(text)
-    else:
-        console = Console(file=open(output, "w") if output else sys.stdout, highlight=False)
-        render_text(report, console)
-    fail_level = getattr(arguments, "fail_level", None)
-    try:
-        level = Severity.parse(fail_level) if fail_level else report.fail_level
-    except ValueError as error:
-        raise UsageError(str(error)) from None
-    return 1 if any(f.severity >= level for f in report.findings) else 0
+def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict, repository_uri: str | None) -> int:
+    report = request.filter(report)
+    if stats:
+        report = replace(report, stats={**report.stats, **stats})
+    write(render(report, request, notes=notes, repository_uri=repository_uri), request.output)
+    return exit_status(report, request)
 
 
 def _demo(arguments: argparse.Namespace) -> int:
-    from fixtures.cases import build_case_repository
+    from fixtures.cases import CASES, build_case_repository
 
+    if arguments.list:
+        width = max(len(name) for name in CASES)
+        for name, description in CASES.items():
+            print(f"{name:<{width}}  {description}")
+        return 0
+    if arguments.case not in CASES:
+        raise UsageError(f"unknown demo case {arguments.case!r} (`pr-check demo --list` shows them)")
+    arguments.output, arguments.fail_level, arguments.exit_zero = None, "blocker", False
+    request = OutputRequest.from_arguments(arguments)
     with tempfile.TemporaryDirectory(prefix="pr-check-demo-") as directory:
         repo_path, base, head = build_case_repository(arguments.case, Path(directory))
-        print(f"Reviewing the bundled example PR `{arguments.case}` ({base[:10]}..{head[:10]})\n", file=sys.stderr)
-        arguments.repo, arguments.base, arguments.head, arguments.diff = str(repo_path), base, head, None
-        arguments.fail_level, arguments.cache_dir, arguments.output = "blocker", None, None
-        status = _review(arguments)
+        if request.verbosity >= 0:
+            print(f"Reviewing the bundled example PR `{arguments.case}` ({base[:12]}..{head[:12]})\n", file=sys.stderr)
+        arguments.repo, arguments.base, arguments.head, arguments.cache_dir, arguments.config = str(repo_path), base, head, None, None
+        status = _review(arguments, request, None, None)
     # The demo shows what would be posted; finding defects in the example is its purpose.
     return 0 if status in (0, 1) else status
 

@@ -50,7 +50,9 @@ def test_sarif_has_fingerprints_and_rules(case_repo):
     sarif = json.loads(result.stdout)
     run = sarif["runs"][0]
     assert sarif["version"] == "2.1.0"
-    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {c.id for c in checks.ALL}
+    from bot.engine import ENGINE_RULES
+
+    assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {c.id for c in checks.ALL} | set(ENGINE_RULES)
     assert all(r["partialFingerprints"]["prCheck/v1"] for r in run["results"])
     assert {r["ruleId"] for r in run["results"]} == {"cuda-guard-missing"}
 

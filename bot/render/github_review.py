@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from bot.diff import ChangeSet
 from bot.model import Finding, Severity
+from bot.render.statistics import rule_by_cell_table
 
 CHECK_RUN_NAME = "pr-check"
 SMOKE_CHECK_RUN_NAME = "pr-check / cuda-smoke"
@@ -536,6 +537,7 @@ def render_check_run(
     rows = []
     if findings:
         off = {f.fingerprint for f in off_diff}
+        rows += ["", "**Findings by rule and cell**", ""] + rule_by_cell_table(findings)
         rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
         for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
             where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")

@@ -1,4 +1,4 @@
-"""The public JSON of design 5, version 1: other tools and our own service consume it."""
+"""The public JSON, version 1 (schema: bot/render/report.schema.json): other tools and our service consume it."""
 
 from __future__ import annotations
 

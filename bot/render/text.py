@@ -1,58 +1,126 @@
-"""Terminal output (rich): findings grouped by severity, each with evidence and a fix."""
+"""Plain-text output for a terminal, a pipe or a CI log: findings most severe first.
+
+Plain strings, no rich: rich wraps at the terminal width (80 columns in a pipe), pads lines with
+spaces and reads `:100:` as an emoji code, each of which corrupts output that tools grep or
+diff. Colour is a few ANSI codes on the severity label, only when the caller asks for it.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
-
 from bot.model import Finding, Severity
+from bot.render.statistics import count_findings, render_statistics_lines
 
 if TYPE_CHECKING:
     from bot.pipeline import Report
 
-_STYLE = {Severity.BLOCKER: "bold red", Severity.MAJOR: "red", Severity.MINOR: "yellow", Severity.INFO: "cyan"}
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+SMOKE_REASONS_SHOWN = 10
+_ANSI = {Severity.BLOCKER: "1;31", Severity.MAJOR: "31", Severity.MINOR: "33", Severity.INFO: "36"}
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
-def render_text(report: "Report", console: Console) -> None:
-    """Print the review as a person reads it: most severe first."""
-    short = (report.base[:10] or "(empty)") + ".." + (report.head[:10] or "(tree)")
-    console.print(f"[bold]pr-check[/bold] {short}: {len(report.changes.files)} file(s) changed")
-    if not report.findings:
-        console.print("[green]No findings new at head.[/green]")
-    for finding in report.findings:
-        _finding(finding, console)
+@dataclass(frozen=True, slots=True)
+class TextOptions:
+    """How much to print and how."""
+
+    verbosity: int = NORMAL  # QUIET: one line per finding; VERBOSE: everything, nothing truncated
+    color: bool = False
+    statistics: bool = False  # counts per rule, cell and directory instead of the findings
+    notes: tuple[str, ...] = ()  # lines under the header: where the base and the config came from
+
+
+def render_text(report: "Report", options: TextOptions = TextOptions()) -> str:
+    """The report as text; every line ends without trailing whitespace, and the text ends with a newline."""
+    if options.verbosity <= QUIET:
+        lines = [_one_line(finding, options) for finding in report.findings]
+    else:
+        lines = _full(report, options)
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def revision_label(revision: str) -> str:
+    """A commit id shortened to 12 digits; anything else (a patched tree's name) as it is."""
+    return revision[:12] if _COMMIT.match(revision) else revision
+
+
+def _full(report: "Report", options: TextOptions) -> list[str]:
+    scan = report.base == ""
+    if scan:
+        lines = [f"pr-check scan {revision_label(report.head)}: the whole tree, {_plural(len(report.findings), 'finding')}"]
+    else:
+        lines = [
+            f"pr-check review {revision_label(report.base)}..{revision_label(report.head)}: "
+            f"{_plural(len(report.changes.files), 'file')} changed"
+        ]
+    lines += list(options.notes)
+    if options.statistics:
+        lines += [""] + render_statistics_lines(count_findings(report.findings))
+    else:
+        if not report.findings:
+            lines.append("No findings." if scan else "No findings new at head.")
+        for finding in report.findings:
+            lines += [""] + _finding(finding, options)
+    lines.append("")
     if report.suppressed:
-        console.print(f"[dim]{len(report.suppressed)} finding(s) suppressed with @lint-ignore.[/dim]")
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in Severity}
-    summary = ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n) or "clean"
-    console.print(f"[bold]Summary:[/bold] {summary}")
-    if report.smoke.required:
-        console.print("[bold]GPU smoke job:[/bold] required")
-        for reason in report.smoke.reasons[:10]:
-            console.print(f"  - {escape(reason)}")
-        if len(report.smoke.reasons) > 10:
-            console.print(f"  ... and {len(report.smoke.reasons) - 10} more")
+        lines.append(f"{_plural(len(report.suppressed), 'finding')} suppressed with @lint-ignore.")
+        if options.verbosity >= VERBOSE:
+            lines += [f"  {f.path}:{f.line}: {f.rule}: {f.suppressed}" for f in report.suppressed]
+    lines.append(f"Summary: {_summary(report.findings)}")
+    if not scan:
+        lines += _smoke(report, options)
+    if options.verbosity >= VERBOSE:
+        lines.append(f"Checks run: {', '.join(report.stats.get('checks', ())) or 'none'}")
+        if "seconds" in report.stats:
+            lines.append(f"Time: {report.stats['seconds']} s")
+    return lines
 
 
-def _finding(finding: Finding, console: Console) -> None:
-    place = f"{finding.path}:{finding.line}" if finding.path else "(pr-check)"
-    header = Text.assemble(
-        (f"{finding.severity.label.upper():8}", _STYLE[finding.severity]),
-        (f"{finding.rule}", "bold"),
-        "  ",
-        (place, "underline"),
-    )
-    console.print()
-    console.print(header)
+def _finding(finding: Finding, options: TextOptions) -> list[str]:
+    label = f"{finding.severity.label.upper():<8}"
+    if options.color:
+        label = f"\033[{_ANSI[finding.severity]}m{label}\033[0m"
+    lines = [f"{label} {finding.rule}  {_place(finding)}"]
     if finding.target:
-        console.print(f"  target: {escape(finding.target)}" + (f" (cell {finding.cell})" if finding.cell else ""))
-    console.print("  " + escape(finding.message), soft_wrap=False)
-    for evidence in finding.evidence:
-        console.print(f"  [dim]evidence[/dim] {escape(evidence.path)}:{evidence.line}: {escape(evidence.note)}")
+        lines.append(f"  target: {finding.target}" + (f" (cell {finding.cell})" if finding.cell else ""))
+    lines += [f"  {line}" for line in finding.message.strip().splitlines()]
+    lines += [f"  evidence: {e.path}:{e.line}: {e.note}" for e in finding.evidence]
     if finding.fix is not None:
-        console.print(f"  [green]fix[/green] {escape(finding.fix.path)}:{finding.fix.line}: {escape(finding.fix.description)}")
-        for line in finding.fix.replacement.splitlines():
-            console.print(f"    [green]{escape(line)}[/green]")
+        lines.append(f"  fix: {finding.fix.path}:{finding.fix.line}: {finding.fix.description or 'replace with'}")
+        lines += [f"    {line}" for line in finding.fix.replacement.splitlines()]
+    return lines
+
+
+def _one_line(finding: Finding, options: TextOptions) -> str:
+    severity = finding.severity.label
+    if options.color:
+        severity = f"\033[{_ANSI[finding.severity]}m{severity}\033[0m"
+    first = finding.message.strip().splitlines()[0] if finding.message.strip() else finding.title
+    return f"{_place(finding)}: {severity} {finding.rule}: {first}"
+
+
+def _place(finding: Finding) -> str:
+    return f"{finding.path}:{finding.line}" if finding.path else "(no file)"
+
+
+def _summary(findings) -> str:
+    counts = {s: sum(1 for f in findings if f.severity == s) for s in Severity}
+    return ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n) or "clean"
+
+
+def _smoke(report: "Report", options: TextOptions) -> list[str]:
+    if not report.smoke.required:
+        return ["GPU smoke job: not required"] if options.verbosity >= VERBOSE else []
+    reasons = report.smoke.reasons
+    shown = reasons if options.verbosity >= VERBOSE else reasons[:SMOKE_REASONS_SHOWN]
+    lines = ["GPU smoke job: required"] + [f"  - {reason}" for reason in shown]
+    if len(shown) < len(reasons):
+        lines.append(f"  ... and {len(reasons) - len(shown)} more (-v shows all)")
+    return lines
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,117 @@
+"""`pr-check action`: the review step of the GitHub Action (action.yml), for teams without the App.
+
+It reads what the runner provides (GITHUB_EVENT_PATH, GITHUB_WORKSPACE, GITHUB_STEP_SUMMARY,
+GITHUB_OUTPUT, GITHUB_SERVER_URL, GITHUB_REPOSITORY), reviews the pull request's merge base..head,
+writes the SARIF file for code scanning and the job summary, and reports the exit status the
+fail level gives as the step output `status`, so that the SARIF upload runs before the job fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import checks
+from bot.buck.evaluation import EvaluationCache
+from bot.diff import parse_diff
+from bot.errors import PrCheckError, UsageError
+from bot.render.job_summary import render_job_summary
+from bot.render.sarif import render_sarif
+from bot.repo import GitRepository
+from pr_check.output import FAIL_LEVELS, OutputRequest, exit_status, render, write
+
+SARIF_CATEGORY = "pr-check"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pr-check action", description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", default=None, help="the checkout (default: $GITHUB_WORKSPACE, else .)")
+    parser.add_argument("--sarif", type=Path, required=True, metavar="FILE", help="where to write the SARIF file")
+    parser.add_argument("--fail-level", default="", help="blocker|major|minor|info; empty: the base config's")
+    parser.add_argument("--category", default=SARIF_CATEGORY, help="code scanning category (SARIF automationDetails.id)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    environ = os.environ if environ is None else environ
+    arguments = build_parser().parse_args(argv)
+    try:
+        return _run(arguments, environ)
+    except PrCheckError as error:
+        print(f"pr-check: error: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+def pull_request_revisions(event: Mapping) -> tuple[str, str]:
+    """(base sha, head sha) of the event's pull request."""
+    pull_request = event.get("pull_request")
+    if not isinstance(pull_request, Mapping):
+        raise UsageError("the event has no pull_request: run the action on pull_request or pull_request_target")
+    try:
+        return pull_request["base"]["sha"], pull_request["head"]["sha"]
+    except (KeyError, TypeError):
+        raise UsageError("the event's pull_request has no base.sha/head.sha") from None
+
+
+def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    if arguments.fail_level and arguments.fail_level not in FAIL_LEVELS:
+        raise UsageError(f"--fail-level {arguments.fail_level!r}: one of {', '.join(FAIL_LEVELS)}")
+    event_path = environ.get("GITHUB_EVENT_PATH")
+    if not event_path:
+        raise UsageError("GITHUB_EVENT_PATH is not set: this runs inside a GitHub Actions job")
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read the event file {event_path}: {error}") from None
+    base, head = pull_request_revisions(event)
+    request = OutputRequest.from_arguments(
+        argparse.Namespace(format="text", output=None, fail_level=arguments.fail_level or None, color="never")
+    )
+    repository_uri = None
+    if environ.get("GITHUB_SERVER_URL") and environ.get("GITHUB_REPOSITORY"):
+        repository_uri = f"{environ['GITHUB_SERVER_URL'].rstrip('/')}/{environ['GITHUB_REPOSITORY']}"
+
+    from pr_check.review import default_cache_dir, review_trees
+
+    with GitRepository(arguments.repo or environ.get("GITHUB_WORKSPACE") or ".") as repo:
+        head_sha = repo.resolve(head)
+        # What the pull request's "Files changed" shows: the merge base with the base branch's tip.
+        base_sha = repo.merge_base(repo.resolve(base), head_sha)
+        changes = parse_diff(repo.diff(base_sha, head_sha))
+        report = review_trees(
+            repo.tree(base_sha), repo.tree(head_sha), changes, cache=EvaluationCache(default_cache_dir(repo))
+        )
+    sarif = render_sarif(report, checks.ALL, _version(), repository_uri=repository_uri, category=arguments.category)
+    write(json.dumps(sarif, indent=2) + "\n", arguments.sarif)
+    summary_path = environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as summary:
+            summary.write(render_job_summary(report, "The SARIF file has every finding."))
+    write(render(report, request, notes=(f"base: merge base {base_sha[:12]} of {base[:12]} and the head",)), None)
+    status = exit_status(report, request)
+    level = request.fail_level or report.fail_level
+    outputs = {"status": str(status), "sarif": str(arguments.sarif), "findings": str(len(report.findings)),
+               "fail-level": level.label}
+    output_path = environ.get("GITHUB_OUTPUT")
+    if output_path:
+        with open(output_path, "a", encoding="utf-8") as stream:
+            stream.writelines(f"{key}={value}\n" for key, value in outputs.items())
+    if status:
+        at_or_above = sum(1 for f in report.findings if f.severity >= level)
+        print(f"pr-check: {at_or_above} finding(s) at or above {level.label}: the job fails after the SARIF upload", file=sys.stderr)
+    return 0
+
+
+def _version() -> str:
+    from pr_check.cli import VERSION
+
+    return VERSION
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
