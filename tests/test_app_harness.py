@@ -37,6 +37,7 @@ BUCK_CLEAN = """cxx_library(
     srcs = ["shims.cpp"],
     visibility = ["PUBLIC"],
 )
+cxx_python_extension(name = "_shims", deps = [":shims"])
 """
 # link_whole without supports_python_dlopen: rule link-whole-without-python-dlopen at line 4.
 BUCK_DEFECT = BUCK_CLEAN.replace('    srcs = ["shims.cpp"],\n', '    srcs = ["shims.cpp"],\n    link_whole = True,\n')

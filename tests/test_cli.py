@@ -81,14 +81,14 @@ def test_malformed_diff_is_a_one_line_error(case_repo, tmp_path):
 
 def test_diff_mode_reviews_the_work_tree(case_repo, tmp_path):
     repo, _, _ = case_repo("clean-cpu-target")
-    targets = repo / "backends/aoti/targets.bzl"
+    targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
     targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
     diff = subprocess.run(["git", "-C", str(repo), "diff"], capture_output=True, text=True).stdout
     patch = tmp_path / "change.diff"
     patch.write_text(diff)
     result = pr_check("review", "--repo", str(repo), "--diff", str(patch), "--format", "json")
     rules = {(f["rule"], f["path"]) for f in json.loads(result.stdout)["findings"]}
-    assert rules == {("link-whole-without-python-dlopen", "backends/aoti/targets.bzl")}
+    assert rules == {("link-whole-without-python-dlopen", "runtime/core/targets.bzl")}
 
 
 def test_buck_syntax_error_is_a_finding_not_a_crash(case_repo):
@@ -125,7 +125,7 @@ def test_fail_level_comes_from_the_base_config(case_repo):
     config.write_text('[review]\nfail_level = "minor"\n')
     commit_all(repo, "config")
     base = git(repo, "rev-parse", "HEAD")
-    targets = repo / "backends/aoti/targets.bzl"
+    targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
     targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
     commit_all(repo, "force link")
     from_config = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD")

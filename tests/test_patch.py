@@ -83,7 +83,7 @@ def pr_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
 
 
 def _force_link_diff(repo: Path) -> str:
-    targets = repo / "backends/aoti/targets.bzl"
+    targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
     original = targets.read_text()
     targets.write_text(original.replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
     text = git(repo, "diff") + "\n"
@@ -96,7 +96,7 @@ def test_diff_with_a_clean_work_tree_reviews_the_diff(case_repo):
     text = _force_link_diff(repo)
     result = pr_check("review", "--repo", str(repo), "--diff", "-", "--format", "json", stdin=text)
     document = json.loads(result.stdout)
-    assert [(f["rule"], f["path"]) for f in document["findings"]] == [("link-whole-without-python-dlopen", "backends/aoti/targets.bzl")]
+    assert [(f["rule"], f["path"]) for f in document["findings"]] == [("link-whole-without-python-dlopen", "runtime/core/targets.bzl")]
     assert document["head"].startswith(document["base"][:12] + "+diff:")
 
 
