@@ -18,13 +18,20 @@ MAX_DEPTH = 64
 # One value (an expanded argument, a variable built by string() or list()). ExecuTorch's
 # largest is a few kilobytes; a file(READ) of a big source stays well under this.
 MAX_VALUE_CHARS = 4 * 1024 * 1024
-# Everything one evaluation expands, together: ExecuTorch's whole tree expands about
-# 2.5 million characters per profile (measured with bench/bench_cmake_cpp.py's tree), so this
-# is generous, and it bounds the copying a doubling loop does once its value is truncated.
-MAX_EXPANDED_CHARS = 256 * 1024 * 1024
+# Everything one evaluation expands, together. ExecuTorch's main (Aug 2026) expands about
+# 390 thousand characters per profile in about 9,100 steps, so this leaves a margin of over a
+# hundred, and it bounds the copying a doubling loop does once its value is truncated.
+MAX_EXPANDED_CHARS = 64 * 1024 * 1024
+
+# List elements: one value split into more than MAX_LIST_ITEMS is cut (ExecuTorch's longest
+# list has about 200), and all expansions of one evaluation together may make
+# MAX_EXPANDED_ITEMS (ExecuTorch's main makes about 11 thousand per profile). A list that
+# doubles stays small in characters long after its element count makes every command slow.
+MAX_LIST_ITEMS = 20_000
+MAX_EXPANDED_ITEMS = 1_000_000
 
 # Regular expressions run with a time bound (the `regex` package's timeout): per match, and
-# for all matching in one evaluation together.
+# for all matching in one evaluation together. ExecuTorch's main spends a few milliseconds.
 REGEX_SECONDS_PER_MATCH = 0.5
 REGEX_SECONDS = 2.0
 

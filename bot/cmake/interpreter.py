@@ -15,7 +15,15 @@ from typing import Callable, Iterable, Sequence
 
 from bot.cmake import control_flow
 from bot.cmake.blocks import CLOSERS, Program, program_for
-from bot.cmake.budgets import MAX_DEPTH, MAX_EXPANDED_CHARS, MAX_VALUE_CHARS, BudgetExhausted, joined_size
+from bot.cmake.budgets import (
+    MAX_DEPTH,
+    MAX_EXPANDED_CHARS,
+    MAX_EXPANDED_ITEMS,
+    MAX_LIST_ITEMS,
+    MAX_VALUE_CHARS,
+    BudgetExhausted,
+    joined_size,
+)
 from bot.cmake.commands import HANDLERS
 from bot.cmake.commands.variables import define_option
 from bot.cmake.generator_expressions import GenexContext
@@ -25,7 +33,6 @@ from bot.cmake.model import (
     CMakeModel,
     InstalledFile,
     Location,
-    repo_path,
 )
 from bot.cmake.profiles import DEFAULT_PROFILE, CMakeProfile, platform_variables
 from bot.cmake.regexes import RegexGuard
@@ -34,7 +41,8 @@ from bot.cmake.syntax import Arg, Command, ParseProblem
 from bot.cmake.values import expand_references, split_list
 from bot.tree import FileTree
 
-# Generous for ~200 files, small enough that a runaway script ends in well under a second.
+# ExecuTorch's main takes about 9,100 commands per profile; a runaway script that spends all of
+# these ends within seconds (a few microseconds a command), and is reported (budgets.py).
 _MAX_STEPS = 400_000
 
 _MACRO_REFERENCE = re.compile(r"\$\{([^${}]*)\}")
@@ -46,7 +54,7 @@ class _Oversize(Exception):
 
 
 class Evaluation:
-    """One run over a tree under a profile. Mutable while running; `model()` freezes it."""
+    """One run over a tree under a profile. Mutable while running; `_freeze` makes the model."""
 
     def __init__(self, tree: FileTree, profile: CMakeProfile) -> None:
         self.tree = tree
@@ -71,6 +79,7 @@ class Evaluation:
         self.include_guarded: set[str] = set()
         self.steps = 0
         self.expanded_chars = 0
+        self.expanded_items = 0
         self.exhausted = False
         self.depth = 0
         # The command running now: where a limit hit while expanding its arguments is reported.
@@ -79,50 +88,6 @@ class Evaluation:
         self.handlers = HANDLERS
         self.regexes = RegexGuard()
         self._all_paths: tuple[str, ...] | None = None
-
-    # -- entry points ----------------------------------------------------------------
-    def top_frame(self) -> Frame:
-        """The root directory's frame, with the variables project() would set."""
-        for name, value in platform_variables(self.profile, SOURCE_ROOT, BINARY_ROOT).items():
-            self.top_scope.set(name, value)
-        self.top_scope.set("CMAKE_CURRENT_SOURCE_DIR", SOURCE_ROOT)
-        self.top_scope.set("CMAKE_CURRENT_BINARY_DIR", BINARY_ROOT)
-        return Frame(self.top_scope, Directory(SOURCE_ROOT, BINARY_ROOT))
-
-    def run_prelude(self, frame: Frame) -> None:
-        """The profile's prelude files, then the root CMakeLists.txt's literal option() defaults."""
-        for path in self.profile.prelude:
-            if self.tree.exists(path):
-                self.guarded(lambda p=path: self.run_file(p, frame))
-        self._apply_root_options(frame)
-
-    def _apply_root_options(self, frame: Frame) -> None:
-        """The root CMakeLists.txt's `option(NAME "doc" LITERAL)` calls, without running it."""
-        data = self.tree.read("CMakeLists.txt")
-        if data is None:
-            return
-        program = program_for(self.tree.blob_id("CMakeLists.txt"), data, "CMakeLists.txt")
-        for command in program.file.commands:
-            literal = all("$" not in arg.text for arg in command.args)
-            if command.name == "option" and literal and command.args:
-                self.guarded(lambda c=command: define_option(self, c, frame))
-
-    def model(self) -> CMakeModel:
-        """The frozen result."""
-        options = {}
-        for name in self.option_names:
-            entry = self.top_scope.get(name)
-            options[name] = entry[0] if entry is not None else self.cache.get(name, "")
-        return CMakeModel(
-            profile=self.profile,
-            targets=MappingProxyType({name: b.freeze() for name, b in self.targets.items()}),
-            options=MappingProxyType(options),
-            installed_files=tuple(self.installed_files),
-            problems=tuple(dict.fromkeys(self.problems)),
-            files_read=tuple(self.files_read),
-            skipped=tuple(dict.fromkeys(self.skipped)),
-            limits=tuple(dict.fromkeys(self.limits)),
-        )
 
     def guarded(self, action: Callable[[], object]) -> None:
         """Run `action`; a budget that ends the evaluation is reported (once) and stops it."""
@@ -342,8 +307,20 @@ class Evaluation:
             if arg.quoted:
                 values.append(value)
             else:
-                values.extend(split_list(value))
+                values.extend(self.elements(value, arg.line))
         return values
+
+    def elements(self, value: str, line: int) -> list[str]:
+        """`split_list(value)` under the list budgets."""
+        elements = split_list(value)
+        if len(elements) > MAX_LIST_ITEMS:
+            self.limit(self._current_path(), line, f"a list longer than {MAX_LIST_ITEMS} elements was truncated")
+            elements = elements[:MAX_LIST_ITEMS]
+        self.expanded_items += len(elements)
+        if self.expanded_items > MAX_EXPANDED_ITEMS:
+            raise BudgetExhausted(self._current_path(), line, f"expansions produced more than {MAX_EXPANDED_ITEMS} "
+                                                              "list elements; evaluation stopped")
+        return elements
 
     def expand_items(self, args: Sequence[Arg], frame: Frame) -> list[Item]:
         """Like `expand`, keeping each element's line and the conditions it was added under."""
@@ -353,7 +330,7 @@ class Evaluation:
             if arg.quoted:
                 items.append(Item(value, arg.line))
                 continue
-            elements = split_list(value)
+            elements = self.elements(value, arg.line)
             origins: Origins | None = None
             reference = _REFERENCE.fullmatch(self.raw_text(arg, frame))
             if reference:
@@ -400,19 +377,66 @@ class Evaluation:
         return GenexContext(profile.compiler_id, profile.platform, profile.cuda, language)
 
 
+def _top_frame(evaluation: Evaluation) -> Frame:
+    """The root directory's frame, with the variables project() would set."""
+    for name, value in platform_variables(evaluation.profile, SOURCE_ROOT, BINARY_ROOT).items():
+        evaluation.top_scope.set(name, value)
+    evaluation.top_scope.set("CMAKE_CURRENT_SOURCE_DIR", SOURCE_ROOT)
+    evaluation.top_scope.set("CMAKE_CURRENT_BINARY_DIR", BINARY_ROOT)
+    return Frame(evaluation.top_scope, Directory(SOURCE_ROOT, BINARY_ROOT))
+
+
+def _run_prelude(evaluation: Evaluation, frame: Frame) -> None:
+    """The profile's prelude files, then the root CMakeLists.txt's literal option() defaults."""
+    for path in evaluation.profile.prelude:
+        if evaluation.tree.exists(path):
+            evaluation.guarded(lambda p=path: evaluation.run_file(p, frame))
+    _apply_root_options(evaluation, frame)
+
+
+def _apply_root_options(evaluation: Evaluation, frame: Frame) -> None:
+    """The root CMakeLists.txt's `option(NAME "doc" LITERAL)` calls, without running it."""
+    data = evaluation.tree.read("CMakeLists.txt")
+    if data is None:
+        return
+    program = program_for(evaluation.tree.blob_id("CMakeLists.txt"), data, "CMakeLists.txt")
+    for command in program.file.commands:
+        literal = all("$" not in arg.text for arg in command.args)
+        if command.name == "option" and literal and command.args:
+            evaluation.guarded(lambda c=command: define_option(evaluation, c, frame))
+
+
+def _freeze(evaluation: Evaluation) -> CMakeModel:
+    """The frozen result."""
+    options = {}
+    for name in evaluation.option_names:
+        entry = evaluation.top_scope.get(name)
+        options[name] = entry[0] if entry is not None else evaluation.cache.get(name, "")
+    return CMakeModel(
+        profile=evaluation.profile,
+        targets=MappingProxyType({name: b.freeze() for name, b in evaluation.targets.items()}),
+        options=MappingProxyType(options),
+        installed_files=tuple(evaluation.installed_files),
+        problems=tuple(dict.fromkeys(evaluation.problems)),
+        files_read=tuple(evaluation.files_read),
+        skipped=tuple(dict.fromkeys(evaluation.skipped)),
+        limits=tuple(dict.fromkeys(evaluation.limits)),
+    )
+
+
 def evaluate_cmake(
     tree: FileTree, profile: CMakeProfile = DEFAULT_PROFILE, root_dirs: tuple[str, ...] = ("",)
 ) -> CMakeModel:
     """Evaluate `<dir>/CMakeLists.txt` of each root dir (the repository root by default),
     following add_subdirectory and include."""
     evaluation = Evaluation(tree, profile)
-    top = evaluation.top_frame()
+    top = _top_frame(evaluation)
     for directory in root_dirs:
         if directory.strip("/") == "":
             evaluation.run_directory_file("", top, None)
         else:
             evaluation.add_subdirectory(directory.strip("/"), top, None)
-    return evaluation.model()
+    return _freeze(evaluation)
 
 
 def evaluate_cmake_dirs(
@@ -421,8 +445,8 @@ def evaluate_cmake_dirs(
     """Evaluate subdirectories standalone, after the profile's prelude (option presets and
     helper modules) and the root CMakeLists.txt's literal `option()` defaults."""
     evaluation = Evaluation(tree, profile)
-    top = evaluation.top_frame()
-    evaluation.run_prelude(top)
+    top = _top_frame(evaluation)
+    _run_prelude(evaluation, top)
     for directory in dirs:
         evaluation.add_subdirectory(directory.strip("/"), top, None)
-    return evaluation.model()
+    return _freeze(evaluation)

@@ -7,7 +7,7 @@ Paths inside the model are what CMake would see, under the virtual roots `SOURCE
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping
 
 from bot.cmake.profiles import CMakeProfile

@@ -10,7 +10,6 @@ does at once. Callers report either as a limit on the model.
 from __future__ import annotations
 
 import time
-from typing import Iterable
 
 import regex
 
@@ -40,23 +39,6 @@ class RegexGuard:
     def substitute(self, pattern: str, replacement, text: str) -> str:
         """`regex.sub` with a template string or a function of the match."""
         return self._timed(lambda timeout: regex.sub(pattern, replacement, text, timeout=timeout))
-
-    def matching(self, pattern: str, texts: Iterable[str]) -> list[str]:
-        """The texts `pattern` matches at their start, under one time bound for them all."""
-        compiled = self._timed(lambda timeout: regex.compile(pattern))
-
-        def scan(timeout: float) -> list[str]:
-            deadline = time.perf_counter() + timeout
-            found = []
-            for text in texts:
-                left = deadline - time.perf_counter()
-                if left <= 0:
-                    raise TimeoutError
-                if compiled.match(text, timeout=left):
-                    found.append(text)
-            return found
-
-        return self._timed(scan)
 
     def _timed(self, action):
         if self.seconds_left <= 0:

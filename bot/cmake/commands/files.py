@@ -7,7 +7,6 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cmake.model import SOURCE_ROOT, repo_path
-from bot.cmake.regexes import RegexTimeout
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command
 
@@ -36,11 +35,7 @@ def run_file_command(ev: Evaluation, command: Command, frame: Frame) -> None:
                 skip = True
             elif word not in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"):
                 patterns.append(ev.resolve(word, frame))
-        try:
-            found = _glob(ev, patterns, recursive=operation == "GLOB_RECURSE")
-        except RegexTimeout as timeout:
-            ev.limit(command.path, command.line, f"file({operation}): {timeout}")
-            found = []
+        found = _glob(ev, patterns, recursive=operation == "GLOB_RECURSE")
         if relative is not None:
             found = [posixpath.relpath(f, relative) for f in found]
         frame.scope.set(words[1], ";".join(found))
@@ -66,9 +61,10 @@ def _glob(ev: Evaluation, patterns: list[str], recursive: bool) -> list[str]:
         # GLOB_RECURSE matches the file pattern in every directory below the given one.
         middle = "(?:.*/)?" if recursive else ""
         prefix = _glob_regex(directory) + "/" if directory else ""
-        # A pattern of many `*` backtracks polynomially on every path: matched under the guard.
-        for path in ev.regexes.matching(prefix + middle + _glob_regex(name) + r"\Z", ev.paths()):
-            found[posixpath.join(SOURCE_ROOT, path)] = None
+        regex = re.compile(prefix + middle + _glob_regex(name) + r"\Z")
+        for path in ev.paths():
+            if regex.match(path):
+                found[posixpath.join(SOURCE_ROOT, path)] = None
     return sorted(found)
 
 
@@ -125,13 +121,20 @@ def cmake_path(ev: Evaluation, command: Command, frame: Frame) -> None:
 
 
 def _glob_regex(pattern: str) -> str:
-    """A file(GLOB) pattern as a regex where `*` and `?` stay inside one path component."""
-    parts = []
-    for char in pattern:
-        if char == "*":
-            parts.append("[^/]*")
-        elif char == "?":
-            parts.append("[^/]")
-        else:
-            parts.append(re.escape(char))
+    """A file(GLOB) pattern as a regex where `*` and `?` stay inside one path component.
+
+    As in Python's fnmatch, every `*` but the last takes the first place where the text after
+    it matches, inside an atomic group: a pattern of many `*` then cannot backtrack
+    polynomially over a long path (and taking the first place never loses a match).
+    """
+    pieces = pattern.split("*")
+    parts = [_glob_literal(pieces[0])]
+    for middle in pieces[1:-1]:
+        parts.append(f"(?>[^/]*?{_glob_literal(middle)})")
+    if len(pieces) > 1:
+        parts.append("[^/]*" + _glob_literal(pieces[-1]))
     return "".join(parts)
+
+
+def _glob_literal(text: str) -> str:
+    return "".join("[^/]" if char == "?" else re.escape(char) for char in text)

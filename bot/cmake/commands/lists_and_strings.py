@@ -10,7 +10,6 @@ from bot.cmake.budgets import MAX_VALUE_CHARS
 from bot.cmake.regexes import RegexError, RegexTimeout
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command
-from bot.cmake.values import split_list
 
 if TYPE_CHECKING:
     from bot.cmake.interpreter import Evaluation
@@ -28,7 +27,7 @@ def edit_list(ev: Evaluation, command: Command, frame: Frame) -> None:
     items = ev.expand_items(command.args[2:], frame)
     words = [item.value for item in items]
     entry = frame.scope.get(name)
-    current = split_list(entry[0]) if entry is not None else []
+    current = ev.elements(entry[0], command.line) if entry is not None else []
     origins: list[tuple[str, ...]] | None = None
     if entry is not None and entry[1] is not None and len(entry[1]) == len(current):
         origins = list(entry[1])
