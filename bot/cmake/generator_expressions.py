@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from bot.cmake.profiles import CMakeProfile
 from bot.cmake.values import is_false_value
 
 if TYPE_CHECKING:  # state imports this module (through whole_archive)
@@ -23,6 +24,11 @@ class GenexContext:
     platform: str
     cuda: bool
     language: str | None = None
+
+    @staticmethod
+    def of(profile: CMakeProfile, language: str | None = None) -> "GenexContext":
+        """What a profile answers, for `language` (None: any)."""
+        return GenexContext(profile.compiler_id, profile.platform, profile.cuda, language)
 
     def compiler_for(self, language: str) -> str:
         """The compiler id for `language` (CUDA's is NVIDIA when a CUDA compiler was found)."""

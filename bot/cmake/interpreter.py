@@ -26,14 +26,7 @@ from bot.cmake.budgets import (
 )
 from bot.cmake.commands import HANDLERS
 from bot.cmake.commands.variables import define_option
-from bot.cmake.generator_expressions import GenexContext
-from bot.cmake.model import (
-    BINARY_ROOT,
-    SOURCE_ROOT,
-    CMakeModel,
-    InstalledFile,
-    Location,
-)
+from bot.cmake.model import BINARY_ROOT, SOURCE_ROOT, CMakeModel, InstalledFile
 from bot.cmake.profiles import DEFAULT_PROFILE, CMakeProfile, platform_variables
 from bot.cmake.regexes import RegexGuard
 from bot.cmake.state import Definition, Directory, Flow, Frame, Item, Origins, Scope, TargetBuilder
@@ -342,14 +335,6 @@ class Evaluation:
         return items
 
     # -- shared by the command families --------------------------------------------------
-    @staticmethod
-    def place(command: Command, frame: Frame, line: int | None = None) -> tuple[str, int, tuple[Location, ...]]:
-        """Where a fact is reported: the outermost helper call site, or the command itself."""
-        if frame.call_sites:
-            path, call_line = frame.call_sites[0]
-            return path, call_line, (*frame.call_sites[1:], (command.path, command.line))
-        return command.path, line if line is not None else command.line, ()
-
     def resolve(self, path: str, frame: Frame) -> str:
         """A path as CMake resolves it against the current source directory."""
         if not path.startswith("/") and not re.match(r"^[A-Za-z]:/", path) and not path.startswith("$<"):
@@ -370,11 +355,6 @@ class Evaluation:
         if self._all_paths is None:
             self._all_paths = self.tree.paths()
         return self._all_paths
-
-    def genex_context(self, language: str | None) -> GenexContext:
-        """What generator expressions may ask about, for `language` (None: any)."""
-        profile = self.profile
-        return GenexContext(profile.compiler_id, profile.platform, profile.cuda, language)
 
 
 def _top_frame(evaluation: Evaluation) -> Frame:

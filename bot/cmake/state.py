@@ -11,7 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from bot.cmake.model import CMakeSource, CMakeTarget, Location, Scoped
-from bot.cmake.syntax import Arg
+from bot.cmake.syntax import Arg, Command
 from bot.cmake.whole_archive import whole_archives
 
 if TYPE_CHECKING:  # a definition's body is a slice of its file's block structure
@@ -116,6 +116,14 @@ class Item:
     value: str
     line: int
     origins: tuple[str, ...] = ()
+
+
+def place(command: Command, frame: Frame, line: int | None = None) -> tuple[str, int, tuple[Location, ...]]:
+    """Where a fact is reported: the outermost helper call site, or the command itself."""
+    if frame.call_sites:
+        path, call_line = frame.call_sites[0]
+        return path, call_line, (*frame.call_sites[1:], (command.path, command.line))
+    return command.path, line if line is not None else command.line, ()
 
 
 def join_conditions(parts: Sequence[str]) -> str:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.cmake.model import InstalledFile, repo_path
 from bot.cmake.regexes import RegexError, RegexTimeout
-from bot.cmake.state import Frame, join_conditions
+from bot.cmake.state import Frame, join_conditions, place
 from bot.cmake.syntax import Command
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def install(ev: Evaluation, command: Command, frame: Frame) -> None:
         named.append(word)
     destination = words[words.index("DESTINATION") + 1] if "DESTINATION" in words[:-1] else ""
     condition = join_conditions(frame.conditions)
-    path, line, _via = ev.place(command, frame)
+    path, line, _via = place(command, frame)
     if mode == "TARGETS":
         for name in named:
             target = ev.target(name, command)

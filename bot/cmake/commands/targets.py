@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from bot.cmake.commands.usage import SCOPE_KEYWORDS
-from bot.cmake.generator_expressions import evaluate_generator_expressions
+from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
 from bot.cmake.model import CMakeSource, repo_path
-from bot.cmake.state import Frame, Item, TargetBuilder, join_conditions
+from bot.cmake.state import Frame, Item, TargetBuilder, join_conditions, place
 from bot.cmake.syntax import Command
 from bot.cmake.values import is_false_value, split_list
 
@@ -20,7 +20,7 @@ _LIBRARY_KINDS = {"STATIC": "STATIC_LIBRARY", "SHARED": "SHARED_LIBRARY", "MODUL
 
 def new_target(ev: Evaluation, name: str, kind: str, command: Command, frame: Frame, **extra: object) -> TargetBuilder:
     """A target defined here, starting with its directory's usage requirements."""
-    path, line, via = ev.place(command, frame)
+    path, line, via = place(command, frame)
     target = TargetBuilder(name, kind, path, line, join_conditions(frame.conditions), via, **extra)
     if kind not in ("ALIAS", "UTILITY") and not target.imported:
         directory = frame.directory
@@ -36,8 +36,8 @@ def new_target(ev: Evaluation, name: str, kind: str, command: Command, frame: Fr
 
 def _add_sources(ev: Evaluation, target: TargetBuilder, items: Sequence[Item], command: Command, frame: Frame) -> None:
     """Sources with the conditions they were added under (the command's and each element's)."""
-    context = ev.genex_context(None)
-    path, line, via = ev.place(command, frame)
+    context = GenexContext.of(ev.profile)
+    path, line, via = place(command, frame)
     for item in items:
         for value in split_list(evaluate_generator_expressions(item.value, context)):
             resolved = ev.resolve(value, frame)

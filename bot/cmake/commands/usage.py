@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from bot.cmake.generator_expressions import (
     LANGUAGES,
+    GenexContext,
     evaluate_generator_expressions,
     generator_expression_chunks,
     is_language_dependent,
     merge_languages,
 )
 from bot.cmake.model import Scoped
-from bot.cmake.state import Frame, Item, join_conditions
+from bot.cmake.state import Frame, Item, join_conditions, place
 from bot.cmake.syntax import Command
 from bot.cmake.values import split_list
 
@@ -35,7 +36,7 @@ def usage_items(
     A generator expression may span list elements (`$<cond:-a;-b>` written unquoted
     across arguments), so elements are chunked until every `$<` is closed.
     """
-    path, call_line, via = ev.place(command, frame)
+    path, call_line, via = place(command, frame)
     condition = join_conditions(frame.conditions)
     results: list[Scoped] = []
     for chunk_text, line in generator_expression_chunks(items):
@@ -46,7 +47,7 @@ def usage_items(
         else:
             languages = (None,)
         evaluated = [
-            [v for v in split_list(evaluate_generator_expressions(chunk_text, ev.genex_context(lang)))]
+            [v for v in split_list(evaluate_generator_expressions(chunk_text, GenexContext.of(ev.profile, lang)))]
             for lang in languages
         ]
         for value, value_languages in merge_languages(evaluated, languages):
