@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.cmake.interpreter import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs  # noqa: E402
+from bot.cmake import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs  # noqa: E402
 from bot.cpp.preprocessor import clear_facts_cache, is_source_path, source_facts_in_tree  # noqa: E402
 from bot.repo import GitRepository  # noqa: E402
 from bot.tree import FileTree  # noqa: E402

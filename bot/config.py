@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping
 
 from bot.buck.cells import cells_where
 from bot.errors import ConfigError
 from bot.model import Severity
+
+if TYPE_CHECKING:
+    from bot.cmake.profiles import CMakeProfile
 
 CONFIG_PATH = ".github/pr-check.toml"
 
@@ -59,7 +63,10 @@ class Config:
     disabled: frozenset[str] = frozenset()
     severities: Mapping[str, Severity] = field(default_factory=dict)
     fail_level: Severity = Severity.MAJOR
+    # The CMake profiles checks evaluate, first the default; names are built-in profiles
+    # (bot/cmake/profiles.py) or ones `[cmake.profile.NAME]` defines (kept in cmake_defined).
     cmake_profiles: tuple[str, ...] = ("linux-gcc-cuda", "msvc", "cpu-only")
+    cmake_defined: Mapping[str, "CMakeProfile"] = field(default_factory=lambda: MappingProxyType({}))
     buck: BuckSettings = BuckSettings()
     smoke: SmokeSettings = SmokeSettings()
 
@@ -67,7 +74,7 @@ class Config:
 _SCHEMA: Mapping[str, Mapping[str, type | tuple[type, ...]]] = {
     "rules": {"disable": list, "severity": dict},
     "review": {"fail_level": str},
-    "cmake": {"profiles": list},
+    "cmake": {"profiles": list, "profile": dict},
     "buck": {"cpu_only_cells": list, "cuda_constraint": str, "cuda_external_deps": list},
     "smoke": {
         "cuda_paths": list,
@@ -118,11 +125,13 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
     buck = data.get("buck", {})
     smoke = data.get("smoke", {})
     defaults = Config()
+    cmake_profiles, cmake_defined = _cmake_profiles(data.get("cmake", {}), defaults)
     return Config(
         disabled=disabled,
         severities=severities,
         fail_level=fail_level,
-        cmake_profiles=tuple(data.get("cmake", {}).get("profiles", defaults.cmake_profiles)),
+        cmake_profiles=cmake_profiles,
+        cmake_defined=cmake_defined,
         buck=BuckSettings(
             cpu_only_cells=tuple(buck.get("cpu_only_cells", defaults.buck.cpu_only_cells)),
             cuda_constraint=buck.get("cuda_constraint", defaults.buck.cuda_constraint),
@@ -137,6 +146,18 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
             host_load_args=tuple(smoke.get("host_load_args", ())),
         ),
     )
+
+
+def _cmake_profiles(cmake: Mapping[str, Any], defaults: Config) -> tuple[tuple[str, ...], Mapping[str, Any]]:
+    """The active profile names and the repository's own profiles; unknown names are errors."""
+    if not cmake:
+        return defaults.cmake_profiles, defaults.cmake_defined
+    active = tuple(cmake.get("profiles", defaults.cmake_profiles))
+    if not all(isinstance(name, str) for name in active):
+        raise ConfigError(f"{CONFIG_PATH}: cmake.profiles must be a list of profile names")
+    from bot.cmake.profiles import define_profiles  # imported on use: most configs define none
+
+    return active, define_profiles(cmake.get("profile", {}), active)
 
 
 def _type_name(expected: Any) -> str:

@@ -99,18 +99,24 @@ class BuildModel:
         return {p: facts.get(b, ()) for p, b in blobs.items()}
 
     def cmake(self, profile_name: str, **variables: str):
-        """The CMake model under a named profile (bot/cmake/interpreter.py), with `-D` overrides.
+        """The CMake model under a named profile (built in, or defined in the config), with `-D` overrides.
 
         Kept by content: a pull request that leaves the CMake files and the path listing alone
         evaluates each configuration once for base and head together.
         """
-        key = (profile_name, tuple(sorted(variables.items())), self.cmake_inputs())
+        # A repository may define a profile of the same name differently at another revision:
+        # the definition is part of the key, not only the name.
+        defined = self.config.cmake_defined.get(profile_name)
+        definition = None if defined is None else (
+            defined.compiler_id, defined.platform, defined.cuda, tuple(sorted(defined.variables.items())), defined.prelude
+        )
+        key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs())
         if key not in self._cmake:
             shared = self._cache.shared_models if self._cache is not None else _SHARED_MODELS
             if key not in shared:
-                from bot.cmake import interpreter as cmake  # imported on use: Buck-only reviews never pay for it
+                from bot import cmake  # imported on use: Buck-only reviews never pay for it
 
-                profile = cmake.PROFILES[profile_name]
+                profile = cmake.profile_named(profile_name, self.config.cmake_defined)
                 shared[key] = cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
                 while len(shared) > 16:
                     shared.pop(next(iter(shared)))

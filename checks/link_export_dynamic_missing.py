@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from bot.cmake import interpreter as cmake
+from bot import cmake
 from bot.facts import linkage, pairing
 from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget
@@ -54,15 +54,16 @@ def exports_dynamic(flag: str) -> bool:
 
 def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
     options = options or Options()
-    profile = cmake.DEFAULT_PROFILE.name
-    pairs = pairing.pairing(snap.head, profile)
-    exporting = _exporting_targets(snap, profile, pairs)
+    exporting: dict[str, tuple[str, str]] = {}  # the first profile whose twin exports the flag wins
+    for profile in snap.config.cmake_profiles:
+        for label, name in _exporting_targets(snap, profile, pairing.pairing(snap.head, profile)).items():
+            exporting.setdefault(label, (profile, name))
     if not exporting:
         return
     reported: set[str] = set()
     for cell in (*options.static_cells, *options.force_static_cells):
         graph = snap.head.cell(cell)
-        missing: dict[str, tuple[BuckTarget, str]] = {}
+        missing: dict[str, tuple[BuckTarget, tuple[str, str]]] = {}
         for label, cmake_target in sorted(exporting.items()):
             target = graph.targets.get(label)
             if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
@@ -113,8 +114,9 @@ def _flag_in_closure(snap: Snapshot, cell: str, label: str) -> bool:
     return False
 
 
-def _hit(snap: Snapshot, cell: str, target: BuckTarget, cmake_name: str, above: list[str]) -> Hit:
-    cmake_target = snap.head.cmake(cmake.DEFAULT_PROFILE.name).targets[cmake_name]
+def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], above: list[str]) -> Hit:
+    profile, cmake_name = twin
+    cmake_target = snap.head.cmake(profile).targets[cmake_name]
     option = _exported_option(cmake_target)
     text = snap.head.text(target.path) or ""
     anchor = attribute_line(text, target, "link_whole") or attribute_line(text, target, "name")

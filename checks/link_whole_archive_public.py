@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from bot.cmake import interpreter as cmake
+from bot import cmake
 from bot.check import CMAKE_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
@@ -36,14 +36,19 @@ _PAIR_WORDS = re.compile(
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    model = snap.head.cmake(cmake.DEFAULT_PROFILE.name)
-    for name, target in sorted(model.targets.items()):
-        if target.kind not in _SHARED_KINDS or target.imported:
-            continue
-        for pair in target.whole_archive:
-            if pair.scope not in _REPLAYING_SCOPES or _same_library(model, name, pair.library):
+    seen: set[tuple[str, int, str]] = set()
+    for profile in snap.config.cmake_profiles:  # the first profile that shows a pair reports it
+        model = snap.head.cmake(profile)
+        for name, target in sorted(model.targets.items()):
+            if target.kind not in _SHARED_KINDS or target.imported:
                 continue
-            yield _hit(snap, name, target, pair, model.targets.get(pair.library))
+            for pair in target.whole_archive:
+                if pair.scope not in _REPLAYING_SCOPES or _same_library(model, name, pair.library):
+                    continue
+                if (pair.path, pair.line, f"{name}:{pair.library}") in seen:
+                    continue
+                seen.add((pair.path, pair.line, f"{name}:{pair.library}"))
+                yield _hit(snap, name, target, pair, model.targets.get(pair.library))
 
 
 def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import posixpath
 from typing import Iterator
 
-from bot.cmake import interpreter as cmake
 from bot.facts import pairing
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
@@ -40,12 +39,15 @@ _BUCK_FILES = ("BUCK", "TARGETS")
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     if snap.base is snap.head:
         return
-    profile = cmake.DEFAULT_PROFILE.name
-    before, after = pairing.pairing(snap.base, profile), pairing.pairing(snap.head, profile)
-    if not (before.by_buck or after.by_buck):
-        return
-    yield from _buck_changes(snap, before, after)
-    yield from _cmake_changes(snap, before, after)
+    seen: set[tuple[str, int, str]] = set()
+    for profile in snap.config.cmake_profiles:  # drift in any configured build is drift
+        before, after = pairing.pairing(snap.base, profile), pairing.pairing(snap.head, profile)
+        if not (before.by_buck or after.by_buck):
+            continue
+        for hit in (*_buck_changes(snap, profile, before, after), *_cmake_changes(snap, profile, before, after)):
+            if (hit.path, hit.line, hit.key) not in seen:
+                seen.add((hit.path, hit.line, hit.key))
+                yield hit
 
 
 def _twins_of_buck(label: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
@@ -73,7 +75,7 @@ def _close(buck: frozenset[str], cmake_sources: frozenset[str]) -> bool:
     return 2 * len(buck & cmake_sources) >= min(len(buck), len(cmake_sources))
 
 
-def _buck_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
+def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
     seen: set[tuple[str, int, str]] = set()
@@ -95,7 +97,7 @@ def _buck_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairin
             if line is None or (target.path, line, source) in seen or pairing.cmake_mentions(snap.head, source):
                 continue
             seen.add((target.path, line, source))
-            twin = _cmake_target(snap.head, twins[0])
+            twin = snap.head.cmake(profile).targets.get(twins[0])
             yield Hit(
                 path=target.path,
                 line=line,
@@ -133,10 +135,10 @@ def _buck_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairin
             )
 
 
-def _cmake_changes(snap: Snapshot, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
+def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
-    model = snap.head.cmake(cmake.DEFAULT_PROFILE.name)
+    model = snap.head.cmake(profile)
     for name in sorted(set(before.cmake_sources) & set(after.cmake_sources)):
         added = after.cmake_sources[name] - before.cmake_sources[name]
         removed = before.cmake_sources[name] - after.cmake_sources[name]
@@ -204,10 +206,6 @@ def _buck_target(model: BuildModel, label: str) -> BuckTarget | None:
         if target is not None:
             return target
     return None
-
-
-def _cmake_target(model: BuildModel, name: str):
-    return model.cmake(cmake.DEFAULT_PROFILE.name).targets.get(name)
 
 
 def _cmake_evidence(target, name: str, note: str) -> tuple[Evidence, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cmake.interpreter import (
+from bot.cmake import (
     DEFAULT_PROFILE,
     PROFILES,
     SOURCE_ROOT,
@@ -760,7 +760,7 @@ def test_second_model_of_the_same_tree_reuses_parses():
 
 
 def test_a_command_the_model_cannot_evaluate_is_a_problem_not_an_exception():
-    from bot.cmake.interpreter import PROFILES, evaluate_cmake
+    from bot.cmake import PROFILES, evaluate_cmake
     from bot.tree import memory_tree
 
     tree = memory_tree({

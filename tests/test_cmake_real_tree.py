@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cmake.interpreter import DEFAULT_PROFILE, PROFILES, evaluate_cmake_dirs
+from bot.cmake import DEFAULT_PROFILE, PROFILES, evaluate_cmake_dirs
 
 MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 REVISION = "refs/heads/main"

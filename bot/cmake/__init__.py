@@ -1,0 +1,82 @@
+"""CMake under a profile: the targets a configuration would create, without running CMake.
+
+ExecuTorch's CMake cannot be configured here (it needs torch, the CUDA toolkit, submodules), so
+the model evaluates the repository's CMake files in order under a profile (platform,
+compiler, whether a CUDA compiler was found, option values) and keeps, per target, what a
+review needs: sources with the `if` conditions they were added under, usage requirements with
+their PUBLIC/PRIVATE/INTERFACE scope, whole-archive link pairs, and where each came from.
+
+What it does not model is ignored rather than guessed: unknown commands do nothing,
+`find_package` finds nothing, `execute_process` succeeds with empty output, unknown generator
+expressions stay verbatim. Syntax errors, runaway loops and `message(FATAL_ERROR)` become
+`ParseProblem` values in the model; evaluation never raises. Budgets that run out (steps,
+value size, regular-expression time) are also listed in `CMakeModel.limits`.
+
+Where things are:
+  syntax.py                 tree-sitter-cmake parse -> flat command list
+  blocks.py                 block structure of a file (if/endif, function/endfunction, ...)
+  interpreter.py            Evaluation: files, directories, the command loop, expansion
+  control_flow.py           if, foreach, while, block, function and macro calls
+  conditions.py             if() condition evaluation
+  commands/                 one module per command family, HANDLERS maps names to them
+  generator_expressions.py  $<...>
+  values.py                 ${} references, lists, truth of constants
+  whole_archive.py          which libraries a link line takes whole
+  state.py                  scopes, frames, targets under construction
+  model.py                  the frozen result: CMakeModel, CMakeTarget, Scoped, ...
+  profiles.py               the profiles as data, and those a repository defines
+  budgets.py, regexes.py    the limits an evaluation runs under
+"""
+
+from __future__ import annotations
+
+from bot.cmake.blocks import clear_caches
+from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.model import (
+    BINARY_ROOT,
+    SOURCE_ROOT,
+    CMakeModel,
+    CMakeSource,
+    CMakeTarget,
+    InstalledFile,
+    Location,
+    Scoped,
+    WholeArchive,
+    repo_path,
+)
+from bot.cmake.profiles import DEFAULT_PROFILE, PROFILES, CMakeProfile, Profile, define_profiles, profile_named
+from bot.cmake.syntax import ParseProblem, parse_cmake, parse_cmake_cached
+from bot.cmake.values import expand_references, is_false_value, split_list
+from bot.cmake.whole_archive import whole_archives
+
+__all__ = [
+    "BINARY_ROOT",
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "SOURCE_ROOT",
+    "CMakeModel",
+    "CMakeProfile",
+    "CMakeSource",
+    "CMakeTarget",
+    "GenexContext",
+    "InstalledFile",
+    "Location",
+    "ParseProblem",
+    "Profile",
+    "Scoped",
+    "WholeArchive",
+    "clear_caches",
+    "define_profiles",
+    "evaluate_cmake",
+    "evaluate_cmake_dirs",
+    "evaluate_generator_expressions",
+    "expand_references",
+    "is_false_value",
+    "parse_cmake",
+    "parse_cmake_cached",
+    "profile_named",
+    "repo_path",
+    "split_list",
+    "whole_archives",
+]

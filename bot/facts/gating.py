@@ -100,10 +100,8 @@ def graph_fact(model, cell: str, name: str, compute):
 
 
 def default_profile(config) -> str | None:
-    """The first configured CMake profile the model knows."""
-    from bot.cmake.interpreter import PROFILES
-
-    return next((name for name in config.cmake_profiles if name in PROFILES), None)
+    """The first configured CMake profile (bot/config.py checks that each one exists)."""
+    return config.cmake_profiles[0] if config.cmake_profiles else None
 
 
 # -- CMake models, shared between revisions whose CMake inputs are the same -------------------
@@ -134,7 +132,7 @@ def cmake_model(model, **variables: str):
 
 def off_options(model) -> frozenset[str]:
     """CMake options that the default profile leaves off."""
-    from bot.cmake.interpreter import is_false_value
+    from bot.cmake import is_false_value
 
     default = cmake_model(model)
     if default is None:

@@ -22,7 +22,7 @@ from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
-    from bot.cmake.interpreter import CMakeModel
+    from bot.cmake import CMakeModel
     from bot.snapshot import BuildModel
 
 COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".mm")
