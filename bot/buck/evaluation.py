@@ -765,7 +765,7 @@ class EvaluationCache:
         from bot.facts.cache import DEFAULT_BOUND, DiskStore, FactCache, current
 
         self.directory = directory
-        self.store = DiskStore(directory, bound or DEFAULT_BOUND) if directory is not None else None
+        self.store = DiskStore.at(directory, bound or DEFAULT_BOUND) if directory is not None else None
         # The review's memo over the store; without a directory, the memo of the review under way.
         self.facts = FactCache(self.store) if self.store is not None else current()
 

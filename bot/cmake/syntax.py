@@ -82,7 +82,7 @@ def parse_cmake_cached(blob_id: str | None, source: str | bytes, path: str) -> C
         return parse_cmake(source, path)
     from bot.facts import cache
 
-    return cache.fact("cmake-parse", (blob_id, path), lambda: parse_cmake(source, path))
+    return cache.fact("cmake-parse", (blob_id, path), lambda: parse_cmake(source, path), persist=True)
 
 
 def clear_parse_cache() -> None:

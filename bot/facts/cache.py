@@ -58,6 +58,16 @@ class DiskStore:
         self._lock = threading.Lock()
         self._estimate: int | None = None  # bytes on disk as this process last counted, plus its writes
 
+    @classmethod
+    def at(cls, directory: Path, bound: int = DEFAULT_BOUND) -> "DiskStore":
+        """The process's store for `directory`: its size is counted once per process, not once
+        per review (counting walks every entry)."""
+        key = (str(Path(directory).resolve()), bound)
+        with _STORES_LOCK:
+            if key not in _STORES:
+                _STORES[key] = cls(directory, bound)
+            return _STORES[key]
+
     def _path(self, key: str) -> Path:
         digest = hashlib.sha256(f"{FORMAT}\0{key}".encode()).hexdigest()
         return self.directory / digest[:2] / f"{digest}.pickle"
@@ -155,6 +165,10 @@ class DiskStore:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
             self._estimate = 0
+
+
+_STORES: dict[tuple[str, int], DiskStore] = {}
+_STORES_LOCK = threading.Lock()
 
 
 class FactCache:
