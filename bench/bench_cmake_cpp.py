@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.cmake import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs  # noqa: E402
-from bot.cpp.preprocessor import clear_facts_cache, is_source_path, source_facts_in_tree  # noqa: E402
+from bot.cpp import is_source_path, source_facts_in_tree  # noqa: E402
+from bot.facts.cache import current  # noqa: E402
 from bot.repo import GitRepository  # noqa: E402
 from bot.tree import FileTree  # noqa: E402
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             label = f"generated tree ({GENERATED_DIRECTORIES} CMake directories)"
 
         clear_caches()
-        clear_facts_cache()
+        current().forget("cpp-source-facts")
         cold, (targets, sources) = timed(lambda: run_once(repository.tree(revision), dirs, prefixes))
         tree = repository.tree(revision)
         run_once(tree, dirs, prefixes)  # read this tree's blobs once

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--until", default="2026-09-01", help="last commit date (git --until)")
     parser.add_argument("--out", type=Path, default=Path("bench/out/history"), help="where the JSON goes")
     parser.add_argument("--no-warm", action="store_true", help="skip the second (warm) review of each commit")
+    parser.add_argument("--previous", type=Path, help="an earlier summary.txt, shown beside this run's figures")
     arguments = parser.parse_args(argv)
     commits = history_commits(arguments.repo, arguments.since, arguments.until, arguments.count, arguments.ref)
     arguments.out.mkdir(parents=True, exist_ok=True)
@@ -97,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         if values:
             lines.append(f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s "
                          f"max {max(values):.2f}s")
+    lines.append(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if arguments.previous is not None and arguments.previous.exists():
+        earlier = [l for l in arguments.previous.read_text().splitlines() if l.startswith(("cold:", "warm:", "peak RSS:"))]
+        lines += ["", "previous run:", *earlier]
     (arguments.out / "summary.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

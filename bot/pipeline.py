@@ -16,6 +16,7 @@ from bot.buck.evaluation import EvaluationCache
 from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
+from bot.facts.cache import FactCache, reviewing
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
 from bot.smoke_decision import SmokeDecision, classify
@@ -81,9 +82,10 @@ def review_trees(
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
     snapshot = Snapshot(base_model, head_model, changes, config)
-    with collector_paused():
+    # One fact cache for the whole review: base and head share it, later reviews read its store.
+    with collector_paused(), reviewing(cache.facts if cache is not None else FactCache(None)):
         result = engine.run(checks, snapshot)
-    smoke = classify(snapshot)
+        smoke = classify(snapshot)
     cells = {
         name: {
             "packages": len(graph.packages),

@@ -1,30 +1,25 @@
 """Snapshot(base, head, changes): the one input every check gets.
 
-A BuildModel is one revision's build, computed lazily and memoized: the Buck cells, CUDA
-reasons and header owners per cell, and (when a check asks) the CMake model per profile and
-C/C++ source facts. Checks read models; they never touch git, files or clocks.
+A BuildModel is one revision's build, computed lazily: the Buck cells, CUDA reasons and header
+owners per cell, and (when a check asks) the CMake model per profile and C/C++ source facts.
+Checks read models; they never touch git, files or clocks. Everything derived goes through the
+fact cache (bot/facts/cache.py) under content keys, so base and head share what the change
+left alone whichever of them is asked first.
 """
 
 from __future__ import annotations
 
 import hashlib
-
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-from bot.facts import xref
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import CellGraph, EvaluationCache, evaluate_cell
+from bot.buck.evaluation import CellGraph, EvaluationCache, evaluate_cell, graph_digest
 from bot.config import Config
 from bot.diff import ChangeSet
-from bot.facts.store import FactStore
+from bot.facts import cache as facts
+from bot.facts import xref
 from bot.tree import FileTree, memory_tree
-
-
-# Models without a cache directory (examples, tests) share one in-memory fact store and one
-# small set of recent CMake models.
-_MEMORY_FACTS = FactStore(None)
-_SHARED_MODELS: dict = {}
 
 
 class BuildModel:
@@ -41,10 +36,8 @@ class BuildModel:
         self.config = config or Config()
         self._cache = cache
         self._progress = progress
-        self._cells: dict[str, CellGraph] = {}
-        self._cmake: dict[str, Any] = {}
-        self._facts: dict[str, Any] = {}
-        self._derived: dict[tuple, Any] = {}
+        self._cells: dict[str, CellGraph] = {}  # the graphs this model used (the report counts them)
+        self._config_key = hashlib.sha256(repr(self.config).encode()).hexdigest()
 
     def cell(self, name: str) -> CellGraph:
         """The Buck targets of one cell (`fbcode`, `xplat`, `oss`)."""
@@ -55,6 +48,10 @@ class BuildModel:
     @property
     def cells(self) -> Mapping[str, CellGraph]:
         return {name: self.cell(name) for name in CELLS}
+
+    def graph_key(self, cell: str) -> str:
+        """The content digest of a cell's graph: the input key of every fact derived from it."""
+        return graph_digest(self.cell(cell))
 
     def cuda_reasons(self, cell: str) -> Mapping[str, xref.CudaReason]:
         """label -> why it is CUDA, for the cell's CUDA targets."""
@@ -68,24 +65,17 @@ class BuildModel:
     def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
         """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
         all models whose graphs are equal (base and head of most pull requests)."""
-        from bot.facts.gating import graph_fact  # gating reads models; imported on use
-
-        return self._memo(("graph", cell, key), lambda: graph_fact(self, cell, key, compute))
+        return facts.fact(("graph",) + key, self.graph_key(cell), lambda: compute(self.cell(cell)))
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        """A derived fact of this revision, computed once (checks share it across base/head runs)."""
-        return self._memo(key, compute)
-
-    def _memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return self._derived[key]
+        """A derived fact of this revision's whole tree, kept under the tree's content digest."""
+        return facts.fact(("tree",) + key, (self.tree.digest(), self._config_key), compute)
 
     def text(self, path: str) -> str | None:
         return self.tree.read_text(path)
 
     def includes(self, paths: Iterable[str]) -> dict[str, tuple[tuple[str, int], ...]]:
-        """path -> (included path, line) for many files; stored per blob across reviews."""
+        """path -> (included path, line) for many files; kept per blob across reviews."""
         blobs = {path: self.tree.blob_id(path) for path in paths}
         blobs = {p: b for p, b in blobs.items() if b is not None}
         by_path = {b: p for p, b in blobs.items()}
@@ -94,9 +84,8 @@ class BuildModel:
             self.tree.prefetch(by_path[b] for b in missing)
             return {b: xref.includes_of(self.tree.read_text_by_blob(b) or "") for b in missing}
 
-        store = self._cache.facts if self._cache is not None else _MEMORY_FACTS
-        facts = store.get_many("includes", blobs.values(), scan)
-        return {p: facts.get(b, ()) for p, b in blobs.items()}
+        found = facts.many("includes", blobs.values(), scan, persist=True)
+        return {p: found.get(b, ()) for p, b in blobs.items()}
 
     def cmake(self, profile_name: str, **variables: str):
         """The CMake model under a named profile (built in, or defined in the config), with `-D` overrides.
@@ -111,17 +100,14 @@ class BuildModel:
             defined.compiler_id, defined.platform, defined.cuda, tuple(sorted(defined.variables.items())), defined.prelude
         )
         key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs())
-        if key not in self._cmake:
-            shared = self._cache.shared_models if self._cache is not None else _SHARED_MODELS
-            if key not in shared:
-                from bot import cmake  # imported on use: Buck-only reviews never pay for it
 
-                profile = cmake.profile_named(profile_name, self.config.cmake_defined)
-                shared[key] = cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
-                while len(shared) > 16:
-                    shared.pop(next(iter(shared)))
-            self._cmake[key] = shared[key]
-        return self._cmake[key]
+        def compute():
+            from bot import cmake  # imported on use: Buck-only reviews never pay for it
+
+            profile = cmake.profile_named(profile_name, self.config.cmake_defined)
+            return cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
+
+        return facts.fact("cmake-model", key, compute)
 
     def cmake_inputs(self) -> str:
         """A digest of what CMake evaluation reads: every CMake file and the path listing."""
@@ -134,17 +120,13 @@ class BuildModel:
                     digest.update((self.tree.blob_id(path) or "").encode() + b"\0")
             return digest.hexdigest()
 
-        return self._memo(("cmake-inputs",), compute)
+        return self.memo(("cmake-inputs",), compute)
 
     def source_facts(self, path: str):
-        """C/C++/CUDA facts of one file (bot/cpp/preprocessor.py), or None when absent."""
-        if path not in self._facts:
-            from bot.cpp import preprocessor as cpp
+        """C/C++/CUDA facts of one file (bot/cpp), or None when absent."""
+        from bot.cpp import source_facts_in_tree
 
-            data = self.tree.read(path)
-            blob = self.tree.blob_id(path)
-            self._facts[path] = None if data is None else cpp.source_facts_cached(blob, path, data)
-        return self._facts[path]
+        return source_facts_in_tree(self.tree, path)
 
     def __hash__(self) -> int:
         return id(self)

@@ -11,7 +11,20 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from dataclasses import dataclass
+import threading
 from typing import Callable, Iterable, Mapping
+
+_MISSING = threading.local()
+
+
+def missing_reads() -> int:
+    """How many reads of this thread found a blob missing from the object store (a partial
+    clone): a fact derived meanwhile describes the gap, not the content, and is not kept."""
+    return getattr(_MISSING, "count", 0)
+
+
+def _note_missing() -> None:
+    _MISSING.count = missing_reads() + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +58,20 @@ class FileTree:
         self._cache: dict[str, bytes | None] = {}
         self._by_blob: dict[str, bytes | None] = {}
         self._dirs: frozenset[str] | None = None
+        self._digest: str | None = None
         self._symlink_dirs = {p: e for p, e in self._entries.items() if e.is_symlink}
 
     # -- paths ---------------------------------------------------------------------------
+    def digest(self) -> str:
+        """A digest of every (path, mode, blob): equal trees have equal digests (computed once)."""
+        if self._digest is None:
+            hasher = hashlib.sha256()
+            for path in sorted(self._entries):
+                entry = self._entries[path]
+                hasher.update(f"{path}\0{entry.mode}\0{entry.blob}\n".encode())
+            self._digest = hasher.hexdigest()
+        return self._digest
+
     def paths(self) -> tuple[str, ...]:
         """Every file path (symlinks and gitlinks included), sorted."""
         return tuple(sorted(self._entries))
@@ -130,6 +154,8 @@ class FileTree:
         if blob not in self._by_blob:
             self._by_blob[blob] = self._read_blobs([blob]).get(blob)
         data = self._by_blob[blob]
+        if data is None:
+            _note_missing()
         return None if data is None else data.decode("utf-8", errors="replace")
 
     def prefetch(self, paths: Iterable[str]) -> None:
@@ -143,6 +169,7 @@ class FileTree:
                     wanted[resolved] = entry.blob
         if wanted:
             blobs = self._read_blobs(set(wanted.values()))
+            blobs = {b: d for b, d in blobs.items() if d is not None}  # a missing blob is asked again
             self._by_blob.update(blobs)
             for p, blob in wanted.items():
                 self._cache[p] = blobs.get(blob)
@@ -150,7 +177,10 @@ class FileTree:
     def _read_one(self, path: str) -> bytes | None:
         if path not in self._cache:
             self.prefetch_raw(path)
-        return self._cache.get(path)
+        data = self._cache.get(path)
+        if data is None:
+            _note_missing()  # every read of it counts: a fact derived now must not be kept
+        return data
 
     def prefetch_raw(self, path: str) -> None:
         blob = self._entries[path].blob

@@ -32,7 +32,7 @@ from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, item_line
 from bot.facts.xref import includes_of, source_paths
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.cpp.preprocessor import conditions_hold
+from bot.cpp import conditions_hold
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 

@@ -29,15 +29,16 @@ from __future__ import annotations
 
 import posixpath
 import re
-import weakref
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping
+from typing import Iterator, Mapping
 
 from bot.facts import xref
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, call_lines, item_line
-from bot.facts.gating import canonical_graph, graph_fact
+from bot.facts.cache import current, digest, fact
+from bot.facts.gating import graph_fact
+from bot.tree import missing_reads
 from bot.facts.header_deps import (
     CXX_KINDS,
     DependencyIndex,
@@ -59,10 +60,6 @@ _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     yield from snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head))
-    if snap.base is not snap.head:
-        # The engine asks for the base next; what the change did not touch is known already.
-        changed = frozenset(snap.changes.paths)
-        snap.base.memo(("dep-undeclared-header",), lambda: _undeclared(snap.base, (snap.head, changed)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,96 +77,83 @@ class _Gap:
     chain: tuple[tuple[str, int, str], ...]  # (path, line, include) from the target's own file
 
 
-def _undeclared(model: BuildModel, relative_to: tuple[BuildModel, frozenset[str]] | None = None) -> tuple[Hit, ...]:
-    """Hits of one revision; `relative_to` = (a model just reviewed, the paths that differ from
-    it) lets targets that read none of those paths keep that model's answer unchecked."""
+def _undeclared(model: BuildModel) -> tuple[Hit, ...]:
+    """Hits of one revision."""
     gaps: dict[tuple[str, str, str], list[_Gap]] = {}
     for cell in CELLS:
-        for gap in _gaps_in_cell(model, cell, relative_to):
+        for gap in _gaps_in_cell(model, cell):
             gaps.setdefault((gap.target.primary_label, gap.path, gap.include), []).append(gap)
     return tuple(_hit(model, found) for _key, found in sorted(gaps.items()))
 
 
-@dataclass
+@dataclass(frozen=True)
 class _CellState:
-    """What one cell's graph decides, independent of C++ contents; reused by the other revision
-    of a review when its graphs are equal (most pull requests change no build file)."""
+    """What one cell's graph decides, independent of C++ contents (equal graphs share it)."""
 
-    targets: Mapping[str, BuckTarget]  # the cell's (the state lives with the cell's graph)
-    twin: Callable[[], object] | None  # the OSS graph folded in, for internal cells (weakly)
-    repo_dirs: frozenset[str]
+    key: str  # content digest of everything below
+    targets: Mapping[str, BuckTarget]
     index: DependencyIndex
-    files_of: dict[str, tuple[str, ...]]
-    known_rule: dict[str, bool]
-    target_gaps: dict  # label -> (((path, blob), ...) read, gaps)
-    _owner_labels: dict | None = None
-    valid_for: Callable[[], object] = lambda: None  # the model every entry was last checked against
-
-    def owner_labels(self, owners) -> dict[str, tuple[str, ...]]:
-        """include -> labels of its owners (equal graphs have equal owner maps)."""
-        if self._owner_labels is None:
-            self._owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
-        return self._owner_labels
-
-
-_STATES_KEPT = 4  # per graph: one per distinct OSS twin and repository directory set
+    files_of: Mapping[str, tuple[str, ...]]
+    owner_labels: Mapping[str, tuple[str, ...]]  # include -> labels of its owners
 
 
 def _cell_state(model: BuildModel, cell: str) -> _CellState:
-    graph = canonical_graph(model, cell)
-    twin = canonical_graph(model, "oss") if cell != "oss" else None
+    twin_key = model.graph_key("oss") if cell != "oss" else ""
     repo_dirs = _repo_dirs(model)
-    states = graph_fact(model, cell, "dep-undeclared-states", lambda _graph: [])
-    for state in states:
-        if (state.twin() if state.twin is not None else None) is twin and (
-            state.repo_dirs is repo_dirs or state.repo_dirs == repo_dirs
-        ):
-            return state
-    twin_table = _table(model, "oss") if cell != "oss" else None
-    implicit = graph_fact(model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss")))
-    index = DependencyIndex.build(graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
-    files_of: dict[str, tuple[str, ...]] = {}
-    for label, target in graph.targets.items():
-        if CXX_KINDS.search(target.kind):
-            files = list(xref.source_paths(target))
-            for attribute in ("headers", "exported_headers"):
-                files.extend(path for _name, path in xref.header_entries(target, attribute))
-            files_of[label] = tuple(dict.fromkeys(files))
-    state = _CellState(graph.targets, None if twin is None else weakref.ref(twin), repo_dirs, index, files_of, {}, {})
-    states.insert(0, state)
-    del states[_STATES_KEPT:]
-    return state
+    key = digest(cell, model.graph_key(cell), twin_key, digest(tuple(sorted(repo_dirs))))
+
+    def compute() -> _CellState:
+        graph = model.cell(cell)
+        twin_table = _table(model, "oss") if cell != "oss" else None
+        implicit = graph_fact(model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss")))
+        index = DependencyIndex.build(graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
+        files_of: dict[str, tuple[str, ...]] = {}
+        for label, target in graph.targets.items():
+            if CXX_KINDS.search(target.kind):
+                files = list(xref.source_paths(target))
+                for attribute in ("headers", "exported_headers"):
+                    files.extend(path for _name, path in xref.header_entries(target, attribute))
+                files_of[label] = tuple(dict.fromkeys(files))
+        owners = model.header_owners(cell)
+        owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
+        return _CellState(key, graph.targets, index, files_of, owner_labels)
+
+    return fact("dep-undeclared-header:state", key, compute)
 
 
-def _gaps_in_cell(model: BuildModel, cell: str, relative_to=None) -> list[_Gap]:
+def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
+    """The cell's gaps. Per target, the answer is kept with the blob of every file it read
+    (a table per cell state, in the fact cache): a target none of whose files changed costs a
+    lookup, in this review's other revision and in later reviews."""
     state = _cell_state(model, cell)
     owners = model.header_owners(cell)
     tree = model.tree
-    changed = None
-    if relative_to is not None and state.valid_for() is relative_to[0]:
-        changed = relative_to[1]
-    files = {path for listed in state.files_of.values() for path in listed}
-    includes = model.includes(files & changed if changed is not None else files)
+    facts = current()
+    table = facts.load("dep-undeclared-header:gaps", state.key) or {}
+    updated = dict(table)
+    changed = False
+    missing_before = missing_reads()
+    includes: dict[str, tuple[tuple[str, int], ...]] | None = None
     found: list[_Gap] = []
     for label, files in sorted(state.files_of.items()):
-        cached = state.target_gaps.get(label)
-        if cached is not None and (
-            not any(path in changed for path, _blob in cached[0])
-            if changed is not None
-            else all(tree.blob_id(path) == blob for path, blob in cached[0])
-        ):
-            gaps = cached[1]
+        kept = table.get(label)
+        if kept is not None and all(tree.blob_id(path) == blob for path, blob in kept[0]):
+            gaps = kept[1]
         else:
+            if includes is None:  # read only when some target needs it
+                every = {path for listed in state.files_of.values() for path in listed}
+                includes = model.includes(every)
             read: set[str] = set()
-            gaps = _target_gaps(model, state.index, state.targets[label], files, includes, owners, state.owner_labels(owners), cell, read)
-            state.target_gaps[label] = (tuple((path, tree.blob_id(path)) for path in sorted(read)), gaps)
-        if gaps and cell != "oss":
-            if label not in state.known_rule:
-                state.known_rule[label] = recorded_as_written(state.targets[label], model.text)
-            if not state.known_rule[label]:
-                continue
+            gaps = _target_gaps(model, state.index, state.targets[label], files, includes, owners, state.owner_labels, cell, read)
+            if gaps and cell != "oss":
+                read.add(state.targets[label].path)  # recorded_as_written reads the build file
+            updated[label] = (tuple((path, tree.blob_id(path)) for path in sorted(read)), gaps)
+            changed = True
+        if gaps and cell != "oss" and not recorded_as_written(state.targets[label], model.text):
+            continue
         found.extend(gaps)
-    state.valid_for = weakref.ref(model)
+    if changed:
+        facts.save("dep-undeclared-header:gaps", state.key, updated, complete=missing_reads() == missing_before)
     return found
 
 

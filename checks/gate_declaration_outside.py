@@ -25,7 +25,7 @@ from bot.facts import gating
 from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
-from bot.cpp.preprocessor import ConditionalBlock, Declaration, SourceFacts
+from bot.cpp import ConditionalBlock, Declaration, SourceFacts
 from bot.snapshot import BuildModel, Snapshot
 
 

@@ -23,7 +23,7 @@ from typing import Iterator
 
 from bot.check import CPP_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
-from bot.cpp.preprocessor import ConditionalBlock, is_source_path
+from bot.cpp import ConditionalBlock, is_source_path
 from bot.snapshot import Snapshot
 
 # What "returned an error or validated input" looks like in ExecuTorch's C++.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cpp.preprocessor import (
+from bot.cpp import (
     conditions_hold,
     defines_from_flags,
     evaluate_condition,
@@ -287,3 +287,49 @@ def test_defines_from_flags():
     assert defines_from_flags(flags) == {
         "CUDA_AVAILABLE": "1", "PLAIN": "1", "WINDOWS_STYLE": "1", "SPLIT": "2", "QUOTED": "x y", "REMOVED": None,
     }
+
+
+def test_ten_thousand_nested_ifs_are_tracked_in_linear_space():
+    import tracemalloc
+
+    depth = 10_000
+    source = "".join(f"#if LEVEL_{i}\n" for i in range(depth)) + "#include <deep.h>\nint deepest(void);\n" + "#endif\n" * depth
+    tracemalloc.start()
+    facts = source_facts("deep.h", source)
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert len(facts.conditional_blocks) == depth and facts.problems == ()
+    (include,) = facts.includes
+    assert include.conditions == tuple(f"LEVEL_{i}" for i in range(depth))
+    (declaration,) = [d for d in facts.declarations if d.name == "deepest"]
+    assert declaration.conditions == include.conditions
+    outermost = min(facts.conditional_blocks, key=lambda b: b.line)
+    assert outermost.branch_texts[0].startswith("#if LEVEL_1\n") and "#include <deep.h>" in outermost.branch_texts[0]
+    # Quadratic tracking (a stack or a branch text copied per line) needs gigabytes here.
+    assert peak < 200 << 20
+
+
+def test_a_file_over_the_size_cap_is_a_problem_not_read():
+    from bot.cpp import MAX_SOURCE_BYTES
+
+    line = "#include <x.h>\n"
+    source = line * (MAX_SOURCE_BYTES // len(line) + 1)
+    facts = source_facts("generated.h", source)
+    assert facts.includes == () and facts.declarations == ()
+    (problem,) = facts.problems
+    assert problem.line == 1 and "not read" in problem.message and str(MAX_SOURCE_BYTES) in problem.message
+    huge = b"/* generated */\n" + b"int x;\n" * (100 * (1 << 20) // 7)  # about 100 MB
+    tree = memory_tree({"big.h": huge})
+    facts = source_facts_in_tree(tree, "big.h")
+    assert facts is not None and facts.declarations == () and "not read" in facts.problems[0].message
+
+
+def test_a_chain_of_ten_thousand_elifs_is_read():
+    count = 10_000
+    source = "#if V == 0\n" + "".join(f"#elif V == {i}\n\n" for i in range(1, count - 1))
+    source += f"#elif V == {count - 1}\nint f{count - 1}(void);\n#endif\n"
+    facts = source_facts("chain.h", source)
+    (block,) = facts.conditional_blocks
+    assert len(block.branch_conditions) == count and block.branch_lines[-1] == 2 * count - 2
+    (last,) = [d for d in facts.declarations if d.name == f"f{count - 1}"]
+    assert last.conditions[-1] == f"V == {count - 1}" and last.conditions[0] == "!(V == 0)"

@@ -119,7 +119,7 @@ def test_removed_else_cites_the_base_refusal(reports):
 
 
 def _facts(text: str):
-    from bot.cpp.preprocessor import source_facts
+    from bot.cpp import source_facts
 
     return source_facts("x.h", text)
 

@@ -25,7 +25,7 @@ import starlark as sl
 
 from bot.buck import host as buck_host
 from bot.buck.buckconfig import BuckConfig, parse_buckconfig
-from bot.tree import FileTree
+from bot.tree import FileTree, missing_reads
 
 from bot.buck.cells import CELLS, Cell, cell_named  # noqa: E402 - re-exported: the cell names
 
@@ -172,6 +172,7 @@ class CellGraph:
     cell: str
     packages: Mapping[str, PackageResult]
     targets: Mapping[str, BuckTarget] = field(default_factory=dict)
+    digest: str = field(default="", compare=False)  # graph_digest(), set where it is cached
 
     @classmethod
     def from_results(cls, cell: str, results: Iterable[PackageResult]) -> "CellGraph":
@@ -737,113 +738,82 @@ def _as_cached(graph: "CellGraph") -> "CellGraph":
         k: r if r.cached else PackageResult(r.package, r.build_file, r.targets, r.error, r.loaded, cached=True)
         for k, r in graph.packages.items()
     }
-    return CellGraph(graph.cell, packages, graph.targets)
+    return CellGraph(graph.cell, packages, graph.targets, graph.digest)
+
+
+def graph_digest(graph: "CellGraph") -> str:
+    """A digest of what a cell defines (targets and errors per package): equal graphs of two
+    revisions share every fact derived from them."""
+    if graph.digest:
+        return graph.digest
+    content = [(p, r.build_file, r.targets, r.error) for p, r in graph.packages.items()]
+    return hashlib.sha256(pickle.dumps((graph.cell, content), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
 
 
 class EvaluationCache:
-    """Per-package results on disk, keyed by cell and the blob ids of every file read."""
+    """Evaluations in the fact store (bot/facts/cache.py): per package, keyed by cell and the
+    blob ids of every file read, and per whole cell, keyed by every build input. It also
+    carries the review's fact cache, so one object stands for "the caches of this review"."""
 
-    def __init__(self, directory: Path | None) -> None:
-        from bot.facts.store import FactStore
+    def __init__(self, directory: Path | None, bound: int | None = None) -> None:
+        from bot.facts.cache import DEFAULT_BOUND, DiskStore, FactCache, current
 
         self.directory = directory
-        if directory is not None:
-            directory.mkdir(parents=True, exist_ok=True)
-        self.facts = FactStore(directory)  # per-blob facts beside the evaluations
-        self._recent: dict[Path, CellGraph] = {}
-        self._inputs: dict[int, tuple[FileTree, str]] = {}  # id(tree) -> (tree, digest of its build inputs)
-        self.shared_models: dict = {}  # CMake models by content, shared by a review's base and head
+        self.store = DiskStore.at(directory, bound or DEFAULT_BOUND) if directory is not None else None
+        # The review's memo over the store; without a directory, the memo of the review under way.
+        self.facts = FactCache(self.store) if self.store is not None else current()
 
-    def _slot(self, cell: str, package: str, build_blob: str, config_blob: str) -> Path | None:
-        if self.directory is None:
-            return None
-        digest = hashlib.sha256(f"{HOST_VERSION}\0{cell}\0{package}\0{build_blob}\0{config_blob}".encode()).hexdigest()
-        return self.directory / cell / digest[:2] / f"{digest}.pickle"
+    def _package_key(self, cell: str, package: str, build_blob: str, config_blob: str) -> str:
+        return f"buck-package\0{HOST_VERSION}\0{cell}\0{package}\0{build_blob}\0{config_blob}"
 
     def get(self, tree: FileTree, cell: str, package: str, build_file: str, config_blob: str) -> PackageResult | None:
-        slot = self._slot(cell, package, tree.blob_id(build_file) or "", config_blob)
-        if slot is None or not slot.exists():
+        if self.store is None:
             return None
-        try:
-            entries = pickle.loads(slot.read_bytes())
-        except Exception:  # a torn or foreign file is a miss, never a failure
+        entries = self.store.get(self._package_key(cell, package, tree.blob_id(build_file) or "", config_blob))
+        if not isinstance(entries, list):
             return None
         for dependencies, result in entries:
             if all(dependency_version(tree, path) == blob for path, blob in dependencies):
                 return PackageResult(result.package, result.build_file, result.targets, result.error, result.loaded, cached=True)
         return None
 
-    def _cell_slot(self, tree: FileTree, cell: str) -> Path | None:
-        """One file for a whole cell, keyed by every build file, .bzl and the path listing."""
-        if self.directory is None:
-            return None
-        name = hashlib.sha256(f"{HOST_VERSION}\0{cell}\0{self._build_inputs(tree)}".encode()).hexdigest()
-        return self.directory / cell / "whole" / f"{name}.pickle"
-
-    def _build_inputs(self, tree: FileTree) -> str:
-        """A digest of what evaluating any cell reads, computed once per tree (the last two kept)."""
-        kept = self._inputs.get(id(tree))
-        if kept is not None and kept[0] is tree:
-            return kept[1]
-        digest = hashlib.sha256()
-        for path in tree.paths():
-            digest.update(path.encode() + b"\0")  # glob() results depend on the listing
-            if path.endswith((".bzl", "BUCK", "TARGETS", ".buckconfig")) or tree.entry(path) is None:
-                digest.update((tree.blob_id(path) or "").encode())
-        for path in tree.symlinks():
-            digest.update(f"{path}->{tree.read_link(path)}".encode())
-        self._inputs[id(tree)] = (tree, digest.hexdigest())
-        while len(self._inputs) > 2:  # base and head of one review
-            self._inputs.pop(next(iter(self._inputs)))
-        return self._inputs[id(tree)][1]
-
-    def get_cell(self, tree: FileTree, cell: str) -> "CellGraph | None":
-        slot = self._cell_slot(tree, cell)
-        if slot is None:
-            return None
-        if slot in self._recent:  # base and head of a review share most cells: read each once
-            return self._recent[slot]
-        if not slot.exists():
-            return None
-        try:
-            graph = pickle.loads(slot.read_bytes())
-        except Exception:
-            return None
-        loaded = _as_cached(graph)
-        self._remember(slot, loaded)
-        return loaded
-
-    def _remember(self, slot: Path, graph: "CellGraph") -> None:
-        self._recent[slot] = graph
-        while len(self._recent) > 6:  # three cells of two revisions
-            self._recent.pop(next(iter(self._recent)))
-
-    def put_cell(self, tree: FileTree, cell: str, graph: "CellGraph") -> None:
-        slot = self._cell_slot(tree, cell)
-        if slot is None:
-            return
-        slot.parent.mkdir(parents=True, exist_ok=True)
-        temporary = slot.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps(graph, protocol=pickle.HIGHEST_PROTOCOL))
-        temporary.replace(slot)
-        self._remember(slot, _as_cached(graph))
-
     def put(self, tree: FileTree, cell: str, result: PackageResult, config_blob: str) -> None:
-        slot = self._slot(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
-        if slot is None:
+        if self.store is None:
             return
+        key = self._package_key(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
         dependencies = tuple((path, dependency_version(tree, path)) for path in result.loaded)
-        entries = []
-        if slot.exists():
-            try:
-                entries = pickle.loads(slot.read_bytes())
-            except Exception:
-                entries = []
+        entries = self.store.get(key)
+        entries = entries if isinstance(entries, list) else []
         entries = [e for e in entries if e[0] != dependencies][-7:] + [(dependencies, result)]
-        slot.parent.mkdir(parents=True, exist_ok=True)
-        temporary = slot.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(pickle.dumps(entries, protocol=pickle.HIGHEST_PROTOCOL))
-        temporary.replace(slot)
+        self.store.put(key, entries)
+
+    def build_inputs(self, tree: FileTree) -> str:
+        """A digest of what evaluating any cell reads: every build file, .bzl and the listing."""
+
+        def compute() -> str:
+            digest = hashlib.sha256()
+            for path in tree.paths():
+                digest.update(path.encode() + b"\0")  # glob() results depend on the listing
+                if path.endswith((".bzl", "BUCK", "TARGETS", ".buckconfig")) or tree.entry(path) is None:
+                    digest.update((tree.blob_id(path) or "").encode())
+            for path in tree.symlinks():
+                digest.update(f"{path}->{tree.read_link(path)}".encode())
+            return digest.hexdigest()
+
+        return self.facts.fact("buck-build-inputs", tree.digest(), compute)
+
+    def cell(self, tree: FileTree, cell: str, evaluate: Callable[[], "CellGraph"]) -> "CellGraph":
+        """The whole cell: from this review, else the store, else `evaluate()` (then stored)."""
+
+        fresh: list[CellGraph] = []
+
+        def compute() -> CellGraph:
+            graph = evaluate()
+            fresh.append(CellGraph(graph.cell, graph.packages, graph.targets, graph_digest(graph)))
+            return _as_cached(fresh[0])  # what every later use sees: the review that evaluated it reports it
+
+        graph = self.facts.fact("buck-cell", (HOST_VERSION, cell, self.build_inputs(tree)), compute, persist=True)
+        return fresh[0] if fresh else graph
 
 
 def evaluate_cell(
@@ -856,13 +826,16 @@ def evaluate_cell(
     **limits: Any,
 ) -> CellGraph:
     """Evaluate every package (or the given ones) of `tree` in `cell`."""
+    cache = cache or EvaluationCache(None)
+    if packages is None and not limits:
+        return cache.cell(tree, cell, lambda: _evaluate_packages(tree, cell, cache, None, progress, limits))
+    return _evaluate_packages(tree, cell, cache, packages, progress, limits)
+
+
+def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> CellGraph:
     config = load_buckconfig(tree)
     config_blob = tree.blob_id(".buckconfig") or ""
     wanted = packages if packages is not None else find_packages(tree, config, cell)
-    cache = cache or EvaluationCache(None)
-    whole = cache.get_cell(tree, cell) if packages is None else None
-    if whole is not None:
-        return whole
     evaluator: CellEvaluator | None = None
     results = []
     uncached = []
@@ -879,10 +852,9 @@ def evaluate_cell(
             evaluator = CellEvaluator(tree, cell, config, **limits)
         if progress is not None:
             progress(cell, index, len(uncached))
+        missing_before = missing_reads()
         result = evaluator.evaluate_package(package, build_file)
-        cache.put(tree, cell, result, config_blob)
+        if missing_reads() == missing_before:  # a failure to read a missing blob is not the package's
+            cache.put(tree, cell, result, config_blob)
         results.append(result)
-    graph = CellGraph.from_results(cell, results)
-    if packages is None:
-        cache.put_cell(tree, cell, graph)
-    return graph
+    return CellGraph.from_results(cell, results)

@@ -8,7 +8,6 @@ evaluation time too. Syntax errors are returned as `ParseProblem` values, never 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -76,30 +75,21 @@ def parse_cmake(source: str | bytes, path: str) -> CMakeFile:
 
 
 # Parsing is the expensive step of building a CMake model; a second model of the same tree
-# (base and head share most files) should not parse anything again.
-_CACHE_SIZE = 4096
-_parsed: OrderedDict[tuple[str, str], CMakeFile] = OrderedDict()
-
-
+# (base and head share most files) should not parse anything again: the fact cache keeps it.
 def parse_cmake_cached(blob_id: str | None, source: str | bytes, path: str) -> CMakeFile:
-    """`parse_cmake`, remembered by (blob id, path) in a bounded in-memory LRU."""
+    """`parse_cmake`, kept in the fact cache (bot/facts/cache.py) by (blob id, path)."""
     if blob_id is None:
         return parse_cmake(source, path)
-    key = (blob_id, path)
-    cached = _parsed.get(key)
-    if cached is not None:
-        _parsed.move_to_end(key)
-        return cached
-    parsed = parse_cmake(source, path)
-    _parsed[key] = parsed
-    if len(_parsed) > _CACHE_SIZE:
-        _parsed.popitem(last=False)
-    return parsed
+    from bot.facts import cache
+
+    return cache.fact("cmake-parse", (blob_id, path), lambda: parse_cmake(source, path), persist=True)
 
 
 def clear_parse_cache() -> None:
-    """Forget every remembered parse (benchmarks measure cold runs with it)."""
-    _parsed.clear()
+    """Forget remembered parses (benchmarks measure cold runs with it)."""
+    from bot.facts import cache
+
+    cache.current().forget("cmake-parse")
 
 
 def _collect(node: Node, path: str, commands: list[Command], problems: list[ParseProblem]) -> None:

@@ -1,39 +1,23 @@
-"""C, C++ and CUDA source facts: includes, declarations and the `#if` conditions around them.
+"""The preprocessor layer of C, C++ and CUDA files: `#if` stacks, includes, macros, conditions.
 
-Two passes, each doing what it is good at:
-- a line-based preprocessor scan gives the `#if`/`#elif`/`#else` condition stack of every
-  line, the includes, the macros tested and defined, and the conditional blocks. It does
-  not care whether the code between directives is well-formed.
-- tree-sitter (tree-sitter-cuda for `.cu`/`.cuh`, tree-sitter-cpp otherwise) reads the
-  declarations. Directive lines are blanked first (line numbers kept): tree-sitter's own
-  `#if` handling breaks on the `#ifdef __cplusplus` / `extern "C" {` / `#endif` guard that
-  nearly every C header has, and on constructs split across branches.
+A line-based scan gives the `#if`/`#elif`/`#else` condition stack of every line, the includes,
+the macros tested and defined, and the conditional blocks. It does not care whether the code
+between directives is well-formed. It is linear in the file: a line keeps a reference to the
+stack frame it sits in (frames are shared, never copied), a stack is spelled out only for the
+includes and declarations that carry one, and a block's branch texts are slices of the file's
+lines taken when asked for.
 
-`evaluate_condition` decides an `#if` expression against a set of defines (a target's
-`-D` flags), so that "is this include active for this target" has an answer.
+`evaluate_condition` decides an `#if` expression against a set of defines (a target's `-D`
+flags), so that "is this include active for this target" has an answer.
 """
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Iterable, Iterator, Mapping
-
-import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
 
 from bot.cmake.syntax import ParseProblem
-from bot.tree import FileTree
-
-try:  # tree-sitter-cuda knows __global__, <<<...>>> and friends; the C++ grammar does not.
-    import tree_sitter_cuda
-except ImportError:  # pragma: no cover - declared in pyproject; kept optional for slim installs
-    tree_sitter_cuda = None
-
-SOURCE_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".inl")
-CUDA_SUFFIXES = (".cu", ".cuh")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,24 +28,6 @@ class Include:
     line: int
     system: bool
     conditions: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Declaration:
-    """A function (or namespace-scope variable, class, struct) declared or defined.
-
-    `kind` is "function", "variable", "class", "struct", "union" or "enum".
-    `conditions` is the `#if` stack at its first line; `extern_c` is C linkage.
-    """
-
-    name: str
-    qualified_name: str
-    line: int
-    end_line: int
-    is_definition: bool
-    extern_c: bool
-    conditions: tuple[str, ...]
-    kind: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +43,17 @@ class ConditionalBlock:
     line: int
     else_line: int | None
     end_line: int
-    branch_texts: tuple[str, ...]
     branch_conditions: tuple[str, ...]
     branch_lines: tuple[int, ...]
+    branch_spans: tuple[tuple[int, int], ...]  # 0-based [start, stop) line slices of each branch body
+    # The file's lines, one tuple shared by every block of the file: nested blocks would
+    # otherwise each copy their inner text, quadratic in the nesting depth.
+    source_lines: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def branch_texts(self) -> tuple[str, ...]:
+        """Each branch's source lines, its directive lines excluded."""
+        return tuple("\n".join(self.source_lines[start:stop]) for start, stop in self.branch_spans)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,49 +74,9 @@ class MacroDefinition:
     parameters: tuple[str, ...] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ArchRequirement:
-    """Lines [line, end_line] compile only for compute capability >= min_arch (e.g. 800)."""
-
-    min_arch: int
-    line: int
-    end_line: int
-    condition: str
-
-
-@dataclass(frozen=True, slots=True)
-class SourceFacts:
-    """What one C/C++/CUDA file says about its includes, declarations and gates.
-
-    `problems` are preprocessor structure errors (`#endif` without `#if`, ...);
-    `unparsed_lines` are where tree-sitter gave up locally (not errors in the file).
-    """
-
-    path: str
-    includes: tuple[Include, ...]
-    declarations: tuple[Declaration, ...]
-    conditional_blocks: tuple[ConditionalBlock, ...]
-    macros_tested: tuple[MacroUse, ...]
-    macros_defined: tuple[MacroDefinition, ...]
-    arch_requirements: tuple[ArchRequirement, ...]
-    problems: tuple[ParseProblem, ...] = ()
-    unparsed_lines: tuple[int, ...] = ()
-
-    def conditions_at(self, line: int) -> tuple[str, ...]:
-        """The `#if` stack around `line` (from the conditional blocks)."""
-        stack: list[str] = []
-        for block in self.conditional_blocks:
-            if not block.line < line < block.end_line:
-                continue
-            for position, start in enumerate(block.branch_lines):
-                stop = block.branch_lines[position + 1] if position + 1 < len(block.branch_lines) else block.end_line
-                if start < line < stop:
-                    stack.extend(_branch_entries(block.branch_conditions, position))
-        return tuple(stack)
-
 
 # ---------------------------------------------------------------------------------------
-# The preprocessor scan
+# The scan
 # ---------------------------------------------------------------------------------------
 
 _DIRECTIVE = re.compile(r"^\s*#\s*([A-Za-z_]+)\s*(.*)$", re.DOTALL)
@@ -152,19 +86,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 _NOT_MACROS = frozenset({"defined", "__has_include", "__has_include_next", "__has_attribute",
                          "__has_cpp_attribute", "__has_builtin", "__has_feature", "__has_extension",
                          "true", "false"})
-
-
-def _negate(condition: str) -> str:
-    return f"!({condition})"
-
-
-def _branch_entries(branch_conditions: tuple[str, ...], position: int) -> list[str]:
-    """The stack entries of branch `position`: earlier branches negated, then its own test."""
-    entries = [_negate(c) for c in branch_conditions[:position] if c != "#else"]
-    own = branch_conditions[position]
-    if own != "#else":
-        entries.append(own)
-    return entries
 
 
 def _strip_comments(text: str, in_comment: bool) -> tuple[str, bool]:
@@ -218,6 +139,19 @@ def _normalize_expression(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _negate(condition: str) -> str:
+    return f"!({condition})"
+
+
+def _branch_entries(branch_conditions: tuple[str, ...], position: int) -> list[str]:
+    """The stack entries of branch `position`: earlier branches negated, then its own test."""
+    entries = [_negate(c) for c in branch_conditions[:position] if c != "#else"]
+    own = branch_conditions[position]
+    if own != "#else":
+        entries.append(own)
+    return entries
+
+
 @dataclass(slots=True)
 class _OpenConditional:
     """An `#if` group while the scan is inside it."""
@@ -229,53 +163,96 @@ class _OpenConditional:
     else_line: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Scan:
+class _Frame:
+    """One branch of an open `#if` on the condition stack; lines inside it point here."""
+
+    __slots__ = ("parent", "block", "position", "spelled")
+
+    def __init__(self, parent: "_Frame | None", block: _OpenConditional, position: int) -> None:
+        self.parent = parent
+        self.block = block
+        self.position = position
+        self.spelled: tuple[str, ...] | None = None
+
+    def conditions(self) -> tuple[str, ...]:
+        """The whole stack as entries, outermost first; spelled once per frame.
+
+        Only the frame asked for is kept spelled: keeping every ancestor's would be quadratic
+        in the depth, and most frames are never asked (no include or declaration inside)."""
+        if self.spelled is None:
+            chain: list[_Frame] = []
+            frame: _Frame | None = self
+            while frame is not None and frame.spelled is None:
+                chain.append(frame)
+                frame = frame.parent
+            entries = list(frame.spelled) if frame is not None else []
+            for link in reversed(chain):
+                conditions = link.block.branch_conditions
+                entries.extend(_branch_entries(tuple(conditions[: link.position + 1]), link.position))
+            self.spelled = tuple(entries)
+        return self.spelled
+
+
+def _conditions(frame: _Frame | None) -> tuple[str, ...]:
+    return () if frame is None else frame.conditions()
+
+
+@dataclass(frozen=True)
+class Scan:
     """What the preprocessor scan found, plus the source with directive lines blanked."""
 
     includes: tuple[Include, ...]
     conditional_blocks: tuple[ConditionalBlock, ...]
     macros_tested: tuple[MacroUse, ...]
     macros_defined: tuple[MacroDefinition, ...]
-    line_conditions: tuple[tuple[str, ...], ...]
+    line_frames: tuple[_Frame | None, ...]  # the stack frame of each line (None: outside any #if)
     blanked: str
     problems: tuple[ParseProblem, ...]
 
+    def conditions_at_line(self, line: int) -> tuple[str, ...]:
+        """The `#if` stack of a 1-based line."""
+        return _conditions(self.line_frames[line - 1]) if 0 < line <= len(self.line_frames) else ()
 
-def _scan(path: str, text: str) -> _Scan:
-    lines = text.split("\n")
+
+def scan(path: str, text: str) -> Scan:
+    """One pass over the lines of a C/C++/CUDA file: directives, stacks, blanked source."""
+    lines = tuple(text.split("\n"))
     includes: list[Include] = []
     blocks: list[ConditionalBlock] = []
     tested: list[MacroUse] = []
     defined: list[MacroDefinition] = []
     problems: list[ParseProblem] = []
-    line_conditions: list[tuple[str, ...]] = []
+    line_frames: list[_Frame | None] = []
     blanked: list[str] = []
     open_blocks: list[_OpenConditional] = []
+    frames: list[_Frame] = []  # the innermost frame of each open block
     in_comment = False
-    current: tuple[str, ...] = ()
+    current: _Frame | None = None
     index = 0
-
-    def stack() -> tuple[str, ...]:
-        entries: list[str] = []
-        for block in open_blocks:
-            entries.extend(_branch_entries(tuple(block.branch_conditions), len(block.branch_conditions) - 1))
-        return tuple(entries)
 
     def close(block: _OpenConditional, end_line: int) -> None:
         ends = [*block.branch_lines[1:], end_line]
-        texts = tuple("\n".join(lines[block.body_starts[i]: ends[i] - 1]) for i in range(len(block.branch_lines)))
-        condition = block.branch_conditions[0]
-        blocks.append(ConditionalBlock(condition, block.line, block.else_line, end_line, texts,
-                                       tuple(block.branch_conditions), tuple(block.branch_lines)))
+        spans = tuple((block.body_starts[i], max(block.body_starts[i], ends[i] - 1)) for i in range(len(block.branch_lines)))
+        blocks.append(ConditionalBlock(block.branch_conditions[0], block.line, block.else_line, end_line,
+                                       tuple(block.branch_conditions), tuple(block.branch_lines), spans, lines))
+
+    def enter_branch(block: _OpenConditional, replace: bool) -> None:
+        if replace:
+            frames.pop()
+        frames.append(_Frame(frames[-1] if frames else None, block, len(block.branch_conditions) - 1))
 
     while index < len(lines):
         line_number = index + 1
         raw = lines[index]
+        if not in_comment and "#" not in raw and "/" not in raw:
+            line_frames.append(current)  # the common line: no directive, no comment to track
+            blanked.append(raw)
+            index += 1
+            continue
         stripped, comment_after = _strip_comments(raw, in_comment)
         directive = None if in_comment else _DIRECTIVE.match(stripped)
         if in_comment or directive is None:
-            line_conditions.append(current)
+            line_frames.append(current)
             blanked.append(raw)
             in_comment = comment_after
             index += 1
@@ -289,7 +266,7 @@ def _scan(path: str, text: str) -> _Scan:
         match = _DIRECTIVE.match(joined)
         name, argument = (match.group(1), match.group(2).strip()) if match else ("", "")
         for _ in body_lines:
-            line_conditions.append(current)
+            line_frames.append(current)
             blanked.append("")
         index += len(body_lines)
 
@@ -297,34 +274,34 @@ def _scan(path: str, text: str) -> _Scan:
             condition = _directive_condition(name, argument)
             tested.extend(MacroUse(m, line_number) for m in _macros_in(name, argument))
             open_blocks.append(_OpenConditional(line_number, [condition], [line_number], [index]))
-        elif name in ("elif", "elifdef", "elifndef"):
+            enter_branch(open_blocks[-1], replace=False)
+        elif name in ("elif", "elifdef", "elifndef", "else"):
             if not open_blocks:
                 problems.append(ParseProblem(path, line_number, f"#{name} without #if"))
                 continue
-            condition = _directive_condition(name.replace("el", "", 1) if name != "elif" else "if", argument)
-            tested.extend(MacroUse(m, line_number) for m in _macros_in(name, argument))
-            open_blocks[-1].branch_conditions.append(condition)
-            open_blocks[-1].branch_lines.append(line_number)
-            open_blocks[-1].body_starts.append(index)
-        elif name == "else":
-            if not open_blocks:
-                problems.append(ParseProblem(path, line_number, "#else without #if"))
-                continue
-            open_blocks[-1].branch_conditions.append("#else")
-            open_blocks[-1].branch_lines.append(line_number)
-            open_blocks[-1].body_starts.append(index)
-            open_blocks[-1].else_line = line_number
+            block = open_blocks[-1]
+            if name == "else":
+                block.branch_conditions.append("#else")
+                block.else_line = line_number
+            else:
+                block.branch_conditions.append(
+                    _directive_condition(name.replace("el", "", 1) if name != "elif" else "if", argument))
+                tested.extend(MacroUse(m, line_number) for m in _macros_in(name, argument))
+            block.branch_lines.append(line_number)
+            block.body_starts.append(index)
+            enter_branch(block, replace=True)
         elif name == "endif":
             if not open_blocks:
                 problems.append(ParseProblem(path, line_number, "#endif without #if"))
                 continue
             close(open_blocks.pop(), line_number)
+            frames.pop()
         elif name in ("include", "include_next", "import"):
             target = _INCLUDE.match(argument)
             if target:
                 system = target.group(1) is not None
                 text_value = target.group(1) if system else (target.group(2) if target.group(2) is not None else target.group(3).strip())
-                includes.append(Include(text_value, line_number, system, current))
+                includes.append(Include(text_value, line_number, system, _conditions(current)))
         elif name == "define":
             definition = _DEFINE.match(argument)
             if definition:
@@ -333,16 +310,16 @@ def _scan(path: str, text: str) -> _Scan:
                     parameters = tuple(p.strip() for p in definition.group(3).split(",") if p.strip())
                 defined.append(MacroDefinition(definition.group(1), _normalize_expression(definition.group(4)),
                                                line_number, parameters))
-        current = stack()
         # Lines after a directive that opened/closed a branch belong to the new stack;
         # the directive line itself keeps the enclosing stack (set above).
+        current = frames[-1] if frames else None
 
     for block in reversed(open_blocks):
         problems.append(ParseProblem(path, block.line, "#if without #endif"))
         close(block, len(lines))
     blocks.sort(key=lambda b: b.line)
-    return _Scan(tuple(includes), tuple(blocks), tuple(tested), tuple(defined), tuple(line_conditions),
-                 "\n".join(blanked), tuple(problems))
+    return Scan(tuple(includes), tuple(blocks), tuple(tested), tuple(defined), tuple(line_frames),
+                "\n".join(blanked), tuple(problems))
 
 
 def _directive_condition(name: str, argument: str) -> str:
@@ -364,259 +341,6 @@ def _macros_in(name: str, argument: str) -> list[str]:
         if identifier not in _NOT_MACROS and identifier not in found:
             found.append(identifier)
     return found
-
-
-# ---------------------------------------------------------------------------------------
-# Compute capability gates
-# ---------------------------------------------------------------------------------------
-
-_ARCH_LOWER_BOUND = re.compile(r"__CUDA_ARCH__\s*(>=|>)\s*(\d+)|(\d+)\s*(<=|<)\s*__CUDA_ARCH__")
-_ARCH_UPPER_BOUND = re.compile(r"^!\(\s*__CUDA_ARCH__\s*(<|<=)\s*(\d+)\s*\)$")
-
-
-def _min_arch(entry: str) -> int | None:
-    """The compute capability an `#if` stack entry requires, if it states one."""
-    negated = _ARCH_UPPER_BOUND.match(entry)
-    if negated:
-        bound = int(negated.group(2))
-        return bound if negated.group(1) == "<" else bound + 1
-    if entry.startswith("!"):
-        return None
-    best = None
-    for match in _ARCH_LOWER_BOUND.finditer(entry):
-        if match.group(1):
-            value = int(match.group(2)) + (1 if match.group(1) == ">" else 0)
-        else:
-            value = int(match.group(3)) + (1 if match.group(4) == "<" else 0)
-        best = value if best is None else max(best, value)
-    return best
-
-
-def _arch_requirements(blocks: Iterable[ConditionalBlock]) -> list[ArchRequirement]:
-    found = []
-    for block in blocks:
-        for position, start in enumerate(block.branch_lines):
-            stop = block.branch_lines[position + 1] if position + 1 < len(block.branch_lines) else block.end_line
-            entries = _branch_entries(block.branch_conditions, position)
-            bounds = [b for b in (_min_arch(e) for e in entries) if b is not None]
-            if bounds:
-                found.append(ArchRequirement(max(bounds), start, stop, " && ".join(entries)))
-    return sorted(found, key=lambda r: r.line)
-
-
-# ---------------------------------------------------------------------------------------
-# Declarations (tree-sitter)
-# ---------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=2)
-def _parser(cuda: bool) -> Parser:
-    if cuda and tree_sitter_cuda is not None:
-        return Parser(Language(tree_sitter_cuda.language()))
-    return Parser(Language(tree_sitter_cpp.language()))
-
-
-_DECLARATOR_WRAPPERS = ("pointer_declarator", "reference_declarator", "attributed_declarator")
-_RECORD_KINDS = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union",
-                 "enum_specifier": "enum"}
-
-
-def _text(node: Node | None) -> str:
-    return "" if node is None else node.text.decode("utf-8", errors="replace")
-
-
-def _function_declarator(declarator: Node | None) -> Node | None:
-    """The function_declarator under pointer/reference wrappers, or None."""
-    while declarator is not None and declarator.type in _DECLARATOR_WRAPPERS:
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is not None and declarator.type == "function_declarator":
-        inner = declarator.child_by_field_name("declarator")
-        # `int (*callback)(int)` declares a variable holding a function pointer.
-        if inner is not None and inner.type == "parenthesized_declarator":
-            return None
-        return declarator
-    return None
-
-
-def _declared_name(declarator: Node | None) -> tuple[str, str]:
-    """(name, scope written in the declarator) of a (function) declarator."""
-    while declarator is not None and declarator.type in (*_DECLARATOR_WRAPPERS, "function_declarator",
-                                                          "init_declarator", "array_declarator"):
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None:
-        return "", ""
-    if declarator.type == "qualified_identifier":
-        # Error recovery reads `EXPORT_MACRO Type name(...)` as `Type::name` with a missing
-        # `::`; the scope is then the return type, not a namespace.
-        if any(child.is_missing for child in declarator.children):
-            return _text(declarator.child_by_field_name("name")), ""
-        name_node = declarator.child_by_field_name("name")
-        scope_parts = [_text(declarator.child_by_field_name("scope"))]
-        while name_node is not None and name_node.type == "qualified_identifier":
-            scope_parts.append(_text(name_node.child_by_field_name("scope")))
-            name_node = name_node.child_by_field_name("name")
-        return _text(name_node), "::".join(p for p in scope_parts if p)
-    return _text(declarator), ""
-
-
-def _is_extern_c(node: Node) -> bool:
-    value = node.child_by_field_name("value")
-    return node.type == "linkage_specification" and _text(value).strip('"') == "C"
-
-
-def _declarations(
-    root: Node, line_conditions: tuple[tuple[str, ...], ...]
-) -> Iterator[Declaration]:
-    def conditions(line: int) -> tuple[str, ...]:
-        return line_conditions[line - 1] if 0 < line <= len(line_conditions) else ()
-
-    def make(node: Node, name: str, scope: tuple[str, ...], written_scope: str, is_definition: bool,
-             extern_c: bool, kind: str) -> Declaration:
-        qualified = "::".join(p for p in (*scope, written_scope, name) if p)
-        line = node.start_point[0] + 1
-        return Declaration(name, qualified, line, node.end_point[0] + 1, is_definition, extern_c,
-                           conditions(line), kind)
-
-    def visit(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool) -> Iterator[Declaration]:
-        for child in node.children:
-            kind = child.type
-            if kind == "namespace_definition":
-                name = _text(child.child_by_field_name("name"))
-                body = child.child_by_field_name("body")
-                if body is not None:
-                    yield from visit(body, (*scope, *[p for p in name.split("::") if p]), extern_c, False)
-            elif kind == "linkage_specification":
-                body = child.child_by_field_name("body")
-                if body is None:
-                    continue
-                if body.type == "declaration_list":
-                    yield from visit(body, scope, _is_extern_c(child), in_record)
-                elif body.type == "declaration":
-                    # `extern "C" int x;` declares, like `extern int x;`.
-                    yield from declaration(body, scope, _is_extern_c(child), in_record, declares_only=True)
-                else:
-                    yield from visit(_Single(body), scope, _is_extern_c(child), in_record)
-            elif kind in ("template_declaration", "preproc_if", "preproc_ifdef", "preproc_else",
-                          "preproc_elif", "ERROR", "declaration_list", "export_declaration"):
-                yield from visit(child, scope, extern_c, in_record)
-            elif kind == "function_definition":
-                declarator = child.child_by_field_name("declarator")
-                name, written = _declared_name(declarator)
-                if name:
-                    yield make(child, name, scope, written, True, extern_c, "function")
-            elif kind in ("declaration", "field_declaration"):
-                yield from declaration(child, scope, extern_c, in_record)
-            elif kind in _RECORD_KINDS:
-                yield from record(child, scope, extern_c)
-
-    def declaration(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool,
-                    declares_only: bool = False) -> Iterator[Declaration]:
-        type_node = node.child_by_field_name("type")
-        if type_node is not None and type_node.type in _RECORD_KINDS:
-            yield from record(type_node, scope, extern_c)
-        storage = {_text(c) for c in node.children if c.type == "storage_class_specifier"}
-        for declarator in node.children_by_field_name("declarator"):
-            name, written = _declared_name(declarator)
-            if not name:
-                continue
-            if _function_declarator(declarator) is not None:
-                yield make(node, name, scope, written, False, extern_c, "function")
-            elif not in_record:
-                # `extern int x;` only declares, unless it has an initializer.
-                is_definition = declarator.type == "init_declarator" or (
-                    "extern" not in storage and not declares_only)
-                yield make(node, name, scope, written, is_definition, extern_c, "variable")
-
-    def record(node: Node, scope: tuple[str, ...], extern_c: bool) -> Iterator[Declaration]:
-        name = _text(node.child_by_field_name("name"))
-        body = node.child_by_field_name("body")
-        if not name or body is None:
-            return
-        yield make(node, name, scope, "", True, extern_c, _RECORD_KINDS[node.type])
-        if node.type != "enum_specifier":
-            yield from visit(body, (*scope, name), extern_c, True)
-
-    yield from visit(root, (), False, False)
-
-
-class _Single:
-    """Presents one node as the only child of a container, for `visit`."""
-
-    def __init__(self, node: Node) -> None:
-        self.children = [node]
-
-
-# ---------------------------------------------------------------------------------------
-# Entry points
-# ---------------------------------------------------------------------------------------
-
-
-def source_facts(path: str, source: str | bytes) -> SourceFacts:
-    """The facts of one C/C++/CUDA file."""
-    text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
-    scan = _scan(path, text)
-    tree = _parser(path.endswith(CUDA_SUFFIXES)).parse(scan.blanked.encode("utf-8"))
-    declarations = tuple(_declarations(tree.root_node, scan.line_conditions))
-    return SourceFacts(
-        path=path,
-        includes=scan.includes,
-        declarations=declarations,
-        conditional_blocks=scan.conditional_blocks,
-        macros_tested=scan.macros_tested,
-        macros_defined=scan.macros_defined,
-        arch_requirements=tuple(_arch_requirements(scan.conditional_blocks)),
-        problems=scan.problems,
-        unparsed_lines=tuple(sorted(set(_error_lines(tree.root_node)))),
-    )
-
-
-def _error_lines(node: Node) -> Iterator[int]:
-    """First lines of the regions tree-sitter could not parse (export macros, split
-    signatures): declarations there may be missing, which is not the file's fault."""
-    for child in node.children:
-        if child.type == "ERROR" or child.is_missing:
-            yield child.start_point[0] + 1
-        elif child.has_error:
-            yield from _error_lines(child)
-
-
-_facts: OrderedDict[tuple[str, str], SourceFacts] = OrderedDict()
-_FACTS_CACHE_SIZE = 8192
-
-
-def source_facts_cached(blob_id: str | None, path: str, source: str | bytes) -> SourceFacts:
-    """`source_facts`, remembered by (blob id, path) in a bounded in-memory LRU."""
-    if blob_id is None:
-        return source_facts(path, source)
-    key = (blob_id, path)
-    cached = _facts.get(key)
-    if cached is not None:
-        _facts.move_to_end(key)
-        return cached
-    facts = source_facts(path, source)
-    _facts[key] = facts
-    if len(_facts) > _FACTS_CACHE_SIZE:
-        _facts.popitem(last=False)
-    return facts
-
-
-def clear_facts_cache() -> None:
-    """Forget remembered facts (benchmarks measure cold runs with it)."""
-    _facts.clear()
-
-
-def source_facts_in_tree(tree: FileTree, path: str) -> SourceFacts | None:
-    """The facts of `path` in `tree` (cached by blob), or None when it cannot be read."""
-    data = tree.read(path)
-    if data is None:
-        return None
-    return source_facts_cached(tree.blob_id(path), path, data)
-
-
-def is_source_path(path: str) -> bool:
-    """Whether `path` is a C, C++ or CUDA source or header by its suffix."""
-    return path.endswith(SOURCE_SUFFIXES)
-
 
 # ---------------------------------------------------------------------------------------
 # Preprocessor conditions

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-import threading
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from bot.facts import xref
 from bot.buck.evaluation import CellGraph
-from bot.cpp.preprocessor import Declaration, SourceFacts, defines_from_flags
+from bot.cpp import Declaration, SourceFacts, defines_from_flags
+from bot.facts.cache import digest, fact, many
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
 CMAKE_LISTS = "CMakeLists.txt"
@@ -48,55 +46,15 @@ class GatedSource:
 
 # -- Facts of a cell graph, shared by the revisions of a review whose graphs are equal ----------
 
-# Caches live per thread: the App's worker runs reviews in threads, and a review runs in one.
-_LOCAL = threading.local()
-
-
-def thread_cache(name: str, factory):
-    """A cache of this thread, made by `factory` on first use."""
-    value = getattr(_LOCAL, name, None)
-    if value is None:
-        value = factory()
-        setattr(_LOCAL, name, value)
-    return value
-
-
 def canonical_graph(model, cell: str) -> CellGraph:
-    """The cell's graph, or an equal one already seen (most pull requests change no build file,
-    so base and head evaluate to equal graphs and share what is derived from them). Graphs are
-    held weakly: what is derived from one lives only as long as a model uses it."""
-
-    def compute() -> CellGraph:
-        graph = model.cell(cell)
-        graphs = thread_cache("graphs", list)
-        graphs[:] = [ref for ref in graphs if ref() is not None]
-        for ref in graphs:
-            known = ref()
-            if known is graph or (
-                known.cell == graph.cell and known.packages.keys() == graph.packages.keys() and known.targets == graph.targets
-            ):
-                return known
-        by_graph = thread_cache("by_graph", dict)
-        key_id = id(graph)
-        graphs.insert(0, weakref.ref(graph, lambda _ref: _forget(by_graph, key_id)))
-        return graph
-
-    return model.memo(("canonical-graph", cell), compute)
-
-
-def _forget(by_graph: dict, graph_id: int) -> None:
-    for key in [k for k in by_graph if k[0] == graph_id]:
-        del by_graph[key]
+    """The cell's graph, or an equal one already seen in this review (most pull requests change
+    no build file, so base and head evaluate to equal graphs): one object per content digest."""
+    return fact("canonical-graph", model.graph_key(cell), lambda: model.cell(cell))
 
 
 def graph_fact(model, cell: str, name: str, compute):
-    """`compute(graph)` for the cell's graph, computed once per distinct graph."""
-    graph = canonical_graph(model, cell)
-    by_graph = thread_cache("by_graph", dict)
-    key = (id(graph), name)
-    if key not in by_graph:
-        by_graph[key] = compute(graph)
-    return by_graph[key]
+    """`compute(graph)` for the cell's graph, computed once per distinct graph content."""
+    return model.graph_memo(cell, (name,), compute)
 
 
 def default_profile(config) -> str | None:
@@ -194,10 +152,6 @@ def cmake_if_blocks(model) -> tuple[tuple[str, str, int, tuple[str, ...]], ...]:
 
     def compute():
         files = cmake_files(model)
-        key = tuple((p, model.tree.blob_id(p)) for p in files)
-        kept = thread_cache("if_blocks", dict)
-        if key in kept:
-            return kept[key]
         model.tree.prefetch(files)
         found = []
         for path in files:
@@ -216,11 +170,10 @@ def cmake_if_blocks(model) -> tuple[tuple[str, str, int, tuple[str, ...]], ...]:
                     continue
                 if stack:
                     found.append((path, line, number, tuple(stack)))
-        kept.clear()  # one CMake text at a time: base and head usually share it
-        kept[key] = tuple(found)
-        return kept[key]
+        return tuple(found)
 
-    return model.memo(("cmake-if-blocks",), compute)
+    key = digest(tuple((p, model.tree.blob_id(p)) for p in cmake_files(model)))
+    return fact("cmake-if-blocks", key, compute)
 
 
 def _if_index(model) -> dict[str, frozenset[str]]:
@@ -346,7 +299,6 @@ def may_be_installed(model, header: str) -> bool:
 
 # -- Headers and the macros they test ---------------------------------------------------------
 
-_TESTED_KEPT = 65536
 _TEST_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M)
 _NOT_MACROS = frozenset({"defined", "__has_include", "__has_include_next", "__has_attribute", "__has_builtin",
                          "__has_cpp_attribute", "__has_feature", "true", "false"})
@@ -365,19 +317,16 @@ def tested_macros(model) -> Mapping[str, frozenset[str]]:
     def compute() -> dict[str, frozenset[str]]:
         headers = [p for p in model.tree.paths() if p.endswith(HEADER_SUFFIXES)]
         blobs = {p: model.tree.blob_id(p) for p in headers}
-        by_blob = thread_cache("tested_by_blob", OrderedDict)
-        missing = [p for p, b in blobs.items() if b is None or b not in by_blob]
-        model.tree.prefetch(missing)
+        by_path = {b: p for p, b in blobs.items() if b is not None}
+
+        def scan(missing: list[str]) -> dict[str, frozenset[str]]:
+            model.tree.prefetch(by_path[b] for b in missing)
+            return {b: _tested_in(model.tree.read_text_by_blob(b) or "") for b in missing}
+
+        by_blob = many("tested-macros", by_path, scan, persist=True)
         found = {}
         for path, blob in blobs.items():
-            if blob is not None and blob in by_blob:
-                tested = by_blob[blob]
-            else:
-                tested = _tested_in(model.text(path) or "")
-                if blob is not None:
-                    by_blob[blob] = tested
-                    if len(by_blob) > _TESTED_KEPT:
-                        by_blob.popitem(last=False)
+            tested = by_blob.get(blob) if blob is not None else _tested_in(model.text(path) or "")
             if tested:
                 found[path] = tested
         return found

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.cpp.preprocessor import Include, SourceFacts, conditions_hold, defines_from_flags
+from bot.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
 
 # ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.
 DEP_ATTRIBUTES = ("deps", "exported_deps", "fbcode_deps", "xplat_deps", "fbcode_exported_deps", "xplat_exported_deps")

@@ -136,16 +136,14 @@ def pair_targets(buck: Mapping[str, frozenset[str]], cmake: Mapping[str, frozens
 def pairing(model: "BuildModel", profile_name: str) -> Pairing:
     """The pairing of one revision under one CMake profile, computed once per model and shared
     by revisions with equal cell graphs and CMake inputs (most pull requests)."""
-    from bot.facts.gating import canonical_graph
 
-    def compute(_last_graph: CellGraph) -> tuple[tuple[CellGraph, ...], Pairing]:
+    def compute(_last_graph: CellGraph) -> Pairing:
         targets = [target for cell in CELLS for target in cell_primary_targets(model, cell)]
-        # The other graphs are kept with the answer, so their ids in the key stay theirs.
-        return graphs, pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
+        return pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
 
-    graphs = tuple(canonical_graph(model, cell) for cell in CELLS[:-1])
-    key = ("pairing:pairs", profile_name, model.cmake_inputs(), tuple(id(graph) for graph in graphs))
-    return model.graph_memo(CELLS[-1], key, compute)[1]
+    others = tuple(model.graph_key(cell) for cell in CELLS[:-1])
+    key = ("pairing:pairs", profile_name, model.cmake_inputs(), others)
+    return model.graph_memo(CELLS[-1], key, compute)
 
 
 def cmake_files(model: "BuildModel") -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 from bot.buck.evaluation import BuckTarget, Select, flatten
 from bot.facts.xref import header_entries
-from bot.cpp.preprocessor import conditions_hold, defines_from_flags
+from bot.cpp import conditions_hold, defines_from_flags
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel

@@ -1,0 +1,314 @@
+"""The one fact cache: derived facts are pure functions of content, so they are kept by content.
+
+Two layers, one key: (fact name, content digests of its inputs: blob ids, graph digests).
+- The review memo (`FactCache`) serves one review: base and head ask with the same keys, so
+  what the change left alone is derived once for both, whatever order the checks run in.
+- The store (`DiskStore`) serves later reviews: one file per fact, content-addressed, written
+  atomically under a unique temporary name, safe for threads and processes, and bounded: the
+  least recently used files go when it outgrows its bound.
+
+A fact computed while a blob could not be read (a partial clone, a fetch still under way) is a
+fact about the missing blob, not the content: it is neither stored nor remembered, so a later
+review that has the blob sees it (`bot/tree.py` counts such reads per thread).
+
+Code asks through `fact`/`peek`/`many`, which use the review's cache (`reviewing`) or, outside
+a review (tests, examples), a bounded process-wide memo without a store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import os
+import pickle
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+
+from bot import tree as tree_module
+
+T = TypeVar("T")
+FORMAT = "facts-1"  # bump when any stored fact's computation changes: old entries are never read
+DEFAULT_BOUND = 512 << 20
+_LOW_WATER = 0.8  # eviction frees down to this fraction of the bound, so it runs rarely
+_STALE_TEMPORARY = 3600.0  # seconds after which a temporary file is an abandoned write
+_MISS = object()
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """What `pr-check cache info` shows."""
+
+    directory: str
+    entries: int
+    bytes: int
+    bound: int
+
+
+class DiskStore:
+    """key -> pickled value, one file per key under `directory`, at most about `bound` bytes."""
+
+    def __init__(self, directory: Path, bound: int = DEFAULT_BOUND) -> None:
+        self.directory = Path(directory)
+        self.bound = bound
+        self._lock = threading.Lock()
+        self._estimate: int | None = None  # bytes on disk as this process last counted, plus its writes
+
+    @classmethod
+    def at(cls, directory: Path, bound: int = DEFAULT_BOUND) -> "DiskStore":
+        """The process's store for `directory`: its size is counted once per process, not once
+        per review (counting walks every entry)."""
+        key = (str(Path(directory).resolve()), bound)
+        with _STORES_LOCK:
+            if key not in _STORES:
+                _STORES[key] = cls(directory, bound)
+            return _STORES[key]
+
+    def _path(self, key: str) -> Path:
+        digest = hashlib.sha256(f"{FORMAT}\0{key}".encode()).hexdigest()
+        return self.directory / digest[:2] / f"{digest}.pickle"
+
+    def get(self, key: str) -> Any:
+        """The stored value, or `MISS`; a torn or foreign file is a miss, never a failure."""
+        path = self._path(key)
+        try:
+            data = path.read_bytes()
+            os.utime(path)  # recency for eviction
+            return pickle.loads(data)
+        except FileNotFoundError:
+            return _MISS
+        except Exception:  # noqa: BLE001 - a damaged entry is treated as absent
+            return _MISS
+
+    def put(self, key: str, value: Any) -> None:
+        """Store atomically: a unique temporary file in the same directory, then a rename."""
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(data) > self.bound * (1 - _LOW_WATER):
+            return  # one value that would evict most of the store is not worth keeping
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem[:16] + ".", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        with self._lock:
+            if self._estimate is None:
+                self._estimate = self._count()[1]
+            else:
+                self._estimate += len(data)
+            over = self._estimate > self.bound
+        if over:
+            self.evict()
+
+    def _files(self) -> Iterator[os.DirEntry]:
+        if not self.directory.is_dir():
+            return
+        for shard in os.scandir(self.directory):
+            if shard.is_dir() and len(shard.name) == 2:
+                with contextlib.suppress(FileNotFoundError):
+                    yield from os.scandir(shard.path)
+
+    def _count(self) -> tuple[int, int]:
+        entries = size = 0
+        for entry in self._files():
+            with contextlib.suppress(FileNotFoundError):
+                size += entry.stat().st_size
+                entries += entry.name.endswith(".pickle")
+        return entries, size
+
+    def evict(self) -> None:
+        """Remove the least recently used entries until the store is under its low-water mark;
+        abandoned temporary files go too. Other processes may evict at the same time: a file
+        already gone is simply skipped."""
+        with self._lock:
+            now = time.time()
+            files = []
+            for entry in self._files():
+                try:
+                    stat = entry.stat()
+                except FileNotFoundError:
+                    continue
+                if entry.name.endswith(".tmp"):
+                    if now - stat.st_mtime > _STALE_TEMPORARY:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.path)
+                    continue
+                files.append((stat.st_mtime, stat.st_size, entry.path))
+            total = sum(size for _mtime, size, _path in files)
+            files.sort()
+            target = self.bound * _LOW_WATER
+            for _mtime, size, path in files:
+                if total <= target:
+                    break
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                total -= size
+            self._estimate = total
+
+    def info(self) -> StoreInfo:
+        entries, size = self._count()
+        return StoreInfo(str(self.directory), entries, size, self.bound)
+
+    def clean(self) -> None:
+        """Remove every entry (and abandoned temporary file)."""
+        with self._lock:
+            for entry in list(self._files()):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+            self._estimate = 0
+
+
+_STORES: dict[tuple[str, int], DiskStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+class FactCache:
+    """One review's memo over an optional store; `limit` bounds the memo (the process-wide one)."""
+
+    def __init__(self, store: DiskStore | None = None, limit: int | None = None) -> None:
+        self.store = store
+        self._limit = limit
+        self._memo: dict[tuple[str, Any], Any] = {}
+        self._lock = threading.RLock()
+
+    def peek(self, name: str, inputs: Any) -> Any:
+        """The remembered fact, or None: for callers that can skip reading its inputs."""
+        return self._memo.get((name, inputs))
+
+    def fact(self, name: str, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
+        """`compute()`, kept under (name, inputs); `persist` also keeps it in the store."""
+        key = (name, inputs)
+        value = self._memo.get(key, _MISS)
+        if value is not _MISS:
+            return value
+        if persist and self.store is not None:
+            value = self.store.get(_store_key(name, inputs))
+            if value is not _MISS:
+                self._remember(key, value)
+                return value
+        missing_before = tree_module.missing_reads()
+        value = compute()
+        if tree_module.missing_reads() != missing_before:
+            return value  # derived from an unreadable blob: valid for this call only
+        self._remember(key, value)
+        if persist and self.store is not None:
+            self.store.put(_store_key(name, inputs), value)
+        return value
+
+    def many(
+        self,
+        name: str,
+        keys: Iterable[Any],
+        compute: Callable[[list[Any]], Mapping[Any, Any]],
+        *,
+        persist: bool = False,
+    ) -> dict[Any, Any]:
+        """Facts for many inputs of one kind; the missing ones computed in one call (one batch
+        read of their blobs)."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[Any, Any] = {}
+        missing = []
+        for key in wanted:
+            value = self._memo.get((name, key), _MISS)
+            if value is _MISS and persist and self.store is not None:
+                value = self.store.get(_store_key(name, key))
+                if value is not _MISS:
+                    self._remember((name, key), value)
+            if value is _MISS:
+                missing.append(key)
+            else:
+                found[key] = value
+        if missing:
+            missing_before = tree_module.missing_reads()
+            computed = dict(compute(missing))
+            found.update(computed)
+            if tree_module.missing_reads() == missing_before:
+                for key, value in computed.items():
+                    self._remember((name, key), value)
+                    if persist and self.store is not None:
+                        self.store.put(_store_key(name, key), value)
+        return found
+
+    def load(self, name: str, inputs: Any) -> Any:
+        """A fact from this review or the store, or None: for facts kept as a table that the
+        caller extends (`save`) with what it had to compute."""
+        value = self._memo.get((name, inputs), _MISS)
+        if value is _MISS and self.store is not None:
+            value = self.store.get(_store_key(name, inputs))
+            if value is not _MISS:
+                self._remember((name, inputs), value)
+        return None if value is _MISS else value
+
+    def save(self, name: str, inputs: Any, value: Any, *, complete: bool = True) -> None:
+        """Keep `value` in this review and the store; `complete` is False when it was derived
+        while a blob was missing (then it is kept for nobody)."""
+        if not complete:
+            return
+        self._remember((name, inputs), value)
+        if self.store is not None:
+            self.store.put(_store_key(name, inputs), value)
+
+    def forget(self, name: str) -> None:
+        """Drop every remembered fact called `name` (benchmarks measure cold runs with it)."""
+        with self._lock:
+            for key in [k for k in self._memo if k[0] == name]:
+                del self._memo[key]
+
+    def _remember(self, key: tuple[str, Any], value: Any) -> None:
+        with self._lock:
+            self._memo[key] = value
+            if self._limit is not None and len(self._memo) > self._limit:
+                for old in list(self._memo)[: len(self._memo) // 4]:  # oldest first (insertion order)
+                    self._memo.pop(old, None)
+
+
+def _store_key(name: str, inputs: Any) -> str:
+    return f"{name}\0{inputs!r}"
+
+
+_AMBIENT = FactCache(None, limit=50_000)
+_CURRENT: contextvars.ContextVar[FactCache | None] = contextvars.ContextVar("pr_check_fact_cache", default=None)
+
+
+def current() -> FactCache:
+    """The review's cache, or the process-wide memo outside a review."""
+    return _CURRENT.get() or _AMBIENT
+
+
+@contextlib.contextmanager
+def reviewing(cache: FactCache) -> Iterator[FactCache]:
+    """Make `cache` the one every fact of this thread's review goes through."""
+    token = _CURRENT.set(cache)
+    try:
+        yield cache
+    finally:
+        _CURRENT.reset(token)
+
+
+def fact(name: str, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
+    """`compute()` kept under (name, content digests of its inputs) in the current cache."""
+    return current().fact(name, inputs, compute, persist=persist)
+
+
+def peek(name: str, inputs: Any) -> Any:
+    """The current cache's fact, or None."""
+    return current().peek(name, inputs)
+
+
+def many(name: str, keys: Iterable[Any], compute, *, persist: bool = False) -> dict[Any, Any]:
+    """`FactCache.many` on the current cache."""
+    return current().many(name, keys, compute, persist=persist)
+
+
+def digest(*parts: Any) -> str:
+    """A content digest of values whose `repr` is deterministic (strings, tuples of strings)."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()

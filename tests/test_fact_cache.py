@@ -1,0 +1,143 @@
+"""The one fact cache: a review memo over a bounded, content-addressed store shared by threads
+and processes; facts derived while a blob was missing are never kept."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+from pathlib import Path
+
+from bot.buck.evaluation import EvaluationCache
+from bot.diff import ChangeSet
+from bot.facts.cache import DiskStore, FactCache, reviewing
+from bot.render.json import render_json
+from bot.tree import FileTree, memory_tree
+from fixtures.cases import CASES, build_case_repository
+from pr_check.review import review_repository, review_trees
+
+
+def _comparable(report) -> list:
+    """A report's findings as plain data (timings and cache statistics left out)."""
+    return render_json(report)["findings"]
+
+
+def test_the_store_keeps_values_by_key_and_survives_a_new_instance(tmp_path):
+    DiskStore(tmp_path).put("a", {"x": (1, 2)})
+    again = DiskStore(tmp_path)
+    cache = FactCache(again)
+    assert cache.fact("n", "k", lambda: "computed") == "computed"
+    assert again.get("a") == {"x": (1, 2)}
+    assert FactCache(DiskStore(tmp_path)).fact("n", "k", lambda: "other", persist=True) == "other"
+    assert FactCache(DiskStore(tmp_path)).fact("n", "k", lambda: "third", persist=True) == "other"
+
+
+def test_the_store_stays_under_its_bound_and_evicts_the_least_recently_used(tmp_path):
+    bound = 200_000
+    store = DiskStore(tmp_path, bound=bound)
+    store.put("kept", b"k" * 10_000)
+    for index in range(100):
+        store.put(f"filler-{index}", bytes([index % 256]) * 10_000)
+        store.get("kept")  # used all along: the last to go
+        assert store.info().bytes <= bound
+    info = store.info()
+    assert info.bound == bound and 0 < info.entries < 100
+    assert store.get("kept") == b"k" * 10_000
+    assert FactCache(store).load("x", "y") is None
+    store.clean()
+    assert store.info().entries == 0 and store.info().bytes == 0
+
+
+def test_info_counts_entries_and_bytes(tmp_path):
+    store = DiskStore(tmp_path, bound=1 << 20)
+    for index in range(5):
+        store.put(str(index), "v" * 100)
+    info = store.info()
+    assert (info.entries, info.bound) == (5, 1 << 20)
+    assert info.bytes >= 5 * 100
+
+
+def test_threads_writing_the_same_keys_never_collide(tmp_path):
+    store = DiskStore(tmp_path, bound=1 << 20)
+
+    def write(worker: int) -> None:
+        for round_ in range(200):
+            store.put(f"key-{round_ % 7}", (worker, round_, "x" * 1000))
+            value = store.get(f"key-{round_ % 7}")
+            assert value is not None and len(value) == 3
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(write, range(8)))
+    assert store.info().entries == 7
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def _missing_then_present_tree(files: dict[str, str], hidden: str, present: bool) -> FileTree:
+    """A tree whose blob for `hidden` the object store does not have (yet)."""
+    full = memory_tree(files)
+    entries = {path: full.entry(path) for path in full.paths()}
+    hidden_blob = full.blob_id(hidden)
+
+    def read(blobs):
+        found = {}
+        for blob in blobs:
+            data = full.read_text_by_blob(blob)
+            found[blob] = None if (blob == hidden_blob and not present) or data is None else data.encode()
+        return found
+
+    return FileTree(entries, read, revision="partial")
+
+
+BUCKCONFIG = "[repositories]\n  root = .\n"
+
+
+def test_a_review_after_the_missing_blob_arrives_sees_it(tmp_path):
+    files = {
+        ".buckconfig": BUCKCONFIG,
+        "lib/defs.bzl": "def lib(name):\n    native.cxx_library(name = name, srcs = [name + '.cpp'])\n",
+        "lib/BUCK": 'load(":defs.bzl", "lib")\nlib("core")\n',
+        "lib/core.cpp": "int core() { return 0; }\n",
+    }
+    empty = memory_tree({})
+
+    def oss_targets(present: bool) -> tuple[set[str], int]:
+        cache = EvaluationCache(tmp_path)
+        tree = _missing_then_present_tree(files, "lib/defs.bzl", present)
+        with reviewing(cache.facts):
+            from bot.snapshot import BuildModel
+
+            graph = BuildModel(tree, cache=cache).cell("oss")
+        return set(graph.targets), len(graph.errors)
+
+    assert oss_targets(present=False) == (set(), 1)  # the load fails while the blob is missing
+    assert oss_targets(present=True) == ({"//lib:core"}, 0)
+    # And the review with the blob present was stored: a third review reads it back.
+    assert oss_targets(present=True) == ({"//lib:core"}, 0)
+    assert review_trees(empty, memory_tree(files), ChangeSet(()), checks=(), cache=EvaluationCache(tmp_path)).findings == ()
+
+
+FIXTURE_CASES = sorted(CASES)[:4]
+
+
+def _review_case(arguments: tuple[str, str, str, str]) -> list:
+    repo, base, head, cache_dir = arguments
+    return _comparable(review_repository(repo, base, head, cache_dir=Path(cache_dir)))
+
+
+def test_eight_threads_and_two_processes_share_one_cache_directory(tmp_path):
+    jobs = []
+    for case in FIXTURE_CASES:
+        repo, base, head = build_case_repository(case, tmp_path / case)
+        jobs.append((str(repo), base, head))
+    serial = {job: _review_case((*job, str(tmp_path / "serial-cache"))) for job in jobs}
+    assert all(not any(f["rule"] == "internal-error" for f in found) for found in serial.values())
+    shared = str(tmp_path / "shared-cache")
+    work = [(*job, shared) for job in jobs * 4]
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as processes, \
+            concurrent.futures.ThreadPoolExecutor(8) as threads:
+        in_processes = [processes.submit(_review_case, item) for item in work]
+        in_threads = [threads.submit(_review_case, item) for item in work]
+        results = [(item, future.result()) for item, future in zip(work * 2, in_processes + in_threads)]
+    for (repo, base, head, _cache), found in results:
+        assert found == serial[(repo, base, head)]
+    assert not list(Path(shared).rglob("*.tmp"))
