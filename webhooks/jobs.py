@@ -103,7 +103,7 @@ def job_from_delivery(event: str, payload: Mapping) -> Job | Ignored:
     """What work a delivery asks for. Any JSON object is accepted: a field of the wrong type is absent."""
     if not isinstance(payload, Mapping):
         return Ignored("payload is not an object")
-    action = payload.get("action")
+    action = _text(payload.get("action")) or None
     repo = _repo(payload)
     if event == "pull_request":
         if action not in PULL_REQUEST_ACTIONS:
