@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench rules clean
+.PHONY: demo test fuzz soak bench rules clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,15 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Long fuzz runs: every tests/test_*fuzz*.py under hypothesis's `fuzz` profile (thousands of examples).
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning $(wildcard tests/test_*fuzz*.py)
+
+# A bounded loopback soak of the App (a few minutes; writes bench/out/soak_app.png).
+soak: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/python bench/soak_app.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

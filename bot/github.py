@@ -138,6 +138,8 @@ class RepositoryClient(Protocol):
     def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun: ...
     def update_check_run(self, check_run_id: int, **fields: Any) -> None: ...
     def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None: ...
+    def workflow_id(self, workflow_file: str) -> int: ...
+    def commit_sha(self, ref: str) -> str: ...
     def workflow_run(self, run_id: int) -> WorkflowRun: ...
 
 
@@ -277,6 +279,7 @@ class GitHubApp:
             lazy=True,
         )
         self._lock = threading.Lock()
+        self._features: dict[str, bool] = {}
         self._tokens: dict[int, tuple[str, float, Github]] = {}  # id -> (token, expires, client)
 
     def _client(self, installation_id: int) -> tuple[str, Github]:
@@ -318,7 +321,7 @@ class GitHubApp:
         if installation_id is None:
             installation_id = self.installation_id(owner, name)
         _, client = self._client(installation_id)
-        return GitHubRepository(client.requester, owner, name, self._call)
+        return GitHubRepository(client.requester, owner, name, self._call, self._features)
 
     def hook_deliveries(self, since: float) -> list[HookDelivery]:
         """The App's webhook deliveries, newest first, back to `since` (epoch seconds)."""
@@ -359,9 +362,11 @@ class GitHubApp:
 class GitHubRepository:
     """RepositoryClient over one installation's PyGithub requester."""
 
-    def __init__(self, requester, owner: str, name: str, call: _Caller) -> None:
+    def __init__(self, requester, owner: str, name: str, call: _Caller,
+                 features: dict[str, bool] | None = None) -> None:
         self._requester = requester
         self._call = call
+        self._features = features if features is not None else {}  # what the server turned out to lack
         self.owner = owner
         self.name = name
         self._base = f"/repos/{quote(owner)}/{quote(name)}"
@@ -415,6 +420,11 @@ class GitHubRepository:
             old = item.get("previous_filename") or new
             status = item.get("status")
             header = [f"diff --git a/{old} b/{new}"]
+            # git's own extended headers: without them a parser cannot tell a deletion from an edit
+            if status == "added":
+                header.append("new file mode 100644")
+            elif status == "removed":
+                header.append("deleted file mode 100644")
             header.append("--- /dev/null" if status == "added" else f"--- a/{old}")
             header.append("+++ /dev/null" if status == "removed" else f"+++ b/{new}")
             patch = item.get("patch")
@@ -519,12 +529,37 @@ class GitHubRepository:
 
     # actions
     def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None:
-        """Dispatch; the run id when GitHub returns run details (2026-02 and later), else None."""
-        data = self._request("dispatch workflow", "POST", f"/actions/workflows/{quote(workflow_file)}/dispatches",
-                             input={"ref": ref, "inputs": dict(inputs), "return_run_details": True})
-        if isinstance(data, Mapping) and data.get("workflow_run_id") is not None:
-            return int(data["workflow_run_id"])
+        """Dispatch; the run id when GitHub returns run details (2026-02 and later), else None.
+
+        GitHub Enterprise Server versions older than run details answer 422 to `return_run_details`:
+        nothing was dispatched, so the request is sent again without it, and the server is remembered.
+        """
+        path = f"/actions/workflows/{quote(workflow_file)}/dispatches"
+        body = {"ref": ref, "inputs": dict(inputs)}
+        if self._features.get("return_run_details", True):
+            try:
+                data = self._request("dispatch workflow", "POST", path, input={**body, "return_run_details": True})
+            except GitHubError as error:
+                if error.status != 422:
+                    raise
+                log.warning("dispatch with return_run_details refused (%s); sending it without", error.message)
+                self._features["return_run_details"] = False
+            else:
+                if isinstance(data, Mapping) and data.get("workflow_run_id") is not None:
+                    return int(data["workflow_run_id"])
+                return None
+        self._request("dispatch workflow", "POST", path, input=body)
         return None
+
+    def workflow_id(self, workflow_file: str) -> int:
+        """The numeric id of a workflow file, as `workflow_run` events report it."""
+        data = self._request("get workflow", "GET", f"/actions/workflows/{quote(workflow_file)}")
+        return int(data["id"])
+
+    def commit_sha(self, ref: str) -> str:
+        """The commit a branch (or any ref) points at now."""
+        data = self._request("get commit", "GET", f"/commits/{quote(ref, safe='')}")
+        return str(data["sha"])
 
     def workflow_run(self, run_id: int) -> WorkflowRun:
         data = self._request("get workflow run", "GET", f"/actions/runs/{int(run_id)}")

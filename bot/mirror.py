@@ -83,6 +83,14 @@ class Mirrors:
             merge_base = self._git(path, ["merge-base", base, head_sha], token=None).strip()
         return FetchedPull(path, head_sha, merge_base)
 
+    def changed_paths(self, path: Path, base_sha: str, head_sha: str, *, limit: int = 3000) -> tuple[str, ...]:
+        """The paths a pull request changes (git's own diff of names; no file content is read)."""
+        try:
+            listed = self._git(path, ["diff", "--name-only", "-z", "--no-renames", base_sha, head_sha], token=None)
+        except GitError:
+            return ()
+        return tuple(name for name in listed.split("\0") if name)[:limit]
+
     def _has_commit(self, path: Path, sha: str) -> bool:
         if not sha:
             return False
@@ -120,7 +128,7 @@ class Mirrors:
             if token:
                 message = message.replace(token, "***")
             raise GitError(f"git {args[0]} failed: {message}")
-        return done.stdout.decode()
+        return done.stdout.decode(errors="replace")  # a file name need not be UTF-8
 
 
 def remote_url(clone_url: str) -> str:

@@ -137,3 +137,31 @@ def test_failed_deliveries_are_redelivered_once(standin, tmp_path):
     assert standin.delivery_attempts == [failed]
     assert redeliver_failed(app, store) == []
     assert standin.delivery_attempts == [failed]
+
+
+def test_a_rebuilt_diff_says_which_files_were_deleted_and_added(standin, tmp_path):
+    # Past GitHub's diff limits the diff is rebuilt from the files endpoint: a deletion must still
+    # read as one (unidiff takes `--- a/x` + `+++ /dev/null` without `deleted file mode` for an edit).
+    repo = make_repo(standin, tmp_path, "deleting")
+    repo.open_pull(1, {"shims.cpp": None, "docs/new.md": "one\n"})
+    client = _app(standin).repository(1, OWNER, "deleting")
+    direct = {f.path: f.status for f in parse_diff(client.pull_diff(1)).files}
+    standin.set_diff_limits(max_files=1)
+    rebuilt = client.pull_diff(1)
+    assert "deleted file mode 100644" in rebuilt and "new file mode 100644" in rebuilt
+    assert {f.path: f.status for f in parse_diff(rebuilt).files} == direct == {"shims.cpp": "deleted",
+                                                                                  "docs/new.md": "added"}
+
+
+def test_a_server_without_run_details_gets_the_dispatch_without_them(tmp_path):
+    with GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=False) as older:
+        make_repo(older, tmp_path, "enterprise")
+        older.add_workflow(OWNER, "enterprise", "gpu-smoke.yml")
+        app = _app(older)
+        assert app.repository(1, OWNER, "enterprise").dispatch_workflow("gpu-smoke.yml", "main", {"pr": "1"}) is None
+        # The server is remembered: the next dispatch is sent without the parameter at once.
+        assert app.repository(1, OWNER, "enterprise").dispatch_workflow("gpu-smoke.yml", "main", {"pr": "2"}) is None
+        sent = [r for r in older.request_log if r["method"] == "POST" and r["path"].endswith("/dispatches")]
+        assert [r["status"] for r in sent] == [422, 204, 204]
+        assert [d["inputs"]["pr"] for d in older.dispatches(OWNER, "enterprise")] == ["1", "2"]
+        assert not any(d["return_run_details"] for d in older.dispatches(OWNER, "enterprise"))

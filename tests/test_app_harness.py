@@ -144,7 +144,8 @@ class RunningApp:
         self.queue.store.close()
 
 
-def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None = None, **env: str) -> RunningApp:
+def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None = None,
+              stalled_after_s: float = 300.0, **env: str) -> RunningApp:
     """Serve the webhook endpoint on 127.0.0.1 and prepare the environment workers start with."""
     data_dir.mkdir(parents=True, exist_ok=True)
     key_file = data_dir / "app.pem"
@@ -163,15 +164,17 @@ def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None =
         "PR_CHECK_MAINTENANCE_INTERVAL_S": "0.3",
         "PR_CHECK_REDELIVERY_INTERVAL_S": "3600",
         "PYTHONPATH": str(ROOT),
+        # The shared test Redis runs without appendonly; durability is not what these tests show.
+        "PR_CHECK_ALLOW_VOLATILE_REDIS": "1",
         **env,
     }
-    queue = open_queue(queue_url, lease_s=2)
+    queue = open_queue(queue_url, lease_s=2, allow_volatile_redis=True)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(SECRET, queue), log_level="warning", access_log=False,
-                                           lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(create_app(SECRET, queue, stalled_after_s=stalled_after_s),
+                                           log_level="warning", access_log=False, lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="webhook-service")
     thread.start()
     wait_for(lambda: server.started, timeout=10, what="uvicorn to start")

@@ -93,7 +93,7 @@ def test_a_maintainers_cuda_change_is_dispatched_and_a_silent_run_ends_neutral(r
     assert [r["conclusion"] for r in _smoke_runs(standin, "trusted", head)] == ["neutral"]
 
 
-def test_a_run_without_a_known_id_is_matched_by_the_correlation_id_in_its_title(running, tmp_path):
+def test_when_github_returned_the_run_id_only_that_run_counts(running, tmp_path):
     standin = running.standin
     repo = make_repo(standin, tmp_path, "titled")
     standin.add_workflow(OWNER, "titled", "gpu-smoke.yml", inputs=INPUTS)
@@ -101,18 +101,15 @@ def test_a_run_without_a_known_id_is_matched_by_the_correlation_id_in_its_title(
     running.deliver("pull_request", standin.pull_request_payload(OWNER, "titled", 3))
     [dispatch] = wait_for(lambda: standin.dispatches(OWNER, "titled"), what="the dispatch")
     correlation = dispatch["inputs"]["correlation_id"]
-    # As GitHub Enterprise versions without run details would report it: another id, the id in the title.
-    payload = standin.complete_run(OWNER, "titled", dispatch["run_id"], "success")
-    payload["workflow_run"]["id"] = dispatch["run_id"] + 1000
-    payload["workflow_run"]["display_title"] = f"pr-check smoke: PR #3 at {head} [{correlation}]"
-    running.deliver("workflow_run", payload)
+    # Another run of the same workflow naming the (public) correlation id in its title: not ours.
+    impostor = standin.complete_run(OWNER, "titled", dispatch["run_id"], "success")
+    impostor["workflow_run"]["id"] = dispatch["run_id"] + 1000
+    impostor["workflow_run"]["display_title"] = f"pr-check smoke: PR #3 at {head} [{correlation}]"
+    running.deliver("workflow_run", impostor)
+    wait_for(lambda: running.queue.store.keys("active") == [], what="the impostor to be handled")
+    assert [r["status"] for r in _smoke_runs(standin, "titled", head)] == ["queued"]
+    # The run GitHub named at dispatch completes it.
+    running.deliver("workflow_run", standin.complete_run(OWNER, "titled", dispatch["run_id"], "success"))
     done = wait_for(lambda: [r for r in _smoke_runs(standin, "titled", head) if r["status"] == "completed"],
                     what="the smoke result")
     assert done[0]["conclusion"] == "success" and done[0]["external_id"] == correlation
-    # A run whose title names no smoke run of ours is left alone.
-    stranger = standin.complete_run(OWNER, "titled", dispatch["run_id"], "failure")
-    stranger["workflow_run"]["id"] = dispatch["run_id"] + 2000
-    stranger["workflow_run"]["display_title"] = "nightly build"
-    running.deliver("workflow_run", stranger)
-    wait_for(lambda: running.queue.store.keys("active") == [], what="the queue to drain")
-    assert [r["conclusion"] for r in _smoke_runs(standin, "titled", head)] == ["success"]

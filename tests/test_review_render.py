@@ -264,3 +264,42 @@ def test_the_smoke_check_links_the_findings_it_bears_on():
     assert "within 60 minutes" in silent.summary and "(https://x/1#discussion_r5)" in silent.summary
     many = [SmokeLinked("shim-duplicate-symbol", "BUCK", n, f"https://x/{n}") for n in range(80)]
     assert "... and 30 more" in smoke_from_workflow_run("completed", "failure", RUN_URL, "prc-0", many).summary
+
+
+def test_the_fail_level_of_the_base_config_decides_the_conclusion():
+    minor, major = finding(severity=Severity.MINOR), finding(severity=Severity.MAJOR)
+    assert check_conclusion([minor], Severity.MINOR) == "failure"
+    assert check_conclusion([major], Severity.BLOCKER) == "neutral"  # below the bar: visible, not blocking
+    assert check_conclusion([finding(severity=Severity.INFO)], Severity.INFO) == "failure"
+    output = render_check_run(findings=[minor], off_diff=[], suppressed_count=0, base_sha="a" * 40, head_sha=HEAD,
+                              smoke_reasons=[], full_report_pointer="", fail_level=Severity.MINOR)
+    assert output.conclusion == "failure"
+
+
+def test_a_finding_that_comes_back_after_its_thread_said_fixed_gets_a_new_comment():
+    # The thread's last word is "Fixed in ...": the returning finding must not hide in it, edited
+    # in place (and it is outdated besides); the thread stays as the humans left it.
+    back = finding(5)
+    closed = posted(1, back, None, human_replied=True, fixed_reply_posted=True)
+    plan = plan_review([back], DIFF, [closed], [PostedReview(9, "COMMENTED", "a" * 40)], HEAD)
+    assert [(c.line, c.fingerprint) for c in plan.comments] == [(5, "fp1")]
+    assert plan.kept == (1,) and plan.edits == () and plan.deletions == () and plan.post_review
+    # Next push, same finding: the new comment is the one that stands; the closed thread is left alone.
+    again = plan_review([back], DIFF, [closed, posted(2, back, 5)], [PostedReview(10, "COMMENTED", HEAD)], HEAD)
+    assert again.comments == () and again.deletions == () and set(again.kept) == {1, 2}
+
+
+def test_a_finding_without_a_path_is_in_the_summary_but_not_an_annotation():
+    whole = Finding("internal-error", Severity.MAJOR, "Crashed", "", 0, 0, "the review process crashed", "fp9")
+    output = render_check_run(findings=[whole, finding(4)], off_diff=[whole], suppressed_count=0, base_sha="a" * 40,
+                              head_sha=HEAD, smoke_reasons=[], full_report_pointer="")
+    assert [a["path"] for batch in output.annotation_batches for a in batch] == ["BUCK"]
+    assert "internal-error" in output.summary
+
+
+def test_check_run_external_ids_name_the_pull_request():
+    from bot.render.github_review import check_run_external_id, pull_number_from_external_id
+
+    assert pull_number_from_external_id(check_run_external_id(17, HEAD)) == 17
+    for other in (HEAD, "prc-0123456789abcdef", "pr=x;head=abc", None, 17, "pr=1;head=" + HEAD + ";x"):
+        assert pull_number_from_external_id(other) is None

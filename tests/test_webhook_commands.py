@@ -38,6 +38,7 @@ needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="GitHub exampl
     [
         ("/pr-check", Command("review")),
         ("/pr-check smoke", Command("smoke")),
+        ("/pr-check smoke 0123ABCdef", Command("smoke", sha="0123abcdef")),
         ("/pr-check explain cuda-guard-missing", Command("explain", "cuda-guard-missing")),
         ("/pr-check help", Command("help")),
     ],
@@ -51,7 +52,7 @@ def test_commands_parse(line, parsed):
 def test_bad_arguments_give_usage(line):
     result = parse_command(line)
     assert isinstance(result, CommandError)
-    assert result.usage == "usage: /pr-check [smoke | explain RULE | help]"
+    assert result.usage == "usage: /pr-check [smoke [SHA] | explain RULE | help]"
 
 
 def test_the_command_is_found_on_its_own_line():

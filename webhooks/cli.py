@@ -8,8 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from urllib.parse import urlparse
 
+from bot.errors import PrCheckError
 from webhooks.settings import SettingsError, load_settings
 
 
@@ -36,27 +38,73 @@ def serve(argv: list[str]) -> int:
     from webhooks.app import create_app
     from webhooks.queue import open_queue
 
-    queue = open_queue(settings.queue_url, lease_s=settings.job_lease_s)
+    try:
+        queue = open_queue(settings.queue_url, lease_s=settings.job_lease_s,
+                           allow_volatile_redis=settings.allow_volatile_redis)
+    except PrCheckError as error:
+        print(f"pr-check serve: {error}", file=sys.stderr)
+        return error.exit_code
     app = create_app(settings.webhook_secret, queue)
     embedded = args.embedded_worker
     if embedded is None:
         embedded = urlparse(settings.queue_url).scheme == "sqlite"
-    worker = None
-    if embedded:
-        # A separate process, so that reviews (CPU-bound) never delay a webhook's acknowledgement.
-        worker = subprocess.Popen([sys.executable, "-m", "webhooks.worker", "--exit-with-parent"],
-                                  preexec_fn=_stop_with_parent)
+    supervisor = WorkerSupervisor() if embedded else None
+    if supervisor is not None:
+        supervisor.start()
     try:
         uvicorn.run(app, host=args.host, port=args.port, log_level="info", access_log=False)
     finally:
-        if worker is not None:
-            worker.terminate()
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
+        if supervisor is not None:
+            supervisor.stop()
     return 0
+
+
+class WorkerSupervisor:
+    """The embedded worker process, started again whenever it dies (with a growing pause).
+
+    A separate process, so that reviews (CPU-bound) never delay a webhook's acknowledgement; and
+    supervised, so that a worker that dies (whatever killed it) never leaves `serve` accepting
+    work that nobody does.
+    """
+
+    def __init__(self, command: list[str] | None = None, max_pause_s: float = 30.0) -> None:
+        self.command = command or [sys.executable, "-m", "webhooks.worker", "--exit-with-parent"]
+        self.max_pause_s = max_pause_s
+        self.process: subprocess.Popen | None = None
+        self.restarts = 0
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="worker-supervisor")
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.command, preexec_fn=_stop_with_parent)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        log = logging.getLogger("pr_check.serve")
+        pause = 1.0
+        while not self._stopping.is_set():
+            process = self.process
+            code = process.wait() if process is not None else None
+            if self._stopping.is_set():
+                return
+            log.error("the worker process exited with status %s; starting it again in %.0f s", code, pause)
+            if self._stopping.wait(pause):
+                return
+            pause = min(pause * 2, self.max_pause_s)
+            self.restarts += 1
+            self.process = subprocess.Popen(self.command, preexec_fn=_stop_with_parent)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        process = self.process
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _stop_with_parent() -> None:

@@ -6,6 +6,8 @@ GitHub. A reply is posted at most once per command comment (recorded in the stat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from webhooks.commands import (
     Command,
     CommandError,
@@ -21,6 +23,7 @@ from webhooks.jobs import CommandCommented
 from webhooks.queue import Attempt
 from webhooks.review_job import review_pull
 from webhooks.services import Services
+from webhooks.smoke_approval import NotApproved, approved_head
 from webhooks.smoke_runs import dispatch_smoke, recorded_reasons
 
 REPLY_TTL_S = 30 * 24 * 3600.0
@@ -34,11 +37,7 @@ def answer_command(services: Services, job: CommandCommented, attempt: Attempt) 
     client.add_reaction(job.comment_id, "eyes")  # seen; GitHub answers 200 to a repeat
 
     def reply(body: str) -> None:
-        key = f"{repo.full_name.lower()}:{job.comment_id}"
-        if services.store.get("command-reply", key):
-            return
-        client.create_issue_comment(job.number, body)
-        services.store.put("command-reply", key, "1", ttl_s=REPLY_TTL_S)
+        _reply_once(services, client, job, body)
 
     command = parse_command(job.command_line)
     if isinstance(command, CommandError):
@@ -67,11 +66,30 @@ def answer_command(services: Services, job: CommandCommented, attempt: Attempt) 
 
 
 def _smoke(services: Services, client, job: CommandCommented, installation: int, pull, command: Command) -> str:
+    """Dispatch the head the maintainer approved (smoke_approval.py), never whatever the head is now."""
     key = f"{job.repo.full_name.lower()}:{job.comment_id}"
-    if not services.store.put("command-smoke", key, pull.head_sha, only_if_absent=True, ttl_s=REPLY_TTL_S):
+    approval = approved_head(services.store, job.repo, job.number, job.created_at, command.sha)
+    if isinstance(approval, NotApproved):
+        _reply_once(services, client, job, f"@{job.commenter}, the GPU smoke job was not started: {approval.reason}")
+        return "smoke-not-approved"
+    if not services.store.put("command-smoke", key, approval.head_sha, only_if_absent=True, ttl_s=REPLY_TTL_S):
         return "smoke-already-dispatched"  # a retried job: one dispatch per comment
-    reasons = recorded_reasons(services, job.repo, job.number, pull.head_sha)
-    return "smoke-" + dispatch_smoke(services, client, job.repo, installation, pull, reasons, requested_by=job.commenter)
+    approved = replace(pull, head_sha=approval.head_sha)
+    reasons = recorded_reasons(services, job.repo, job.number, approved.head_sha)
+    outcome = dispatch_smoke(services, client, job.repo, installation, approved, reasons, requested_by=job.commenter)
+    if approved.head_sha != pull.head_sha:
+        _reply_once(services, client, job, (
+            f"@{job.commenter}, the GPU smoke job runs on `{approved.head_sha[:12]}`, the head you approved. "
+            f"The pull request has moved on to `{pull.head_sha[:12]}` since; that commit needs an approval of its own."))
+    return "smoke-" + outcome
+
+
+def _reply_once(services: Services, client, job: CommandCommented, body: str) -> None:
+    key = f"{job.repo.full_name.lower()}:{job.comment_id}"
+    if services.store.get("command-reply", key):
+        return
+    client.create_issue_comment(job.number, body)
+    services.store.put("command-reply", key, "1", ttl_s=REPLY_TTL_S)
 
 
 def _known_checks() -> tuple:

@@ -1,7 +1,7 @@
 """`/pr-check` comments: parsing, who may run what, and the replies. Pure.
 
     /pr-check              review the pull request again at its head
-    /pr-check smoke        run the GPU smoke job (write permission)
+    /pr-check smoke [SHA]  run the GPU smoke job on the head of the comment's time, or on SHA (write permission)
     /pr-check explain ID   what a rule checks and why
     /pr-check help         this text
 """
@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from dataclasses import dataclass
 from typing import Iterable
@@ -27,6 +28,7 @@ class Command:
 
     action: str  # review | smoke | explain | help
     rule: str | None = None  # for explain
+    sha: str | None = None  # for smoke: the commit approved, when named
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +55,20 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     parser = _Parser(prog=COMMAND_PREFIX, add_help=False, exit_on_error=False,
-                     usage=f"{COMMAND_PREFIX} [smoke | explain RULE | help]")
+                     usage=f"{COMMAND_PREFIX} [smoke [SHA] | explain RULE | help]")
     actions = parser.add_subparsers(dest="action", parser_class=_Parser, metavar="{smoke,explain,help}")
-    actions.add_parser("smoke", add_help=False, help="run the GPU smoke job (needs write permission)")
+    smoke = actions.add_parser("smoke", add_help=False, help="run the GPU smoke job (needs write permission)")
+    smoke.add_argument("sha", nargs="?", type=_sha, help="the head commit approved (default: the head when commenting)")
     explain = actions.add_parser("explain", add_help=False, help="explain a rule")
     explain.add_argument("rule", help="rule id, e.g. link-whole-without-python-dlopen")
     actions.add_parser("help", add_help=False, help="show this help")
     return parser
+
+
+def _sha(text: str) -> str:
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a commit sha (7 to 40 hex digits)")
+    return text.lower()
 
 
 def usage_text() -> str:
@@ -74,7 +83,8 @@ def help_text() -> str:
             "**pr-check commands**",
             "",
             "- `/pr-check`: review this pull request again at its head (the author, or anyone with write access)",
-            "- `/pr-check smoke`: run the GPU smoke job on the head commit (write access)",
+            "- `/pr-check smoke [sha]`: run the GPU smoke job on the head commit as of your comment, or on the "
+            "commit named (write access); a later push needs a new approval",
             "- `/pr-check explain <rule-id>`: what a rule checks and why",
             "- `/pr-check help`: this text",
         ]
@@ -104,7 +114,7 @@ def parse_command(line: str) -> Command | CommandError:
         return CommandError(str(error) or "bad arguments", usage_text())
     if namespace.action is None:
         return Command("review")
-    return Command(namespace.action, getattr(namespace, "rule", None))
+    return Command(namespace.action, getattr(namespace, "rule", None), getattr(namespace, "sha", None))
 
 
 def needs_permission_lookup(command: Command, *, commenter: str, pr_author: str, association: str) -> bool:

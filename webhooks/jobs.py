@@ -8,10 +8,12 @@ URLs are never followed.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Mapping, Union
 
+from bot.render.check_run import pull_number_from_external_id
 from webhooks.commands import find_command_line
 
 PULL_REQUEST_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
@@ -61,6 +63,7 @@ class CommandCommented:
     command_line: str
     commenter: str
     association: str
+    created_at: float = 0.0  # the comment's, by GitHub's clock: a smoke approval covers the head of then
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,9 @@ class WorkflowRunChanged:
     conclusion: str | None
     html_url: str | None
     head_sha: str | None
+    workflow_id: int | None = None
+    event: str = ""  # what triggered the run: only `workflow_dispatch` runs can be ours
+    head_branch: str | None = None
 
 
 Job = Union[PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged]
@@ -94,70 +100,77 @@ def pull_request_key(repo: RepoRef, number: int) -> str:
 
 
 def job_from_delivery(event: str, payload: Mapping) -> Job | Ignored:
-    """What work a delivery asks for."""
+    """What work a delivery asks for. Any JSON object is accepted: a field of the wrong type is absent."""
     if not isinstance(payload, Mapping):
         return Ignored("payload is not an object")
-    action = payload.get("action")
+    action = _text(payload.get("action")) or None
     repo = _repo(payload)
     if event == "pull_request":
         if action not in PULL_REQUEST_ACTIONS:
-            return Ignored(f"pull_request action {action!r}")
-        pull = payload.get("pull_request") or {}
-        if repo is None or not isinstance(pull.get("number", payload.get("number")), int):
+            return Ignored(f"pull_request action {_short(action)}")
+        pull = _object(payload.get("pull_request"))
+        number = pull.get("number", payload.get("number"))
+        if repo is None or not _is_int(number):
             return Ignored("pull_request without repository or number")
-        if pull.get("draft"):
+        if pull.get("draft") is True:
             return Ignored("draft pull request")
-        head = (pull.get("head") or {}).get("sha")
-        if not isinstance(head, str):
+        head = _object(pull.get("head")).get("sha")
+        if not isinstance(head, str) or not head:
             return Ignored("pull_request without head sha")
-        return PullRequestPushed(repo, int(pull.get("number", payload.get("number"))), head,
-                                 _timestamp(pull.get("updated_at")), str(action))
+        return PullRequestPushed(repo, number, head, _timestamp(pull.get("updated_at")), str(action))
     if event == "issue_comment":
         if action != "created":
-            return Ignored(f"issue_comment action {action!r}")
-        issue = payload.get("issue") or {}
-        comment = payload.get("comment") or {}
+            return Ignored(f"issue_comment action {_short(action)}")
+        issue = _object(payload.get("issue"))
+        comment = _object(payload.get("comment"))
         if not issue.get("pull_request"):
             return Ignored("comment on an issue, not a pull request")
         if is_bot(payload.get("sender")) or is_bot(comment.get("user")):
             return Ignored("comment from a bot")
-        line = find_command_line(str(comment.get("body") or ""))
+        body = comment.get("body")
+        line = find_command_line(body if isinstance(body, str) else "")
         if line is None:
             return Ignored("no /pr-check command")
-        if repo is None or not isinstance(issue.get("number"), int) or not isinstance(comment.get("id"), int):
+        if repo is None or not _is_int(issue.get("number")) or not _is_int(comment.get("id")):
             return Ignored("issue_comment without repository, number or comment id")
-        return CommandCommented(repo, issue["number"], comment["id"], line,
-                                str((comment.get("user") or {}).get("login") or ""),
-                                str(comment.get("author_association") or "NONE"))
+        return CommandCommented(repo, issue["number"], comment["id"], line, _login(comment.get("user")),
+                                _text(comment.get("author_association")) or "NONE",
+                                _timestamp(comment.get("created_at")))
     if event == "check_run" and action == "rerequested":
-        run = payload.get("check_run") or {}
-        numbers = [p.get("number") for p in run.get("pull_requests") or () if isinstance(p.get("number"), int)]
+        run = _object(payload.get("check_run"))
+        numbers = _pull_numbers(run.get("pull_requests"))
+        if not numbers:
+            # A fork's check run comes with no pull request: ours names it in its external id.
+            number = pull_number_from_external_id(run.get("external_id"))
+            numbers = [number] if number is not None else []
         if repo is None or not numbers or run.get("name") != "pr-check":
             return Ignored("check_run rerequest that is not for a pr-check run on a pull request")
         return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
     if event == "check_suite" and action == "rerequested":
-        suite = payload.get("check_suite") or {}
-        numbers = [p.get("number") for p in suite.get("pull_requests") or () if isinstance(p.get("number"), int)]
+        numbers = _pull_numbers(_object(payload.get("check_suite")).get("pull_requests"))
         if repo is None or not numbers:
             return Ignored("check_suite rerequest without a pull request")
         return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
     if event == "workflow_run":
         if action not in WORKFLOW_RUN_ACTIONS:
-            return Ignored(f"workflow_run action {action!r}")
-        run = payload.get("workflow_run") or {}
-        if repo is None or not isinstance(run.get("id"), int):
+            return Ignored(f"workflow_run action {_short(action)}")
+        run = _object(payload.get("workflow_run"))
+        if repo is None or not _is_int(run.get("id")):
             return Ignored("workflow_run without repository or id")
-        return WorkflowRunChanged(repo, run["id"], str(run.get("name") or ""), str(run.get("display_title") or ""),
-                                  str(run.get("status") or ""), run.get("conclusion"), run.get("html_url"),
-                                  run.get("head_sha"))
-    return Ignored(f"event {event!r} action {action!r} needs no work")
+        conclusion = run.get("conclusion")
+        return WorkflowRunChanged(repo, run["id"], _text(run.get("name")), _text(run.get("display_title")),
+                                  _text(run.get("status")), conclusion if isinstance(conclusion, str) else None,
+                                  _text(run.get("html_url")) or None, _text(run.get("head_sha")) or None,
+                                  run["workflow_id"] if _is_int(run.get("workflow_id")) else None,
+                                  _text(run.get("event")), _text(run.get("head_branch")) or None)
+    return Ignored(f"event {_short(event)} action {_short(action)} needs no work")
 
 
 def is_bot(user: object) -> bool:
     """GitHub Apps (ours included) and bot accounts: their comments are never commands."""
     if not isinstance(user, Mapping):
         return False
-    return user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]")
+    return user.get("type") == "Bot" or _text(user.get("login")).endswith("[bot]")
 
 
 def job_to_json(job: Job) -> str:
@@ -173,21 +186,49 @@ def job_from_json(text: str) -> Job:
     return cls(**data)
 
 
+def _object(value: object) -> Mapping:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**63
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _short(value: object) -> str:
+    """A payload value quoted in a reason, never long (reasons are logged and answered)."""
+    return repr(value if isinstance(value, (str, int, type(None))) else type(value).__name__)[:60]
+
+
+def _pull_numbers(pulls: object) -> list[int]:
+    if not isinstance(pulls, list):
+        return []
+    return [p["number"] for p in pulls if isinstance(p, Mapping) and _is_int(p.get("number"))]
+
+
+_NAME = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+
+
 def _repo(payload: Mapping) -> RepoRef | None:
-    repository = payload.get("repository") or {}
-    owner = (repository.get("owner") or {}).get("login")
+    repository = _object(payload.get("repository"))
+    owner = _object(repository.get("owner")).get("login")
     name = repository.get("name")
     if not isinstance(owner, str) or not isinstance(name, str):
         full = repository.get("full_name")
         if not isinstance(full, str) or "/" not in full:
             return None
         owner, name = full.split("/", 1)
-    installation = (payload.get("installation") or {}).get("id")
-    return RepoRef(owner, name, installation if isinstance(installation, int) else None)
+    if not _NAME.match(owner) or not _NAME.match(name):
+        return None  # GitHub's names are plain; anything else is not a repository we can act on
+    installation = _object(payload.get("installation")).get("id")
+    return RepoRef(owner, name, installation if _is_int(installation) else None)
 
 
 def _login(user: object) -> str:
-    return str(user.get("login") or "") if isinstance(user, Mapping) else ""
+    return _text(user.get("login")) if isinstance(user, Mapping) else ""
 
 
 def _timestamp(text: object) -> float:
@@ -195,5 +236,5 @@ def _timestamp(text: object) -> float:
         return 0.0
     try:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         return 0.0

@@ -26,6 +26,7 @@ from huey import RedisHuey, SqliteHuey
 from huey.api import Huey
 from huey.exceptions import RetryTask
 
+from bot.errors import PrCheckError
 from webhooks.jobs import (
     CommandCommented,
     Job,
@@ -36,6 +37,7 @@ from webhooks.jobs import (
     job_to_json,
     pull_request_key,
 )
+from webhooks.smoke_approval import record_head_seen
 from webhooks.store import StateStore, open_store, queue_prefix
 
 log = logging.getLogger("pr_check.queue")
@@ -45,6 +47,7 @@ LEDGER_TTL_S = 7 * 24 * 3600.0  # longer than GitHub's redelivery window, so a r
 TASK_RETRIES = 4
 LOCK_BUSY_DELAY_S = 0.5
 ABANDONED_PENDING_S = 600.0  # a pending job with no progress this long gets a fresh message
+MAX_CRASHES = 2  # a job that took its worker down this often is given up, with a message on the PR
 
 PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
 
@@ -60,6 +63,8 @@ class JobRecord:
     lease_until: float = 0.0
     updated_at: float = 0.0
     outcome: str = ""
+    crashes: int = 0  # attempts that ended with their worker gone (lease run out), not with an answer
+    created_at: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -79,6 +84,7 @@ class Attempt:
 
 
 JobRunner = Callable[[Job, Attempt], str]  # returns the outcome (reviewed, superseded, ...)
+GiveUp = Callable[[Job, str], None]  # tells the pull request that its job was given up, and why
 
 
 def lock_name(job: Job) -> str:
@@ -105,11 +111,14 @@ class JobQueue:
 
     def __init__(self, huey: Huey, store: StateStore, *, lease_s: float = 120.0,
                  runner: JobRunner | None = None,
-                 on_finished: Callable[[str, str, float], None] | None = None) -> None:
+                 on_finished: Callable[[str, str, float], None] | None = None,
+                 give_up: GiveUp | None = None, max_job_s: float = 1800.0) -> None:
         self.huey = huey
         self.store = store
         self.lease_s = lease_s
+        self.max_job_s = max_job_s
         self._runner = runner
+        self._give_up = give_up
         self._on_finished = on_finished or (lambda kind, outcome, seconds: None)
         self._task = huey.task(name=TASK_NAME, retries=TASK_RETRIES, retry_delay=2, retry_backoff=2,
                                context=True)(self._run_message)
@@ -119,12 +128,14 @@ class JobQueue:
     def submit(self, job_id: str, job: Job) -> bool:
         """Record and enqueue a job; False when this id was seen before (a duplicate delivery)."""
         now = time.time()
-        record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now)
+        record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now, created_at=now)
         if not self.store.put("job", job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
             return False
         if isinstance(job, PullRequestPushed):
             # The newest push per pull request, by GitHub's own clock: older jobs are dropped unrun.
             self.store.put_if_newer("latest-push", pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha)
+            # By GitHub's clock too: a smoke approval covers the head current when it was written.
+            record_head_seen(self.store, job.repo, job.number, job.head_sha, job.pushed_at or now)
         self.store.put("active", job_id, "1")
         self._task(job_id)
         return True
@@ -148,6 +159,9 @@ class JobQueue:
             raise RetryTask(delay=LOCK_BUSY_DELAY_S)  # another job of this pull request is running
         started = time.monotonic()
         kind = type(job).__name__
+        if record.crashes >= MAX_CRASHES:
+            self._abandon(record, job, name, owner, kind)
+            return
         attempt = Attempt(job_id, record.attempts + 1, final=task is None or task.retries <= 0)
         record = replace(record, state=RUNNING, attempts=attempt.number, lease_until=time.time() + self.lease_s,
                          updated_at=time.time())
@@ -174,6 +188,33 @@ class JobQueue:
         self.store.delete("active", job_id)
         self._on_finished(kind, outcome, time.monotonic() - started)
 
+    def _abandon(self, record: JobRecord, job: Job, name: str, owner: str, kind: str) -> None:
+        """Give up a job that keeps taking its worker down: say so on the pull request, never run it again."""
+        reason = (f"the job was started {record.attempts} times and its worker stopped answering "
+                  f"{record.crashes} times (crashed, killed or stuck past {self.max_job_s:g} s)")
+        log.error("giving up job %s (%s): %s", record.job_id, kind, reason)
+        try:
+            if self._give_up is not None:
+                self._give_up(job, reason)
+        except Exception:
+            log.exception("could not report giving up job %s", record.job_id)
+        finally:
+            self.store.release_lease(name, owner)
+        self._save(replace(record, state=FAILED, lease_until=0.0, updated_at=time.time(),
+                           outcome=f"given up: {reason}"[:500]))
+        self.store.delete("active", record.job_id)
+        self._on_finished(kind, "given-up", 0.0)
+
+    def oldest_active_age(self, now: float | None = None) -> tuple[int, float]:
+        """How many jobs are waiting or running, and the age in seconds of the oldest."""
+        now = time.time() if now is None else now
+        ages = []
+        for job_id in self.store.keys("active"):
+            record = self.record(job_id)
+            if record is not None:
+                ages.append(now - (record.created_at or record.updated_at))
+        return len(ages), max(ages, default=0.0)
+
     def reap_abandoned(self, now: float | None = None) -> list[str]:
         """Give jobs whose worker died (lease run out) a fresh message; returns their ids."""
         now = time.time() if now is None else now
@@ -187,7 +228,8 @@ class JobQueue:
             stale_wait = record.state == PENDING and record.updated_at + ABANDONED_PENDING_S < now
             if not (stale_run or stale_wait):
                 continue
-            self._save(replace(record, state=PENDING, lease_until=0.0, updated_at=now))
+            self._save(replace(record, state=PENDING, lease_until=0.0, updated_at=now,
+                               crashes=record.crashes + (1 if stale_run else 0)))
             self._task(job_id)
             revived.append(job_id)
             log.warning("job %s was abandoned (%s); queued again", job_id, record.state)
@@ -212,7 +254,13 @@ class _Heartbeat:
 
     def _beat(self) -> None:
         interval = max(self.queue.lease_s / 3, 0.05)
+        give_up_at = time.monotonic() + self.queue.max_job_s
         while not self._stop.wait(interval):
+            if time.monotonic() > give_up_at:
+                # Never renew forever: a job stuck this long loses its lease and is reaped like a dead one.
+                log.error("job %s has run %.0f s; no longer renewing its lease", self.record.job_id,
+                          self.queue.max_job_s)
+                return
             if not self.queue.store.renew_lease(self.name, self.owner, self.queue.lease_s):
                 log.error("lost the lease %s while running job %s", self.name, self.record.job_id)
                 return
@@ -222,7 +270,45 @@ class _Heartbeat:
 
 
 def open_queue(queue_url: str, *, lease_s: float = 120.0, runner: JobRunner | None = None,
-               on_finished: Callable[[str, str, float], None] | None = None) -> JobQueue:
-    """The queue and its state store for a PR_CHECK_QUEUE URL."""
+               on_finished: Callable[[str, str, float], None] | None = None, give_up: GiveUp | None = None,
+               max_job_s: float = 1800.0, allow_volatile_redis: bool = False) -> JobQueue:
+    """The queue and its state store for a PR_CHECK_QUEUE URL; a Redis that may lose jobs is refused."""
+    if urlparse(queue_url).scheme != "sqlite":
+        check_redis_durability(queue_url, allow_volatile=allow_volatile_redis)
     return JobQueue(make_huey(queue_url), open_store(queue_url), lease_s=lease_s, runner=runner,
-                    on_finished=on_finished)
+                    on_finished=on_finished, give_up=give_up, max_job_s=max_job_s)
+
+
+class QueueNotDurable(PrCheckError):
+    """The Redis server would lose accepted deliveries on a restart."""
+
+    exit_code = 2
+
+
+def check_redis_durability(queue_url: str, *, allow_volatile: bool) -> None:
+    """Refuse a Redis without the append-only file: at default settings a killed Redis loses the
+    deliveries it acknowledged since its last snapshot, and GitHub never sends them again."""
+    import redis
+
+    client = redis.Redis.from_url(urlparse(queue_url)._replace(query="").geturl(), socket_connect_timeout=5)
+    try:
+        try:
+            appendonly = client.config_get("appendonly").get("appendonly")
+        except redis.ResponseError as error:  # CONFIG renamed or forbidden, as on some managed services
+            appendonly = None
+            unknown = f"CONFIG GET appendonly was refused ({error})"
+        else:
+            unknown = ""
+    finally:
+        client.close()
+    if appendonly in ("yes", b"yes") or allow_volatile:
+        if appendonly not in ("yes", b"yes"):
+            log.warning("Redis persistence is not appendonly; accepted deliveries may be lost on a Redis restart "
+                        "(PR_CHECK_ALLOW_VOLATILE_REDIS is set)")
+        return
+    said = unknown or f"appendonly is {appendonly.decode() if isinstance(appendonly, bytes) else appendonly!r}"
+    raise QueueNotDurable(
+        f"PR_CHECK_QUEUE: the Redis server does not keep an append-only file ({said}), so a Redis restart "
+        "would lose accepted deliveries that GitHub will not send again. Run it with `appendonly yes` "
+        "(redis-server --appendonly yes, or CONFIG SET appendonly yes and CONFIG REWRITE), or set "
+        "PR_CHECK_ALLOW_VOLATILE_REDIS=1 if its durability is assured another way.")

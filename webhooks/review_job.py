@@ -13,12 +13,11 @@ Only then is the (pull request, head) pair recorded as posted.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
 
-from bot.diff import ChangeSet, parse_diff
+from bot.diff import ChangeSet
 from bot.errors import PrCheckError
 from bot.github import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
 from bot.mirror import remote_url
@@ -32,11 +31,16 @@ from bot.render.github_review import (
     marked_fingerprint,
     marked_review_head,
     plan_review,
+    check_run_external_id,
     render_check_run,
+    render_failed_check_run,
 )
-from webhooks.jobs import PullRequestPushed, RepoRef, pull_request_key
+from webhooks.failures import failure_finding
+from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest, run_review
+from webhooks.jobs import CommandCommented, Job, PullRequestPushed, RepoRef, ReviewRequested, pull_request_key
 from webhooks.queue import Attempt
 from webhooks.services import Services
+from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
 
 log = logging.getLogger("pr_check.review")
@@ -77,15 +81,46 @@ def review_pull(
     if not force and services.store.get("posted", posted_key):
         return "already-posted"
 
-    check, check_completed = _open_check_run(services, client, pull.head_sha, force)
+    check, check_completed = _open_check_run(services, client, number, pull.head_sha, force)
     if services.settings.test_pause_mid_job_s:
         time.sleep(services.settings.test_pause_mid_job_s)  # test-only: lets a test kill the worker here
     try:
-        report, changes = _review(services, repo, installation, client, pull)
+        outcome, changed = _review(services, repo, installation, client, pull)
+        if isinstance(outcome, ReviewRefused):
+            # A repository the engine cannot read will not read better on a retry: say so and stop.
+            log.warning("review of %s#%s failed: %s", repo.full_name, number, outcome.message)
+            services.metrics.error("review")
+            if not check_completed:
+                client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
+                                        output={"title": "pr-check could not review this commit",
+                                                "summary": f"The review failed: {outcome.message}"})
+            return "review-error"
+        if isinstance(outcome, ReviewFailed):
+            # The pull request crashed, stalled or exhausted the review: that is its result, posted as such.
+            log.error("review of %s#%s at %s: %s (%s) while %s", repo.full_name, number, pull.head_sha[:12],
+                      outcome.kind, outcome.detail, outcome.phase)
+            services.metrics.error(f"review-{outcome.kind}")
+            failure = failure_finding(outcome, changed)
+            _post_review(client, number, pull, (failure,), ChangeSet(()), None)
+            if not check_completed:
+                _complete_failed_check(client, check, pull, outcome, failure)
+            services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
+            return f"review-{outcome.kind}"
+        report, changes = outcome.report, outcome.changes
+        outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
+        plan = _post_review(client, number, pull, report.findings, changes, outlook)
+        if not check_completed:
+            _complete_check(services, client, check, repo, report, plan.off_diff)
+        start_smoke_if_needed(services, client, repo, installation, pull, report.smoke.required,
+                              report.smoke.reasons, requested_by=None, outlook=outlook)
     except PrCheckError as error:
-        # A repository the engine cannot read will not read better on a retry: say so and stop.
+        # A repository the engine cannot read (a fetch that fails for good) will not read better on a retry.
         log.warning("review of %s#%s failed: %s", repo.full_name, number, error)
         services.metrics.error("review")
+        if isinstance(error, GitHubError):
+            if attempt.final and not check_completed:
+                _give_up_on_check(client, check)
+            raise
         if not check_completed:
             client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
                                     output={"title": "pr-check could not review this commit",
@@ -95,28 +130,18 @@ def review_pull(
         if attempt.final and not check_completed:
             _give_up_on_check(client, check)
         raise
-
-    try:
-        outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
-        plan = _post_review(client, number, pull, report.findings, changes, outlook)
-        if not check_completed:
-            _complete_check(services, client, check, repo, report, plan.off_diff)
-        start_smoke_if_needed(services, client, repo, installation, pull, report.smoke.required,
-                              report.smoke.reasons, requested_by=None, outlook=outlook)
-    except Exception:
-        if attempt.final and not check_completed:
-            _give_up_on_check(client, check)
-        raise
     services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
     return "reviewed"
 
 
-def _open_check_run(services: Services, client: RepositoryClient, head_sha: str, force: bool) -> tuple[int, bool]:
+def _open_check_run(services: Services, client: RepositoryClient, number: int, head_sha: str,
+                    force: bool) -> tuple[int, bool]:
     """The check run to fill in, and whether an earlier attempt already completed it.
 
     Jobs of one pull request never overlap, so a `pr-check` run still in progress for this head was
     left by an interrupted attempt: it is reused. A completed one is reused too, unless a fresh
-    review was asked for.
+    review was asked for. Its external id names the pull request: GitHub's "Re-run" of a fork's
+    check run arrives with no pull request in the payload.
     """
     ours = [run for run in client.check_runs(head_sha, CHECK_RUN_NAME)
             if run.app_id is None or str(run.app_id) == services.github.app_id]
@@ -126,38 +151,39 @@ def _open_check_run(services: Services, client: RepositoryClient, head_sha: str,
     if ours and not force:
         return max(ours, key=lambda run: run.id).id, True
     run = client.create_check_run(CHECK_RUN_NAME, head_sha, status="in_progress", started_at=utc_now(),
-                                  external_id=head_sha, output=in_progress_output(head_sha))
+                                  external_id=check_run_external_id(number, head_sha),
+                                  output=in_progress_output(head_sha))
     return run.id, False
 
 
-def _review(services: Services, repo: RepoRef, installation: int, client: RepositoryClient, pull: PullRequest):
-    import checks  # the engine and checks are loaded only where reviews run
-    from bot.pipeline import review_repository
+def _review(services: Services, repo: RepoRef, installation: int, client: RepositoryClient,
+            pull: PullRequest) -> tuple[Outcome, tuple[str, ...]]:
+    """Fetch (here, with the token), then review in a child process (isolation.py).
 
+    Also returns the changed paths when the review failed, to blame the failure on a file.
+    """
     url = remote_url(pull.clone_url)
     token = services.github.installation_token(installation) if url.startswith("https://") else None
     fetched = services.mirrors.fetch_pull(repo.owner, repo.name, url, pull.number, base_ref=pull.base_ref,
                                           base_sha=pull.base_sha, head_sha=pull.head_sha, token=token)
-    report = review_repository(fetched.path, fetched.base_sha, pull.head_sha, checks=checks.ALL,
-                               cache_dir=services.settings.cache_dir / repo.owner.lower() / repo.name.lower())
-    _save_report(services.settings.reports_dir, repo, report)
+    record_head_seen(services.store, repo, pull.number, pull.head_sha, time.time())
     # Comments go where GitHub's own diff says lines are; the local diff stands in if it cannot be had.
     try:
-        changes = parse_diff(client.pull_diff(pull.number))
-    except (GitHubError, PrCheckError) as error:
+        github_diff: str | None = client.pull_diff(pull.number)
+    except GitHubError as error:
         log.warning("using the local diff for %s#%s: %s", repo.full_name, pull.number, error)
-        changes = report.changes
-    return report, changes
-
-
-def _save_report(reports_dir: Path, repo: RepoRef, report) -> None:
-    try:
-        from bot.render.json import render_json
-    except ImportError:  # the JSON renderer is optional for the App
-        return
-    target = reports_dir / repo.owner.lower() / repo.name.lower() / f"{report.head}.json"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(render_json(report), indent=1))
+        github_diff = None
+    settings = services.settings
+    where = Path(repo.owner.lower()) / repo.name.lower()
+    request = ReviewRequest(
+        repo_path=str(fetched.path), base_sha=fetched.base_sha, head_sha=pull.head_sha,
+        cache_dir=str(settings.cache_dir / where), report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
+        github_diff=github_diff,
+    )
+    outcome = run_review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
+    if not isinstance(outcome, ReviewFailed):
+        return outcome, ()
+    return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha)
 
 
 def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet,
@@ -222,12 +248,20 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
                f"--format json` (the App keeps a copy at `reports/{repo.owner}/{repo.name}/{report.head}.json`).")
     output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
                               base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
-                              full_report_pointer=pointer)
+                              full_report_pointer=pointer, fail_level=report.fail_level)
     last = output.requests_needed - 1
     for batch in range(last):
         client.update_check_run(check, output=output.output(batch))
     client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
                             output=output.output(last))
+
+
+def _complete_failed_check(client: RepositoryClient, check: int, pull: PullRequest, failed: ReviewFailed,
+                           failure) -> None:
+    """The check run of a review that did not finish: failed (never green by silence), with the reason."""
+    output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=failed.phase)
+    client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
+                            output=output.output(0))
 
 
 def _give_up_on_check(client: RepositoryClient, check: int) -> None:
@@ -238,3 +272,22 @@ def _give_up_on_check(client: RepositoryClient, check: int) -> None:
                                         "summary": "Posting the review failed repeatedly; comment `/pr-check` to try again."})
     except GitHubError:
         log.exception("could not complete check run %s", check)
+
+
+def report_given_up(services: Services, job: Job, reason: str) -> None:
+    """A job that kept taking its worker down is not run again: its pull request's check says so, failed."""
+    if not isinstance(job, (PullRequestPushed, ReviewRequested, CommandCommented)):
+        return
+    repo = job.repo
+    installation = repo.installation_id or services.github.installation_id(repo.owner, repo.name)
+    client = services.github.repository(installation, repo.owner, repo.name)
+    head = job.head_sha if isinstance(job, PullRequestPushed) else client.pull(job.number).head_sha
+    check, completed = _open_check_run(services, client, job.number, head, force=False)
+    if completed:
+        return  # the crash came after the review was posted: it stands
+    client.update_check_run(check, status="completed", conclusion="failure", completed_at=utc_now(), output={
+        "title": "pr-check gave up on this commit",
+        "summary": (f"Reviewing `{head[:12]}` failed repeatedly: {reason}. It will not be retried by itself; "
+                    "a new push, or a `/pr-check` comment, starts a fresh review. The App's log has the details."),
+    })
+    services.store.put("posted", f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)

@@ -43,6 +43,12 @@ class Settings:
     redelivery_interval_s: float = 300.0
     worker_threads: int = 2
     max_rate_limit_wait_s: float = 900.0
+    review_deadline_s: float = 600.0  # wall clock for one review's evaluation, in its child process
+    review_memory_bytes: int = 4 << 30  # address space of that child
+    # A job whose heartbeat has renewed its lease this long stops renewing: the lease runs out and the
+    # job is reaped (counted as a crash), so a stuck thread cannot hold a pull request forever.
+    job_max_s: float = 1800.0
+    allow_volatile_redis: bool = False  # run on a Redis without appendonly (accepted jobs may be lost)
     # Test-only: seconds a worker sleeps in the middle of a review (after the check run is created),
     # so that a test can kill the worker mid-job. Read from PR_CHECK_TEST_PAUSE_MID_JOB_S; 0 in service.
     test_pause_mid_job_s: float = 0.0
@@ -105,6 +111,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if "/" in workflow:
         raise InvalidSetting(f"PR_CHECK_SMOKE_WORKFLOW={workflow!r} must be a workflow file name, not a path")
 
+    review_deadline = number("PR_CHECK_REVIEW_DEADLINE_S", 600.0, 1.0)
     return Settings(
         webhook_secret=secret.encode(),
         app_id=app_id,
@@ -120,6 +127,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         redelivery_interval_s=number("PR_CHECK_REDELIVERY_INTERVAL_S", 300.0, 1.0),
         worker_threads=int(number("PR_CHECK_WORKER_THREADS", 2, 1)),
         max_rate_limit_wait_s=number("PR_CHECK_MAX_RATE_LIMIT_WAIT_S", 900.0),
+        review_deadline_s=review_deadline,
+        review_memory_bytes=int(number("PR_CHECK_REVIEW_MEMORY_MB", 4096, 256) * (1 << 20)),
+        job_max_s=number("PR_CHECK_JOB_MAX_S", max(1800.0, 3 * review_deadline), review_deadline),
+        allow_volatile_redis=env.get("PR_CHECK_ALLOW_VOLATILE_REDIS", "").strip().lower() in ("1", "yes", "true"),
         test_pause_mid_job_s=number("PR_CHECK_TEST_PAUSE_MID_JOB_S", 0.0),
     )
 

@@ -3,9 +3,14 @@
 Trusted authors (write permission) get the job automatically when a change is CUDA-touching;
 anyone else's pull request waits for a maintainer's `/pr-check smoke`, because the job runs the
 pull request's code on our GPU machines. A dispatch carries a correlation id (inputs `pr`,
-`head_sha`, `correlation_id`); the workflow is expected to put it in its `run-name`, and GitHub
-returns the run id when asked (`return_run_details`), so `workflow_run` events are matched by run
-id, else by the correlation id in the run's name or display title.
+`head_sha`, `correlation_id`); the workflow is expected to put it in its `run-name`.
+
+Only the run the App dispatched may move the smoke check, and the correlation id is public (it is
+in the check run), so a `workflow_run` event is matched by what an outsider cannot choose: the run
+id GitHub returned for the dispatch (`return_run_details`); on servers without run details, the
+smoke workflow's id, the `workflow_dispatch` event (only writers can dispatch) and the commit the
+dispatched branch pointed at, with the correlation id in the title telling our dispatches apart.
+The first run that matches is bound to the smoke run; any other is ignored.
 
 The inline comments of findings the job proves or disproves carry a smoke line (bot/render/review.py
 renders it): the review writes it as pending, waiting for a maintainer or not required; this module
@@ -64,6 +69,8 @@ class SmokeRun:
     deadline: float
     state: str  # queued | in_progress | completed
     run_id: int | None = None
+    workflow_id: int | None = None  # of the smoke workflow file, when dispatched
+    ref_sha: str = ""  # the commit the dispatched branch pointed at: a dispatched run's head_sha
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -192,6 +199,13 @@ def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, 
                    deadline=time.time() + services.settings.smoke_timeout_s, state="queued")
     # Recorded before dispatching: a retry must not dispatch twice; a lost dispatch times out to neutral.
     _save(services, run)
+    try:
+        # What a genuine run of this dispatch will report, for matching its events (see the top).
+        run = replace(run, workflow_id=client.workflow_id(services.settings.smoke_workflow),
+                      ref_sha=client.commit_sha(pull.default_branch))
+        _save(services, run)
+    except GitHubError as error:
+        log.warning("could not read the smoke workflow of %s: %s", repo.full_name, error)
     services.store.put("smoke-head", _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
     pending = SmokeNote("pending", pull.head_sha)
     if requested_by is not None:
@@ -229,7 +243,11 @@ def _lines_or_nothing(services: Services, client: RepositoryClient, owner: str, 
 
 
 def _find_run(services: Services, job: WorkflowRunChanged) -> SmokeRun | None:
+    """The smoke run this workflow run is, if it is one the App dispatched (see the top)."""
+    if job.event != "workflow_dispatch":
+        return None  # a pull request's own workflow can name itself anything, but not be dispatched
     correlation = services.store.get("smoke-run", _run_key(job.repo.owner, job.repo.name, job.run_id))
+    bound = correlation is not None
     if correlation is None:
         match = CORRELATION_ID.search(f"{job.name} {job.display_title}")
         correlation = match.group(0) if match else None
@@ -241,6 +259,12 @@ def _find_run(services: Services, job: WorkflowRunChanged) -> SmokeRun | None:
     run = SmokeRun.from_json(text)
     if (run.owner.lower(), run.name.lower()) != (job.repo.owner.lower(), job.repo.name.lower()):
         return None  # a correlation id from another repository's run is not ours to act on
+    if run.workflow_id is not None and job.workflow_id != run.workflow_id:
+        return None
+    if bound:
+        return run
+    if run.run_id is not None or run.workflow_id is None or not run.ref_sha or job.head_sha != run.ref_sha:
+        return None  # bound to another run already, or nothing to tell a genuine run by
     return run
 
 

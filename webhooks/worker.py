@@ -13,18 +13,21 @@ import argparse
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 
+from bot.errors import PrCheckError
 from bot.github import GitHubApp, RetryPolicy
 from bot.mirror import Mirrors
 from webhooks.command_requests import answer_command
+from webhooks.isolation import warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
-from webhooks.metrics import WorkerMetrics
+from webhooks.metrics import WORKERS_NAMESPACE, WorkerMetrics
 from webhooks.queue import Attempt, JobQueue, open_queue
 from webhooks.redelivery import redeliver_failed
-from webhooks.review_job import review_pull, review_push
+from webhooks.review_job import report_given_up, review_pull, review_push
 from webhooks.services import Services
 from webhooks.settings import Settings, SettingsError, load_settings
 from webhooks.smoke_runs import expire_overdue_smoke_runs, follow_workflow_run
@@ -64,19 +67,34 @@ def build_worker(settings: Settings) -> tuple[Services, JobQueue]:
         lease_s=settings.job_lease_s,
         runner=lambda job, attempt: run_job(services, job, attempt),
         on_finished=lambda kind, outcome, seconds: _count_job(metrics, kind, outcome, seconds),
+        give_up=lambda job, reason: report_given_up(services, job, reason),
+        max_job_s=settings.job_max_s,
+        allow_volatile_redis=settings.allow_volatile_redis,
     )
     return services, queue
 
 
 def _count_job(metrics: WorkerMetrics, kind: str, outcome: str, seconds: float) -> None:
     metrics.job_finished(kind, outcome, seconds)
-    if outcome in ("failed", "retried"):
+    if outcome in ("failed", "retried", "given-up"):
         metrics.error(f"job {kind}")
+
+
+def worker_name() -> str:
+    """How this worker process is known in the state store (and on /healthz)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def report_alive(services: Services) -> None:
+    """Tell /healthz this worker is alive; the entry expires unless renewed each upkeep round."""
+    ttl = max(3 * services.settings.maintenance_interval_s, 30.0)
+    services.store.put(WORKERS_NAMESPACE, worker_name(), repr(time.time()), ttl_s=ttl)
 
 
 def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> None:
     """One round of periodic work. Redelivery runs once per interval across all workers."""
     for name, step in (
+        ("alive", lambda: report_alive(services)),
         ("reap", lambda: queue.reap_abandoned(now)),
         ("smoke-timeout", lambda: expire_overdue_smoke_runs(services, now)),
         ("expiry", services.store.drop_expired),
@@ -122,7 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as error:
         print(f"pr-check worker: {error}", file=sys.stderr)
         return error.exit_code
-    services, queue = build_worker(settings)
+    try:
+        services, queue = build_worker(settings)
+    except PrCheckError as error:
+        print(f"pr-check worker: {error}", file=sys.stderr)
+        return error.exit_code
+    warm_up()  # the review children's server: started now, so that a broken install fails here
+    report_alive(services)
     queue.reap_abandoned()
     stop = threading.Event()
     threading.Thread(target=_upkeep_loop, args=(services, queue, stop), daemon=True, name="upkeep").start()

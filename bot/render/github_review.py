@@ -14,16 +14,26 @@ from typing import Iterable, Sequence
 
 from bot.diff import ChangeSet
 from bot.model import Finding, Severity
-from bot.render.statistics import rule_by_cell_table
+from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
+    ANNOTATION_MESSAGE_LIMIT,
+    ANNOTATION_TITLE_LIMIT,
+    ANNOTATIONS_PER_REQUEST,
+    CHECK_RUN_NAME,
+    OUTPUT_TEXT_LIMIT,
+    CheckRunOutput,
+    annotation,
+    check_conclusion,
+    check_run_external_id,
+    count_phrase,
+    in_progress_output,
+    pull_number_from_external_id,
+    render_check_run,
+    render_failed_check_run,
+)
 
-CHECK_RUN_NAME = "pr-check"
 SMOKE_CHECK_RUN_NAME = "pr-check / cuda-smoke"
 
-# GitHub's documented limits (api-facts 3.3 and 3.5).
-OUTPUT_TEXT_LIMIT = 65_535
-ANNOTATIONS_PER_REQUEST = 50
-ANNOTATION_MESSAGE_LIMIT = 64_000
-ANNOTATION_TITLE_LIMIT = 255
+# GitHub's documented limit on a comment body (api-facts 3.3).
 COMMENT_BODY_LIMIT = 65_536
 
 _FINGERPRINT_MARKER = re.compile(r"<!-- pr-check:fp=([0-9A-Za-z_.:-]+) -->")
@@ -42,12 +52,6 @@ SMOKE_VERIFIED_RULES = frozenset({
     "shim-duplicate-symbol",
 })
 
-_ANNOTATION_LEVEL = {
-    Severity.BLOCKER: "failure",
-    Severity.MAJOR: "failure",
-    Severity.MINOR: "warning",
-    Severity.INFO: "notice",
-}
 
 
 # -- markers ---------------------------------------------------------------------------------
@@ -318,6 +322,11 @@ def plan_review(
 
     for fingerprint_, comments in by_fingerprint.items():
         finding = current.get(fingerprint_)
+        if finding is not None:
+            # A thread the bot closed with "Fixed in ..." is left as it is: a finding that came back
+            # gets a comment of its own, not an edit of a thread whose last word says it is fixed.
+            kept += [comment.id for comment in comments if comment.fixed_reply_posted]
+            comments = [comment for comment in comments if not comment.fixed_reply_posted]
         for index, comment in enumerate(comments):
             if finding is None:
                 # The finding is gone: a plain comment goes; a discussed one is answered instead.
@@ -406,7 +415,7 @@ def render_review_body(
 ) -> str:
     """The review's own text: counts by severity, where the rest is, and the head marker."""
     if findings:
-        lines = [f"pr-check found {_count_phrase(findings)} at `{head_sha[:12]}`."]
+        lines = [f"pr-check found {count_phrase(findings)} at `{head_sha[:12]}`."]
     else:
         lines = [f"pr-check found no issues at `{head_sha[:12]}`."]
     if new_comments:
@@ -421,15 +430,6 @@ def render_review_body(
             lines.append(f"- ... and {len(off_diff) - 20} more")
     lines += ["", "Comment `/pr-check help` for commands.", review_marker(head_sha)]
     return "\n".join(lines)
-
-
-def _count_phrase(findings: Iterable[Finding]) -> str:
-    counts: dict[Severity, int] = {}
-    for finding in findings:
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    total = sum(counts.values())
-    detail = ", ".join(f"{counts[s]} {s.label}" for s in sorted(counts, reverse=True))
-    return f"{total} issue{'s' if total != 1 else ''} ({detail})"
 
 
 # -- the smoke job's word on standing comments -----------------------------------------------
@@ -464,113 +464,6 @@ def plan_smoke_lines(posted: Sequence[PostedComment], note: SmokeNote) -> SmokeL
             edits.append((comment.id, body))
         linked.append(SmokeLinked(mark.rule, comment.path, comment.line, comment.html_url))
     return SmokeLinePlan(tuple(edits), tuple(linked))
-
-
-# -- the check run ---------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class CheckRunOutput:
-    """The completed `pr-check` check run: conclusion, output, annotations in request-sized batches."""
-
-    conclusion: str  # failure | neutral | success
-    title: str
-    summary: str
-    text: str
-    annotation_batches: tuple[tuple[dict, ...], ...]
-
-    def output(self, batch: int) -> dict:
-        """The `output` object of the PATCH that sends annotation batch `batch`."""
-        payload = {"title": self.title, "summary": self.summary, "text": self.text}
-        if batch < len(self.annotation_batches):
-            payload["annotations"] = list(self.annotation_batches[batch])
-        return payload
-
-    @property
-    def requests_needed(self) -> int:
-        return max(1, len(self.annotation_batches))
-
-
-def check_conclusion(findings: Iterable[Finding]) -> str:
-    """failure on a blocker or major, neutral on minor only, success otherwise (design 6)."""
-    worst = max((finding.severity for finding in findings), default=None)
-    if worst is None or worst < Severity.MINOR:
-        return "success"
-    return "failure" if worst >= Severity.MAJOR else "neutral"
-
-
-def annotation(finding: Finding) -> dict:
-    """One check-run annotation for a finding."""
-    item = {
-        "path": finding.path,
-        "start_line": max(1, finding.line),
-        "end_line": max(finding.line, finding.end_line, 1),
-        "annotation_level": _ANNOTATION_LEVEL[finding.severity],
-        "title": f"{finding.rule}: {finding.title}"[:ANNOTATION_TITLE_LIMIT],
-        "message": finding.message[:ANNOTATION_MESSAGE_LIMIT],
-    }
-    if finding.evidence:
-        details = "\n".join(f"{e.path}:{e.line}: {e.note}" for e in finding.evidence)
-        item["raw_details"] = details[:ANNOTATION_MESSAGE_LIMIT]
-    return item
-
-
-def render_check_run(
-    *,
-    findings: Sequence[Finding],
-    off_diff: Sequence[Finding],
-    suppressed_count: int,
-    base_sha: str,
-    head_sha: str,
-    smoke_reasons: Sequence[str],
-    full_report_pointer: str,
-) -> CheckRunOutput:
-    """The `pr-check` check run's completed state: the full record of the review."""
-    conclusion = check_conclusion(findings)
-    title = f"{_count_phrase(findings)}" if findings else "No issues"
-    header = [
-        f"Reviewed `{base_sha[:12]}..{head_sha[:12]}`: {title}.",
-    ]
-    if suppressed_count:
-        header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
-    if smoke_reasons:
-        header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
-        header += [f"- {reason}" for reason in smoke_reasons]
-    rows = []
-    if findings:
-        off = {f.fingerprint for f in off_diff}
-        rows += ["", "**Findings by rule and cell**", ""] + rule_by_cell_table(findings)
-        rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
-        for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
-            where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")
-            rows.append(f"| {finding.severity.label} | `{finding.rule}` | {where} | {_cell(finding.title)} |")
-    summary = _trim("\n".join(header + rows), full_report_pointer)
-    details = []
-    for finding in findings:
-        details += [f"### `{finding.rule}` at `{finding.path}:{finding.line}`", "", finding.message.strip()]
-        details += [f"- `{e.path}:{e.line}`: {e.note}" for e in finding.evidence]
-        details.append("")
-    text = _trim("\n".join(details), full_report_pointer)
-    annotations = [annotation(finding) for finding in findings]
-    batches = tuple(
-        tuple(annotations[i : i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
-    )
-    return CheckRunOutput(conclusion, title, summary, text, batches)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _trim(text: str, pointer: str) -> str:
-    """Fit GitHub's 65,535-character output field, ending with where the whole report is."""
-    if len(text) <= OUTPUT_TEXT_LIMIT:
-        return text
-    tail = f"\n\n... trimmed to fit GitHub's limit. {pointer}"
-    return text[: OUTPUT_TEXT_LIMIT - len(tail)] + tail
-
-
-def in_progress_output(head_sha: str) -> dict:
-    """The output shown while the review runs."""
-    return {"title": "Reviewing", "summary": f"pr-check is reviewing `{head_sha[:12]}`."}
 
 
 # -- the smoke check run ---------------------------------------------------------------------

@@ -757,6 +757,9 @@ def dispatch_workflow(s: State, call: Call) -> Reply:
     workflow = s.workflow_for(call, repo)
     body = call.json()
     ref, inputs = body.get("ref"), body.get("inputs")
+    if "return_run_details" in body and not s.run_details:
+        # What a server that predates the parameter answers for an unknown body key.
+        raise invalid_request('"return_run_details" is not a permitted key.', DOC_DISPATCH)
     if not isinstance(ref, str) or not ref:
         raise invalid_request('"ref" wasn\'t supplied.', DOC_DISPATCH)
     if not isinstance(inputs, dict):

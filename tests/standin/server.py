@@ -72,13 +72,19 @@ class GitHubStandIn:
         app_slug: str = "pr-check",
         path_prefix: str = "",
         installation_permissions: Mapping[str, str] | None = None,
+        run_details: bool = True,
     ) -> None:
-        """`path_prefix` such as "/api/v3" serves the API GHES-style below that path."""
+        """`path_prefix` such as "/api/v3" serves the API GHES-style below that path.
+
+        `run_details=False`: a dispatch with `return_run_details` is refused (422), as GitHub
+        Enterprise Server versions from before run details (February 2026) refuse it.
+        """
         self._state = State(
             shapes.App(app_id, app_slug, "pr-check-owner"),
             public_key_pem,
             dict(installation_permissions or DEFAULT_PERMISSIONS),
         )
+        self._state.run_details = run_details
         self._prefix = path_prefix.rstrip("/")
         self._faults: list[_Fault] = []
         self._log: list[dict[str, Any]] = []

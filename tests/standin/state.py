@@ -66,6 +66,7 @@ class State:
         self.tokens: dict[str, Token] = {}
         self.tokens_issued = 0
         self.max_diff_files = 300
+        self.run_details = True  # False: a dispatch asking for run details is refused, as on older GHES
         self.max_diff_lines = 20_000
         self.rate_limit = 5000
         self.rate_used = 0

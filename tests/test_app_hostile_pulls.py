@@ -1,0 +1,119 @@
+"""One hostile pull request must not stop the App: it gets a failed check with the reason, the worker
+lives on, and the next pull request is reviewed. Also: a job that keeps killing its worker is given up,
+and /healthz tells when queued work has nobody to do it.
+
+Real uvicorn, real `python -m webhooks.worker` processes, the GitHub stand-in, real git repositories.
+"""
+
+from __future__ import annotations
+
+import signal
+
+from tests.standin import GitHubStandIn, app_key_pair
+from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, completed_check_runs, make_repo, start_app, wait_for
+from webhooks.isolation import TEST_FAULT_VARIABLE
+
+NESTED_BUCK = "X = " + "[" * 5000 + "]" * 5000 + "\n"
+
+
+def _text(run: dict) -> str:
+    return f"{run['output']['title']}\n{run['output']['summary']}"
+
+
+def test_a_hostile_build_file_fails_its_own_check_and_the_next_pull_request_is_reviewed(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    app = start_app(standin, tmp_path / "app")
+    try:
+        worker = app.start_worker()
+        repo = make_repo(standin, tmp_path, "hostile")
+        poison = repo.open_pull(1, {"BUCK": NESTED_BUCK})
+        honest = repo.open_pull(2, {"BUCK": BUCK_DEFECT})
+        assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "hostile", 1)).status_code == 202
+        [failed] = wait_for(lambda: completed_check_runs(standin, OWNER, "hostile", poison), timeout=60,
+                            what="the hostile pull request's check")
+        assert failed["conclusion"] == "failure"
+        assert "BUCK" in _text(failed) or any(a["path"] == "BUCK" for a in standin.annotations(OWNER, "hostile",
+                                                                                                 failed["id"]))
+        assert worker.poll() is None  # the worker is alive
+
+        assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "hostile", 2)).status_code == 202
+        [reviewed] = wait_for(lambda: completed_check_runs(standin, OWNER, "hostile", honest), timeout=60,
+                              what="the next pull request's check")
+        assert reviewed["conclusion"] == "neutral" and "link-whole-without-python-dlopen" in _text(reviewed)
+        assert [r["commit_id"] for r in standin.reviews(OWNER, "hostile", 2)] == [honest]
+        # The hostile one was told in a review too, and the failure is not retried: one check run, one job.
+        assert [r["commit_id"] for r in standin.reviews(OWNER, "hostile", 1)] == [poison]
+        wait_for(lambda: app.queue.store.keys("active") == [], what="the queue to drain")
+        assert len(standin.check_runs(OWNER, "hostile", poison)) == 1
+    finally:
+        app.stop()
+        standin.stop()
+
+
+def test_a_review_past_its_deadline_is_stopped_and_reported(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    app = start_app(standin, tmp_path / "app", PR_CHECK_REVIEW_DEADLINE_S="2")
+    try:
+        app.start_worker(**{TEST_FAULT_VARIABLE: "hang"})
+        repo = make_repo(standin, tmp_path, "stalling")
+        head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
+        app.deliver("pull_request", standin.pull_request_payload(OWNER, "stalling", 1))
+        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "stalling", head), timeout=60,
+                         what="the stalled review's check")
+        assert run["conclusion"] == "failure"
+        assert "did not finish within 2 s" in run["output"]["summary"]
+        # The one changed file is named as the suspect, inline where the diff allows.
+        assert "`BUCK`" in run["output"]["summary"]
+    finally:
+        app.stop()
+        standin.stop()
+
+
+def test_a_job_that_kills_its_worker_twice_is_given_up_with_a_failed_check(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    # Each attempt pauses after creating its check run, so the test can kill the worker mid-job.
+    app = start_app(standin, tmp_path / "app", PR_CHECK_TEST_PAUSE_MID_JOB_S="60", PR_CHECK_JOB_LEASE_S="2")
+    try:
+        repo = make_repo(standin, tmp_path, "deadly")
+        head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
+        app.deliver("pull_request", standin.pull_request_payload(OWNER, "deadly", 1))
+        [job_id] = app.queue.store.keys("active")
+        for attempt in (1, 2):
+            worker = app.start_worker()
+            wait_for(lambda: (r := app.queue.record(job_id)) and r.attempts == attempt and r.state == "running",
+                     timeout=30, what=f"attempt {attempt} to be running")
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(timeout=10)
+        app.start_worker()
+        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "deadly", head), timeout=30,
+                         what="the job to be given up")
+        assert run["conclusion"] == "failure" and "gave up" in run["output"]["title"]
+        record = wait_for(lambda: (r := app.queue.record(job_id)) and r.state == "failed" and r),
+        assert record[0].crashes == 2 and record[0].outcome.startswith("given up")
+        assert app.queue.store.keys("active") == []
+        assert standin.reviews(OWNER, "deadly", 1) == []  # never reviewed, never retried forever
+    finally:
+        app.stop()
+        standin.stop()
+
+
+def test_healthz_tells_when_queued_work_has_no_live_worker(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    app = start_app(standin, tmp_path / "app", stalled_after_s=0)
+    try:
+        repo = make_repo(standin, tmp_path, "unattended")
+        head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
+        app.deliver("pull_request", standin.pull_request_payload(OWNER, "unattended", 1))
+        health = app.client.get(f"{app.url}/healthz")
+        assert health.status_code == 503
+        assert health.json()["status"] == "stalled" and health.json()["workers_alive"] == 0
+        assert health.json()["jobs_active"] == 1 and health.json()["oldest_job_age_s"] >= 0
+
+        app.start_worker()
+        wait_for(lambda: completed_check_runs(standin, OWNER, "unattended", head), timeout=30, what="the review")
+        health = wait_for(lambda: (h := app.client.get(f"{app.url}/healthz")).status_code == 200 and h.json(),
+                          what="healthz to recover")
+        assert health == {"status": "ok", "workers_alive": 1, "jobs_active": 0, "oldest_job_age_s": 0.0}
+    finally:
+        app.stop()
+        standin.stop()

@@ -1,0 +1,90 @@
+"""webhooks/isolation.py: a review in a child process; a crash, a stall or a memory blow-up is a value.
+
+Real child processes over real git repositories. The misbehaviours are provoked two ways: a hostile
+BUCK file (a list literal nested 5,000 deep, which segfaults the Starlark interpreter at the time of
+writing) and the test-only fault switch, which does not depend on any library's weaknesses.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.standin import gitrepos
+from tests.test_app_harness import BASE_FILES, BUCK_DEFECT, DEFECT_LINE, RULE
+from webhooks.failures import concerned_path, failure_finding
+from webhooks.isolation import (
+    TEST_FAULT_VARIABLE,
+    ReviewDone,
+    ReviewFailed,
+    ReviewLimits,
+    ReviewRequest,
+    run_review,
+)
+
+NESTED_BUCK = "X = " + "[" * 5000 + "]" * 5000 + "\n"
+
+
+def _request(tmp_path, files: dict) -> ReviewRequest:
+    path = tmp_path / "repo.git"
+    base = gitrepos.make_bare_repo(path, BASE_FILES)
+    head = gitrepos.commit(path, files, parent=base)
+    return ReviewRequest(str(path), base, head, str(tmp_path / "cache"), str(tmp_path / "report.json"), None)
+
+
+def test_a_review_in_a_child_returns_the_same_report_as_in_process(tmp_path):
+    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120))
+    assert isinstance(outcome, ReviewDone)
+    assert [(f.rule, f.path, f.line) for f in outcome.report.findings] == [(RULE, "BUCK", DEFECT_LINE)]
+    assert outcome.changes.get("BUCK").added == frozenset({DEFECT_LINE})
+    assert (tmp_path / "report.json").is_file()  # written inside the budget, by the child
+
+
+def test_a_hostile_build_file_is_a_failed_review_not_a_dead_process(tmp_path):
+    outcome = run_review(_request(tmp_path, {"BUCK": NESTED_BUCK}), ReviewLimits(deadline_s=120))
+    if isinstance(outcome, ReviewDone):
+        pytest.skip("the Starlark interpreter no longer crashes on deep nesting (the fault switch tests cover this)")
+    assert isinstance(outcome, ReviewFailed) and outcome.kind == "crash"
+    assert "SIGSEGV" in outcome.detail
+
+
+@pytest.mark.parametrize(("fault", "kind", "words"), [
+    ("segv", "crash", "SIGSEGV"),
+    ("hang", "timeout", "did not finish within 3 s"),
+    ("memory", "memory", "ran out of its 0.5 GiB memory budget"),
+])
+def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, monkeypatch, fault, kind, words):
+    monkeypatch.setenv(TEST_FAULT_VARIABLE, fault)
+    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=3, memory_bytes=512 << 20))
+    assert isinstance(outcome, ReviewFailed) and outcome.kind == kind, outcome
+    assert words in outcome.detail
+    # And the parent goes on: the next review works.
+    monkeypatch.delenv(TEST_FAULT_VARIABLE)
+    assert isinstance(run_review(_request(tmp_path / "next", {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120)),
+                      ReviewDone)
+
+
+def test_the_child_does_not_inherit_the_apps_secrets(tmp_path, monkeypatch):
+    # The child reads hostile files; it has no use for the webhook secret or the key's location.
+    monkeypatch.setenv("PR_CHECK_WEBHOOK_SECRET", "s3cret")
+    from webhooks import isolation
+
+    assert "PR_CHECK_WEBHOOK_SECRET" in isolation._SECRET_VARIABLES  # noqa: SLF001
+    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120))
+    assert isinstance(outcome, ReviewDone)
+    assert os.environ["PR_CHECK_WEBHOOK_SECRET"] == "s3cret"  # the parent keeps it
+
+
+def test_a_failure_is_blamed_on_the_one_build_file_that_can_have_caused_it():
+    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["a.cpp", "x/BUCK", "doc.md"]) == "x/BUCK"
+    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["x/BUCK", "y/TARGETS"]) is None
+    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["defs.bzl"]) == "defs.bzl"
+    assert concerned_path("starting", ["CMakeLists.txt"]) == "CMakeLists.txt"
+    assert concerned_path("starting", ["a", "b"]) is None
+    crash = ReviewFailed("crash", "the review process crashed (SIGSEGV)", "evaluating Buck packages of cell `xplat`")
+    on_file = failure_finding(crash, ["x/BUCK", "x/a.cpp"])
+    assert (on_file.rule, on_file.path, on_file.line) == ("internal-error", "x/BUCK", 1)
+    assert "SIGSEGV" in on_file.message and "`x/BUCK`" in on_file.message
+    on_pull = failure_finding(crash, ["x/BUCK", "y/BUCK"])
+    assert on_pull.path == "" and "2 files" in on_pull.message

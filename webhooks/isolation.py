@@ -1,0 +1,249 @@
+"""One review in a supervised child process: a deadline for the whole review, an address-space cap.
+
+A pull request is hostile input. The Starlark interpreter, the CMake model and the C++ scanner run
+native code and can crash (a list literal nested 5,000 deep segfaults the interpreter), loop or
+allocate without bound on crafted files. None of that may stop the worker, so everything that reads
+the pull request's content runs here, in a child forked from a clean server process (multiprocessing's
+`forkserver`, which preloads the engine once so a child starts in milliseconds):
+
+- the child caps its own address space (RLIMIT_AS) and CPU time (RLIMIT_CPU, a backstop for an
+  orphan whose parent died), drops the App's secrets from its environment, and reports its phase
+  as it goes, so that a crash can be blamed on what it was reading;
+- the parent waits until the deadline, then kills it. A crash (a signal), a timeout or an exhausted
+  memory budget comes back as a `ReviewFailed` value, never as an exception of the worker.
+
+The child never receives the installation token: the parent fetches, the child only reads git objects.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import multiprocessing
+import os
+import resource
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PRELOAD = ["checks", "bot.pipeline", "bot.render.json", "bot.diff"]
+_SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
+# Test-only: makes the child misbehave in a chosen way (segv | hang | memory), so that the worker's
+# side of each failure can be shown without depending on which input crashes which library today.
+TEST_FAULT_VARIABLE = "PR_CHECK_TEST_REVIEW_FAULT"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewLimits:
+    """What one review may use."""
+
+    deadline_s: float = 600.0  # wall clock, fetch excluded, rendering of the report included
+    memory_bytes: int = 4 << 30  # address space of the child
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRequest:
+    """Everything the child needs; plain values, so it pickles."""
+
+    repo_path: str
+    base_sha: str
+    head_sha: str
+    cache_dir: str
+    report_path: str | None  # where the JSON report is written (inside the budget), if anywhere
+    github_diff: str | None  # GitHub's own diff of the pull request, parsed in the child
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewDone:
+    """The review finished: its report, and the changes comments are placed against."""
+
+    report: Any  # bot.pipeline.Report
+    changes: Any  # bot.diff.ChangeSet (GitHub's diff, or the local one when GitHub's was not given)
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewFailed:
+    """The review did not finish; `kind` is crash | timeout | memory | error."""
+
+    kind: str
+    detail: str  # what happened, in words, for the pull request
+    phase: str  # what the child was doing when it was last heard from
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewRefused:
+    """The engine refused the input for good (a PrCheckError: unreadable repository, bad config)."""
+
+    message: str
+
+
+Outcome = ReviewDone | ReviewFailed | ReviewRefused
+
+_context: Any = None
+
+
+def _forkserver() -> Any:
+    global _context
+    if _context is None:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(PRELOAD)
+        _context = context
+    return _context
+
+
+def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
+    """Run one review in a child process and wait for it, at most until the deadline."""
+    context = _forkserver()
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(sender, request, limits, os.environ.get(TEST_FAULT_VARIABLE, "")),
+                            name="pr-check review", daemon=True)
+    started = time.monotonic()
+    child.start()
+    sender.close()  # the child holds the only writer: end of file means it is gone
+    phase = "starting"
+    try:
+        while True:
+            remaining = limits.deadline_s - (time.monotonic() - started)
+            if remaining <= 0 or not receiver.poll(remaining):
+                _stop(child)
+                return ReviewFailed("timeout", f"the review did not finish within {limits.deadline_s:g} s", phase)
+            try:
+                message = receiver.recv()
+            except (EOFError, OSError):
+                return _died(child, phase, limits)
+            except Exception as error:  # a result that does not unpickle is the child's fault, not ours
+                _stop(child)
+                return ReviewFailed("error", f"the review's result could not be read: {type(error).__name__}", phase)
+            kind = message[0]
+            if kind == "phase":
+                phase = message[1]
+            elif kind == "done":
+                child.join(5)
+                return ReviewDone(message[1], message[2])
+            elif kind == "refused":
+                child.join(5)
+                return ReviewRefused(message[1])
+            elif kind == "memory":
+                child.join(5)
+                return ReviewFailed("memory", f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
+                                    message[1])
+            else:  # "error"
+                child.join(5)
+                return ReviewFailed("error", message[1], phase)
+    finally:
+        receiver.close()
+        if child.is_alive():
+            _stop(child)
+
+
+def _died(child: Any, phase: str, limits: ReviewLimits) -> ReviewFailed:
+    child.join(10)
+    code = child.exitcode
+    if code is not None and code < 0:
+        number = -code
+        name = signal.Signals(number).name if number in signal.Signals._value2member_map_ else f"signal {number}"
+        detail = f"the review process crashed ({name})"
+        if number in (signal.SIGABRT, signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS):
+            detail += f"; its memory budget is {_gib(limits.memory_bytes)}"
+        kind = "crash"
+    else:
+        detail, kind = f"the review process exited with status {code} without a result", "crash"
+    return ReviewFailed(kind, detail, phase, code)
+
+
+def _stop(child: Any) -> None:
+    child.kill()
+    child.join(10)
+
+
+def _gib(size: int) -> str:
+    return f"{size / (1 << 30):g} GiB"
+
+
+# -- the child -------------------------------------------------------------------------------
+def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str) -> None:
+    for name in _SECRET_VARIABLES:
+        os.environ.pop(name, None)
+    _limit(resource.RLIMIT_AS, limits.memory_bytes)
+    # A backstop only: the parent kills at the deadline; this ends a child whose parent is gone.
+    _limit(resource.RLIMIT_CPU, int(limits.deadline_s) + 30)
+    faulthandler.enable(sys.stderr)  # a crash leaves the Python stack in the worker's log
+
+    def phase(text: str) -> None:
+        sender.send(("phase", text))
+
+    try:
+        outcome = _review(request, phase, fault)
+    except MemoryError:
+        outcome = ("memory", "allocating memory")
+    except Exception as error:
+        from bot.errors import PrCheckError
+
+        if isinstance(error, PrCheckError):
+            outcome = ("refused", str(error))
+        else:
+            outcome = ("error", f"the review raised {type(error).__name__}: {str(error)[:300]}")
+    try:
+        sender.send(outcome)
+    except MemoryError:
+        sender.send(("memory", "sending the result"))
+    sender.close()
+
+
+def _limit(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(which, (cap, hard))
+
+
+def _review(request: ReviewRequest, phase, fault: str) -> tuple:
+    import json
+
+    import checks
+    from bot.diff import parse_diff
+    from bot.pipeline import review_repository
+
+    _test_fault(fault)
+    phase("evaluating the base and head revisions")
+    report = review_repository(request.repo_path, request.base_sha, request.head_sha, checks=checks.ALL,
+                               cache_dir=Path(request.cache_dir),
+                               progress=lambda cell, index, total: phase(f"evaluating Buck packages of cell `{cell}`"))
+    phase("writing the report")
+    if request.report_path is not None:
+        from bot.render.json import render_json
+
+        target = Path(request.report_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(render_json(report), indent=1))
+    changes = report.changes
+    if request.github_diff is not None:
+        phase("reading GitHub's diff")
+        try:
+            changes = parse_diff(request.github_diff)
+        except Exception:  # GitHub's diff is only for placing comments; the local diff stands in
+            changes = report.changes
+    return ("done", report, changes)
+
+
+def _test_fault(fault: str) -> None:
+    if fault == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif fault == "hang":
+        while True:
+            time.sleep(1)
+    elif fault == "memory":
+        hoard = []
+        while True:
+            hoard.append(bytearray(64 << 20))
+
+
+def warm_up() -> None:
+    """Start the server review children are forked from, with the engine imported."""
+    from multiprocessing import forkserver
+
+    _forkserver()
+
+    forkserver.ensure_running()
