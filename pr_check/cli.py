@@ -24,6 +24,7 @@ from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.model import Severity
 from bot.repo import GitRepository
+from pr_check.shim import shim_files
 
 VERSION = "0.1.0"
 # Hostile Starlark that allocates in one operation can outrun the interpreter's own checks;
@@ -47,11 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--base", default=None, help="base revision (default: HEAD with --diff, else origin/main)")
     review.add_argument("--head", default="HEAD", help="head revision")
     review.add_argument("--diff", type=Path, help="unified diff file; the work tree is the head")
+    review.add_argument("--shim", type=Path, default=None, help="the shim submodule's files: a checkout or git repository (default: an initialized shim/)")
     _output_options(review)
 
     scan = sub.add_parser("scan", help="audit a whole tree, no diff")
     scan.add_argument("--repo", default=".")
     scan.add_argument("--rev", default="HEAD")
+    scan.add_argument("--shim", type=Path, default=None, help="the shim submodule's files: a checkout or git repository (default: an initialized shim/)")
     _output_options(scan)
 
     rules = sub.add_parser("rules", help="list the rules")
@@ -188,6 +191,8 @@ def _review(arguments: argparse.Namespace) -> int:
             base_sha, head_sha = repo.resolve(base), repo.resolve(arguments.head)
             changes = parse_diff(repo.diff(base_sha, head_sha))
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
+        with_shim = shim_files(repo, getattr(arguments, "shim", None))
+        base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
         with _progress() as progress:
             report = review_trees(base_tree, head_tree, changes, cache=cache, progress=progress)
         return _emit(report, arguments)
@@ -199,7 +204,7 @@ def _scan(arguments: argparse.Namespace) -> int:
     with GitRepository(arguments.repo) as repo:
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         with _progress() as progress:
-            report = scan_tree(repo.tree(arguments.rev), cache=cache, progress=progress)
+            report = scan_tree(shim_files(repo, getattr(arguments, "shim", None))(repo.tree(arguments.rev)), cache=cache, progress=progress)
         return _emit(report, arguments)
 
 
