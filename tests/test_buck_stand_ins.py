@@ -161,6 +161,20 @@ def test_set_stand_in_for_files_that_call_set():
     assert target(build, "oss", **{"pkg/lib.bzl": lib}).attr("outs") == ["a", "b", "z"]
 
 
+def test_buck2_rule_globals_for_shim_files_that_use_them():
+    lib = (
+        "Info = provider(fields = ['srcs'])\n"
+        "def _impl(ctx):\n    return [DefaultInfo(), Info(srcs = ctx.attrs.srcs)]\n"
+        "proto_srcs = rule(impl = _impl, attrs = {'srcs': attrs.list(attrs.source(), default = [])})\n"
+        "def cond(condition: str) -> Select:\n    return select({condition: ['x'], 'DEFAULT': []})\n"
+    )
+    build = 'load(":lib.bzl", "cond", "proto_srcs")\nproto_srcs(name = "p", srcs = ["a.proto"])\ngenrule(name = "t", srcs = cond("c"))\n'
+    graph = evaluate_cell(tree(build, **{"pkg/lib.bzl": lib}), "oss")
+    assert graph.errors == ()
+    assert graph.targets["//pkg:p"].kind == "custom_rule"
+    assert graph.targets["//pkg:t"].attr("srcs") == [Select((("c", ["x"]), ("DEFAULT", [])))]
+
+
 # --- the real shim files, mounted ------------------------------------------------------------
 
 FAKE_SHIM = {

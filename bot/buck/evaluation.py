@@ -239,7 +239,7 @@ def normalize_label(label: str, package: str) -> str:
 _SELECT_TOKEN = re.compile("\x00select:(\\d+)\x00")
 
 
-def _normalize_value(value: Any, string_selects: list[dict] = []) -> Any:  # noqa: B006 - never mutated
+def _normalize_value(value: Any, string_selects: "list[dict] | tuple" = ()) -> Any:
     if isinstance(value, dict):
         if "__select__" in value and len(value) == 1 and isinstance(value["__select__"], dict):
             return Select(tuple((str(k), _normalize_value(v, string_selects)) for k, v in value["__select__"].items()))
@@ -251,7 +251,7 @@ def _normalize_value(value: Any, string_selects: list[dict] = []) -> Any:  # noq
     return value
 
 
-def _expand_string_select(text: str, string_selects: list[dict]) -> Any:
+def _expand_string_select(text: str, string_selects: "list[dict] | tuple") -> Any:
     """A string holding select() tokens as a Select of whole strings (the first token outermost)."""
     match = _SELECT_TOKEN.search(text)
     if match is None or int(match.group(1)) >= len(string_selects):

@@ -81,10 +81,10 @@ COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host
 # - starlark-pyo3 has no `set` type (buck2 has): a file calling `set()` gets the host's
 #   stand-in, and `list`/`sorted` that accept it; not with a `list[str]` annotation, which
 #   needs the real `list`;
-# - buck2's rule-definition globals (`provider`, `rule`, `attrs`, `DefaultInfo`, ...), which the shim's
+# - buck2's rule-definition globals and types (`provider`, `rule`, `attrs`, `DefaultInfo`, `Select`), which the shim's
 #   `shims.bzl` uses at load time: a rule defined so records its calls as `custom_rule`.
 _SET_CALL = re.compile(r"(?<![\w.])set\s*\(")
-_RULE_GLOBALS = ("provider", "rule", "attrs", "DefaultInfo", "RunInfo")
+_RULE_GLOBALS = ("provider", "rule", "attrs", "DefaultInfo", "RunInfo", "Select")
 
 
 def extra_globals(text: str) -> tuple[str, ...]:
@@ -188,6 +188,9 @@ def rule(impl = None, attrs = {{}}, **kwargs):
     def define(**values):
         __record("custom_rule", call_stack(), values)
     return define
+
+# buck2's `Select` type, as older shims annotate (`-> Select`): any value passes the annotation.
+Select = typing.Any
 
 DefaultInfo = provider(fields = ["default_output", "default_outputs", "sub_targets", "other_outputs"])
 RunInfo = provider(fields = ["args"])
