@@ -75,6 +75,14 @@ class GitRepository:
             entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
         return FileTree(entries, self.read_blobs, commit)
 
+    def has_commit(self, commit: str) -> bool:
+        """Is `commit` in this repository's object database?"""
+        try:
+            self.resolve(commit)
+        except UnknownRevision:
+            return False
+        return True
+
     def working_tree(self, base_tree: FileTree, paths: Iterable[str]) -> FileTree:
         """`base_tree` with `paths` taken from the work tree on disk (the `--diff FILE` head)."""
         entries = {p: base_tree.entry(p) for p in base_tree.paths()}
@@ -152,3 +160,21 @@ class GitRepository:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def directory_tree(path: str | os.PathLike[str]) -> FileTree:
+    """The files under a directory on disk (a checkout without git data), `.git` skipped."""
+    root = Path(path)
+    contents: dict[str, bytes] = {}
+    entries: dict[str, Entry] = {}
+    for file in sorted(root.rglob("*")):
+        relative = file.relative_to(root).as_posix()
+        if relative == ".git" or relative.startswith(".git/") or not (file.is_file() or file.is_symlink()):
+            continue
+        if file.is_symlink():
+            data, mode = os.readlink(file).encode(), "120000"
+        else:
+            data, mode = file.read_bytes(), "100644"
+        contents[blob_id_of(data)] = data
+        entries[relative] = Entry(blob_id_of(data), mode)
+    return FileTree(entries, lambda blobs: {b: contents.get(b) for b in blobs}, "DIRECTORY")

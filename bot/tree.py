@@ -51,8 +51,11 @@ class FileTree:
         entries: Mapping[str, Entry],
         read_blobs: Callable[[Iterable[str]], Mapping[str, bytes | None]],
         revision: str = "",
+        mounts: Mapping[str, str] | None = None,
     ) -> None:
         self.revision = revision
+        # Submodule path -> the commit whose files are mounted there (see `mount`).
+        self.mounts: dict[str, str] = dict(mounts or {})
         self._entries = dict(entries)
         self._read_blobs = read_blobs
         self._cache: dict[str, bytes | None] = {}
@@ -185,6 +188,29 @@ class FileTree:
     def prefetch_raw(self, path: str) -> None:
         blob = self._entries[path].blob
         self._cache[path] = self._read_blobs([blob]).get(blob)
+
+
+def mount(tree: FileTree, at: str, subtree: FileTree) -> FileTree:
+    """`tree` with `subtree`'s files under `at`, in place of the submodule (gitlink) there.
+
+    A review reads a revision from git's object database, where a submodule is only its
+    pinned commit; mounting that commit's files lets loaders see them as a checkout would.
+    Blobs are read from whichever tree holds them.
+    """
+    entry = tree._entries.get(at)
+    commit = entry.blob if entry is not None and entry.is_gitlink else subtree.revision
+    entries = {p: e for p, e in tree._entries.items() if p != at}
+    own_blobs = {e.blob for p, e in subtree._entries.items() if not e.is_gitlink}
+    for path, sub_entry in subtree._entries.items():
+        entries[f"{at}/{path}"] = sub_entry
+
+    def read(blobs: Iterable[str]) -> Mapping[str, bytes | None]:
+        wanted = list(blobs)
+        found = dict(subtree._read_blobs([b for b in wanted if b in own_blobs]))
+        found.update(tree._read_blobs([b for b in wanted if b not in own_blobs]))
+        return found
+
+    return FileTree(entries, read, tree.revision, {**tree.mounts, at: commit})
 
 
 def blob_id_of(data: bytes) -> str:

@@ -24,8 +24,10 @@ from bot.errors import ConfigError, PrCheckError, UsageError
 from bot.repo import GitRepository
 from pr_check import revisions
 from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputRequest, exit_status, render, write
+from pr_check.shim import shim_files
 
 VERSION = "0.1.0"
+SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (default: an initialized shim/)"
 # Hostile Starlark that allocates in one operation can outrun the interpreter's own checks;
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
 MEMORY_CAP_BYTES = 12 << 30
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff", default=None, metavar="FILE",
         help="unified diff to apply to --base in memory ('-' reads stdin); the result is the head",
     )
+    review.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(review)
 
     scan = sub.add_parser("scan", help="audit a whole tree at one revision, no diff")
@@ -65,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="report only findings under this directory or glob (repeatable)",
     )
     scan.add_argument("--statistics", action="store_true", help="print counts per rule, cell and directory instead of the findings")
+    scan.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(scan)
 
     rules = sub.add_parser("rules", help="list the rules")
@@ -269,6 +273,8 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
                 base_sha = repo.resolve(arguments.base)
             changes = parse_diff(repo.diff(base_sha, head_sha))
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
+        with_shim = shim_files(repo, getattr(arguments, "shim", None))  # demo has no --shim
+        base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, stats = _config_note(arguments.config)
         with _progress(request) as progress:
@@ -285,7 +291,7 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
-        tree = repo.tree(revision)
+        tree = shim_files(repo, getattr(arguments, "shim", None))(repo.tree(revision))
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, stats = _config_note(arguments.config)
         notes = (f"revision: {revision}",) if revision != tree.revision else ()

@@ -33,7 +33,7 @@ from bot.buck.cells import CELLS, Cell, cell_named  # noqa: E402 - re-exported: 
 @functools.cache
 def _fields_of(cls: type) -> tuple:
     return dataclasses.fields(cls)
-HOST_VERSION = "buck-host-6"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-7"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
@@ -237,14 +237,31 @@ def normalize_label(label: str, package: str) -> str:
     return label
 
 
-def _normalize_value(value: Any) -> Any:
+_SELECT_TOKEN = re.compile("\x00select:(\\d+)\x00")
+
+
+def _normalize_value(value: Any, string_selects: "list[dict] | tuple" = ()) -> Any:
     if isinstance(value, dict):
         if "__select__" in value and len(value) == 1 and isinstance(value["__select__"], dict):
-            return Select(tuple((str(k), _normalize_value(v)) for k, v in value["__select__"].items()))
-        return {k: _normalize_value(v) for k, v in value.items()}
+            return Select(tuple((str(k), _normalize_value(v, string_selects)) for k, v in value["__select__"].items()))
+        return {k: _normalize_value(v, string_selects) for k, v in value.items()}
     if isinstance(value, list):
-        return [_normalize_value(v) for v in value]
+        return [_normalize_value(v, string_selects) for v in value]
+    if isinstance(value, str) and "\x00select:" in value:
+        return _expand_string_select(value, string_selects)
     return value
+
+
+def _expand_string_select(text: str, string_selects: "list[dict] | tuple") -> Any:
+    """A string holding select() tokens as a Select of whole strings (the first token outermost)."""
+    match = _SELECT_TOKEN.search(text)
+    if match is None or int(match.group(1)) >= len(string_selects):
+        return text
+    prefix, suffix = text[: match.start()], text[match.end() :]
+    branches = string_selects[int(match.group(1))]
+    return Select(
+        tuple((str(k), _normalize_value(prefix + str(v) + suffix, string_selects)) for k, v in branches.items())
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,6 +311,8 @@ class _Context:
     records: list = field(default_factory=list)
 
 
+# Cell names that mean the buck2 prelude (`config` and `ovr_config` are aliases of it).
+_PRELUDE_ALIASES = ("prelude", "config", "ovr_config")
 _REPO_FILE = "@pr_check_file//"  # how host-made modules load a repository file by path
 _FRAME = re.compile(r"^\s*\* (.+?):(\d+), in (.+)$", re.M)
 _LOCATION = re.compile(r"--> (.+?):(\d+):\d+")
@@ -322,6 +341,7 @@ class CellEvaluator:
         self._modules: dict[str, Any] = {}  # module key -> FrozenModule or Exception
         self._module_files: dict[str, frozenset[str]] = {}  # module key -> repo files it read
         self._offsets: dict[str, int] = {}  # repo path -> lines prepended for the host load
+        self._string_selects: list[dict] = []  # token number -> branches (modules outlive packages)
         self._host = self._build_host()
 
     # -- host ------------------------------------------------------------------------------
@@ -331,12 +351,19 @@ class CellEvaluator:
         module.add_callable("__glob", self._glob)
         module.add_callable("__package_name", lambda: self._context.package)
         module.add_callable("__read_config", self._read_config)
+        module.add_callable("__select_string", self._select_string)
+        module.add_callable("__is_select_token", lambda text: _SELECT_TOKEN.fullmatch(text) is not None)
         ast = sl.parse(buck_host.HOST_MODULE, buck_host.host_source(self.rules), _DIALECT)
         sl.eval(module, ast, _GLOBALS)
         return module.freeze()
 
     def _record(self, kind: str, stack: str, kwargs: dict) -> None:
         self._context.records.append((kind, stack, kwargs))
+
+    def _select_string(self, branches: dict) -> str:
+        """A token standing for a select() of strings; it concatenates as buck2's select does."""
+        self._string_selects.append(dict(branches))
+        return f"\x00select:{len(self._string_selects) - 1}\x00"
 
     def _read_config(self, section: str, key: str, default: Any = None) -> Any:
         if not self.rules.reads_buckconfig:
@@ -354,7 +381,7 @@ class CellEvaluator:
     # -- loading -----------------------------------------------------------------------------
     def _source_with_host(self, path: str, text: str, names: tuple[str, ...]) -> tuple[str, int]:
         """Prefix a file with the host load; on line 1 when the language allows it."""
-        imports = ", ".join(f"{n} = {('starlark_type' if n == 'type' else n)!r}" for n in names)
+        imports = ", ".join(f"{n} = {buck_host.HOST_RENAMES.get(n, n)!r}" for n in names)
         load = f"load({buck_host.HOST_MODULE!r}, {imports})"
         first, _, rest = text.partition("\n")
         if re.match(r"\s*(def|if|for|while|@)\b", first) or first.rstrip().endswith("\\"):
@@ -365,6 +392,7 @@ class CellEvaluator:
         text = self.tree.read_text(path)
         if text is None:
             raise FileNotFoundError(path)
+        names = names + buck_host.extra_globals(text)
         source, offset = self._source_with_host(path, text, names)
         self._offsets[path] = offset
         return sl.parse(path, source, _DIALECT), text
@@ -411,7 +439,7 @@ class CellEvaluator:
                     self._loaded_files = outer
                     self._module_files[f"file:{location}"] = frozenset(key_files)
             else:
-                if kind == "builtin":
+                if kind in ("builtin", "prelude"):
                     source = buck_host.reexport_source(symbols)
                 elif kind == "runtime":
                     source = self._runtime_source(symbols, importer_text)
@@ -470,13 +498,18 @@ class CellEvaluator:
         """Internal cells: Meta's macros are not in the repository; record them as given."""
         if cell_name in ("fbsource", "fbcode") and cell_relative == buck_host.RUNTIME_WRAPPER:
             return "runtime", cell_relative
+        if cell_name in _PRELUDE_ALIASES:
+            if cell_relative in buck_host.PRELUDE_BUILTINS:
+                return "prelude", cell_relative
+            return "stub", f"{cell_name}//{cell_relative}"
         if cell_relative in buck_host.SHIM_BUILTINS:
             return "builtin", cell_relative
         if cell_name == "fbsource" and cell_relative.startswith("xplat/executorch/"):
-            # The open-source copies of ExecuTorch's own macros live under shim_et/.
-            candidate = "shim_et/" + cell_relative
-            if self.tree.exists(candidate):
-                return "file", candidate
+            # The open-source copies of ExecuTorch's own macros live under shim_et/; the rest
+            # of fbsource//xplat/executorch is the repository itself.
+            for candidate in ("shim_et/" + cell_relative, cell_relative[len("xplat/executorch/") :]):
+                if self.tree.exists(candidate):
+                    return "file", candidate
         if cell_name == "fbcode" and cell_relative.startswith("executorch/"):
             candidate = cell_relative[len("executorch/") :]
             if self.tree.exists(candidate):
@@ -486,18 +519,28 @@ class CellEvaluator:
     def _file_or_shim(self, path: str, cell_name: str, cell_relative: str) -> tuple[str, str]:
         if self.tree.exists(path):
             return "file", path
-        if self._inside_gitlink(path):
-            # The pinned shim/ submodule is not part of a git tree listing.
-            for builtin_path in buck_host.SHIM_BUILTINS:
-                if path.endswith(builtin_path):
-                    return "builtin", builtin_path
+        inside = self._inside_gitlink(path)
+        if inside is not None:
+            # A submodule (the pinned shim/, the buck2 prelude) is not part of a git tree
+            # listing unless mounted: its library files have built-in equivalents.
+            gitlink, relative = inside
+            if self._cell_named_at(gitlink) in _PRELUDE_ALIASES:
+                return ("prelude", relative) if relative in buck_host.PRELUDE_BUILTINS else ("stub", path)
+            if relative in buck_host.SHIM_BUILTINS:
+                return "builtin", relative
+            if relative in buck_host.OSS_SHIM_BUILTINS and not self.rules.records_internal_macros:
+                return "builtin", relative
             return "stub", path
         if self.rules.records_internal_macros:
             return "stub", f"{cell_name}//{cell_relative}"
         raise _load_error(f"cannot load {path}: no such file in the repository")
 
-    def _inside_gitlink(self, path: str) -> bool:
-        """Is `path` (after following symlinked directories) inside a submodule?"""
+    def _cell_named_at(self, root: str) -> str:
+        """The `.buckconfig` cell whose root is `root` ("" when none)."""
+        return next((name for name, path in self.config.cells.items() if path.strip("/").removeprefix("./") == root), "")
+
+    def _inside_gitlink(self, path: str) -> tuple[str, str] | None:
+        """(submodule path, path inside it) when `path`, symlinks followed, is inside a submodule."""
         resolved = path
         parts = path.split("/")
         for i in range(len(parts), 0, -1):
@@ -506,7 +549,10 @@ class CellEvaluator:
             if target is not None:
                 resolved = posixpath.normpath(posixpath.join(posixpath.dirname(prefix), target, *parts[i:]))
                 break
-        return any(resolved == g or resolved.startswith(g + "/") for g in self.tree.gitlinks())
+        for gitlink in self.tree.gitlinks():
+            if resolved.startswith(gitlink + "/"):
+                return gitlink, resolved[len(gitlink) + 1 :]
+        return None
 
     def _cell_root_of(self, path: str) -> str:
         best = ""
@@ -593,7 +639,7 @@ class CellEvaluator:
                 package=package,
                 name=name,
                 kind=kind.split(".")[-1],
-                attrs={k: _normalize_value(v) for k, v in kwargs.items()},
+                attrs={k: _normalize_value(v, self._string_selects) for k, v in kwargs.items()},
                 path=path,
                 line=line,
                 end_line=_call_end_line(self.tree.read_text(path) or "", line) if path else line,
@@ -700,7 +746,7 @@ def find_packages(tree: FileTree, config: BuckConfig, cell: str = "oss") -> dict
     other_roots = tuple(
         r.strip("/") + "/" for r in config.cells.values() if r not in (".", "./", "") and not r.startswith("..")
     )
-    skip_roots = other_roots + tuple(g + "/" for g in tree.gitlinks())
+    skip_roots = other_roots + tuple(g + "/" for g in (*tree.gitlinks(), *tree.mounts))
     packages: dict[str, str] = {}
     for path in tree.paths():
         base = posixpath.basename(path)

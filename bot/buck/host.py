@@ -2,15 +2,19 @@
 
 Design 3.1 says which constructs define what in each cell; this module states it as Starlark
 source that the evaluator loads into every file. The Python side (`bot/buck/evaluation.py`) supplies
-four callables: `__record` (a rule call with its call stack), `__glob`, `__package_name` and
-`__read_config`. Nothing here is taken from Buck or ExecuTorch; it is a model of their behaviour.
+the callables `__record` (a rule call with its call stack), `__glob`, `__package_name`,
+`__read_config` and `__select_string`/`__is_select_token` (selects of strings). Nothing here is taken from Buck or ExecuTorch; it is a model of their behaviour.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from bot.buck.cells import Cell
+from bot.buck.stand_ins import HOST_NAME_OF, OSS_SHIM_BUILTINS, PRELUDE_BUILTINS, SHIM_BUILTINS, STAND_IN_SOURCE
+
+__all__ = ["OSS_SHIM_BUILTINS", "PRELUDE_BUILTINS", "SHIM_BUILTINS"]  # re-exported: the loader resolves through them
 
 HOST_MODULE = "@pr_check//:host.bzl"
 
@@ -36,6 +40,8 @@ NATIVE_RULES = (
     "genrule",
     "http_archive",
     "http_file",
+    "java_binary",
+    "ocaml_binary",
     "platform",
     "prebuilt_cxx_library",
     "prebuilt_python_library",
@@ -43,6 +49,9 @@ NATIVE_RULES = (
     "python_library",
     "python_test",
     "remote_file",
+    "rust_binary",
+    "rust_library",
+    "rust_test",
     "sh_binary",
     "sh_test",
     "test_suite",
@@ -68,6 +77,31 @@ RUNTIME_RULES = (
 BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall", "host_info", "select_map")
 # Names every file sees: `type` is replaced so that `type(select(...)) == "select"` as in buck2.
 COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob")
+# Names a file gets only when it uses them and does not define them itself:
+# - starlark-pyo3 has no `set` type (buck2 has): a file calling `set()` gets the host's
+#   stand-in, and `list`/`sorted` that accept it; not with a `list[str]` annotation, which
+#   needs the real `list`;
+# - buck2's rule-definition globals and types (`provider`, `rule`, `attrs`, `DefaultInfo`, `Select`), which the shim's
+#   `shims.bzl` uses at load time: a rule defined so records its calls as `custom_rule`.
+_SET_CALL = re.compile(r"(?<![\w.])set\s*\(")
+_RULE_GLOBALS = ("provider", "rule", "attrs", "DefaultInfo", "RunInfo", "Select")
+
+
+def extra_globals(text: str) -> tuple[str, ...]:
+    """The host names beyond COMMON_GLOBALS that a .bzl file's text needs (see above)."""
+    names: list[str] = []
+    if _SET_CALL.search(text) and "list[" not in text:
+        names += ["set", "list", "sorted"]
+    for name in _RULE_GLOBALS:
+        used = re.search(rf"(?<![\w.]){name}\b", text)
+        defined = re.search(rf"^(?:def\s+{name}\b|{name}\s*=)", text, re.M)
+        if used and not defined:
+            names.append(name)
+    return tuple(names)
+
+
+# Names a file imports under another host name.
+HOST_RENAMES = {"type": "starlark_type", "list": "set_aware_list", "sorted": "set_aware_sorted"}
 
 
 def host_source(cell: Cell) -> str:
@@ -78,7 +112,7 @@ def host_source(cell: Cell) -> str:
     )
     native_fields = ",\n    ".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
     top_level_rules = "\n".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
-    return STUB_CALL_SOURCE + _HOST_TEMPLATE.format(
+    return STUB_CALL_SOURCE + STAND_IN_SOURCE + _HOST_TEMPLATE.format(
         cell=cell.name,
         rule_defs=rule_defs,
         native_fields=native_fields,
@@ -99,12 +133,17 @@ _real_type = type
 def _is_select_marker(value):
     return _real_type(value) == "dict" and "__select__" in value
 
-# buck2's select() is its own type that concatenates with lists. A one-element list holding a
-# marker dict concatenates the same way and survives conversion to Python.
+# buck2's select() is its own type that concatenates with lists and strings. A one-element list
+# holding a marker dict concatenates with lists the same way and survives conversion to Python;
+# a select of strings is a token string (`__select_string`) that the recorder expands again.
 def select(branches):
+    if branches and all([_real_type(value) == "string" for value in branches.values()]):
+        return __select_string(branches)
     return [{{"__select__": branches}}]
 
 def starlark_type(value):
+    if _real_type(value) == "string" and __is_select_token(value):
+        return "select"
     if _real_type(value) == "list":
         for item in value:
             if _is_select_marker(item):
@@ -137,6 +176,35 @@ def host_info():
         arch = struct(is_x86_64 = True, is_aarch64 = False, is_arm = False, is_i386 = False),
     )
 
+def _get_cell_name():
+    return "root"
+
+def provider(fields = [], doc = ""):
+    def construct(**values):
+        return struct(**values)
+    return construct
+
+def rule(impl = None, attrs = {{}}, **kwargs):
+    def define(**values):
+        __record("custom_rule", call_stack(), values)
+    return define
+
+# buck2's `Select` type, as older shims annotate (`-> Select`): any value passes the annotation.
+Select = typing.Any
+
+DefaultInfo = provider(fields = ["default_output", "default_outputs", "sub_targets", "other_outputs"])
+RunInfo = provider(fields = ["args"])
+
+def _attribute(*args, **kwargs):
+    return None
+
+attrs = struct(**{{kind: _attribute for kind in (
+    "any", "arg", "bool", "configuration_label", "configured_dep", "default_only", "dep", "dict",
+    "enum", "exec_dep", "int", "label", "list", "named_set", "one_of", "option", "plugin_dep",
+    "query", "regex", "set", "source", "split_transition_dep", "string", "toolchain_dep",
+    "transition_dep", "tuple", "versioned",
+)}})
+
 {rule_defs}
 native = struct(
     {native_fields},
@@ -148,6 +216,7 @@ native = struct(
     host_info = host_info,
     partial = partial,
     json = json,
+    get_cell_name = _get_cell_name,
 )
 
 {top_level_rules}
@@ -207,12 +276,6 @@ runtime = struct(
 )
 '''
 
-# Files of the pinned `shim/` submodule whose semantics design 3.1 states; used when the
-# submodule is not checked out (a diff-only or bare view never has it).
-SHIM_BUILTINS = {
-    "tools/build_defs/fbsource_utils.bzl": ("is_fbcode", "is_xplat"),
-    "build_defs/build_file_migration.bzl": ("fbcode_target", "non_fbcode_target"),
-}
 
 # In the internal cells the runtime wrapper is Meta's own; rules are recorded as given.
 RUNTIME_WRAPPER = "xplat/executorch/build/runtime_wrapper.bzl"
@@ -223,7 +286,7 @@ def reexport_source(symbols: dict[str, str]) -> str:
     names = sorted(set(symbols.values()))
     listed = ", ".join(repr(n) for n in names)
     exports = "\n".join(f"{name} = _{name}" for name in names)
-    aliases = ", ".join(f"_{n} = {n!r}" for n in names)
+    aliases = ", ".join(f"_{n} = {HOST_NAME_OF.get(n, n)!r}" for n in names)
     return f"load({HOST_MODULE!r}, {aliases})\n{exports}\n" if names else f"# no symbols: {listed}\n"
 
 
@@ -232,12 +295,19 @@ _CALL_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
+_PLURAL_CONSTANT = re.compile(r"^[A-Z0-9_]*_[A-Z0-9]*S$")
+
+
 def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     """A recording stub for a module the cell cannot read (Meta-internal macros).
 
     Each requested name becomes what its importer uses it as: a struct when the importer
-    reads attributes of it, a constant when it is UPPER_CASE, otherwise a function that
-    records a rule when called with `name =` and returns an empty list otherwise.
+    reads attributes of it; a constant when it is UPPER_CASE (a list when its name is plural,
+    `OPERATOR_SRCS`, or the importer iterates or concatenates it as one, else its own name);
+    otherwise a function that records a rule when called with `name =`. A function returns
+    what its call sites need: a list where its result is concatenated to a list (a macro
+    that defines a rule and returns deps, `get_pt_ops_deps`), a string where concatenated to
+    a string, else None after recording a rule and an empty list otherwise.
     """
     local_to_remote = dict(symbols)
     code = _STRING_OR_COMMENT.sub('""', importer_text)
@@ -246,6 +316,11 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     for local, attribute in _ATTRIBUTE_USE.findall(code):
         if local in local_to_remote and local_to_remote[local] not in called:
             fields.setdefault(local_to_remote[local], set()).add(attribute)
+    results: dict[str, str] = {}
+    for local, remote in local_to_remote.items():
+        for result in _concatenations(code, local):
+            if results.get(remote) != "string":
+                results[remote] = result
     lines = [f"load({HOST_MODULE!r}, _stub_call = 'stub_call')"]
     for remote in sorted(set(local_to_remote.values())):
         if remote in fields:
@@ -254,9 +329,11 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
             )
             lines.append(f"{remote} = struct({members})")
         elif remote.isupper():
-            lines.append(f"{remote} = {remote!r}")
+            is_list = _PLURAL_CONSTANT.match(remote) or results.get(remote) == "list"
+            lines.append(f"{remote} = []" if is_list else f"{remote} = {remote!r}")
         else:
-            lines.append(f"def {remote}(*args, **kwargs):\n    return _stub_call({remote!r}, call_stack(), kwargs)")
+            result = results.get(remote, "")
+            lines.append(f"def {remote}(*args, **kwargs):\n    return _stub_call({remote!r}, call_stack(), kwargs, {result!r})")
     body = "\n".join(lines[1:])
     helper = (
         "def _stub_function(kind):\n"
@@ -267,10 +344,51 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     return lines[0] + "\n" + helper + body + "\n"
 
 
+def _concatenations(code: str, local: str) -> Iterator[str]:
+    """For each use of `local` (a call or a name) joined by `+`: "string" or "list", by its other operand.
+
+    `code` has its strings blanked to `""`, so a string operand reads as `"`; an operand that
+    is neither a list nor a string literal (a variable, a call) counts as a list, the type
+    Buck macros concatenate most.
+    """
+    for match in re.finditer(rf"(?<![\w.])({re.escape(local)})\b(?!\s*=[^=])", code):
+        end = match.end()
+        if code[end:].lstrip().startswith("("):
+            end = _closing_parenthesis(code, code.index("(", end))
+        before = code[: match.start()].rstrip()
+        after = code[end:].lstrip()
+        if before.endswith("+") and not before.endswith("++"):
+            other = before[:-1].rstrip()
+            yield "string" if other.endswith('"') else "list"
+        elif before.endswith("+="):
+            yield "list"
+        elif after.startswith("+") and not after.startswith("+="):
+            other = after[1:].lstrip()
+            yield "string" if other.startswith('"') else "list"
+        elif re.search(r"\bin$", before):
+            yield "list"
+
+
+def _closing_parenthesis(code: str, start: int) -> int:
+    """The index after the parenthesis that closes the one at `start` (strings already blanked)."""
+    depth = 0
+    for index in range(start, len(code)):
+        if code[index] in "([{":
+            depth += 1
+        elif code[index] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(code)
+
+
 STUB_CALL_SOURCE = '''
-def stub_call(kind, stack, kwargs):
+def stub_call(kind, stack, kwargs, result = ""):
     if "name" in kwargs:
         __record(kind, stack, kwargs)
-        return None
-    return []
+    if result == "list":
+        return []
+    if result == "string":
+        return ""
+    return None if "name" in kwargs else []
 '''
