@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 
@@ -52,7 +53,23 @@ def added_lines(diff_text: str) -> dict[str, frozenset[int]]:
     return {name: frozenset(numbers) for name, numbers in lines.items()}
 
 
-def compare(base: dict, head: dict, diff_text: str = "") -> list[NewAtHead]:
+DEFINITION_SUFFIXES = (".cpp", ".cc", ".cu", ".c")
+
+
+def locate(checkout: Path, name: str) -> tuple[str, int] | None:
+    """Where `name` is still defined in the checkout's backend sources (e.g. now `static`), if anywhere."""
+    pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
+    for directory in ("backends/aoti", "backends/cuda"):
+        for path in sorted((checkout / directory).rglob("*")):
+            if path.suffix not in DEFINITION_SUFFIXES or not path.is_file():
+                continue
+            for number, row in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+                if pattern.search(row) and not row.rstrip().endswith(";") and '"' not in row.split(name)[0]:
+                    return path.relative_to(checkout).as_posix(), number
+    return None
+
+
+def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | None = None) -> list[NewAtHead]:
     """base and head are `backend_summary` dicts; the result lists what head adds, diff lines first."""
     added = added_lines(diff_text)
     found: list[NewAtHead] = []
@@ -68,8 +85,12 @@ def compare(base: dict, head: dict, diff_text: str = "") -> list[NewAtHead]:
     lost = sorted(set(base["exported"]) - set(head["exported"]))
     if lost and not head["errors"]:
         shown = ", ".join(lost[:5]) + (", ..." if len(lost) > 5 else "")
+        place = locate(head_checkout, lost[0]) if head_checkout is not None and len(lost) <= 5 else None
+        where = f"; {lost[0]} is still written at {place[0]}:{place[1]}" if place else ""
+        in_diff = bool(place) and place[1] in added.get(place[0], ())
         found.append(NewAtHead("symbol-lost", f"{len(lost)} aoti_torch_* symbol(s) no longer exported by "
-                                              f"libaoti_cuda_shims.so: {shown}"))
+                                              f"libaoti_cuda_shims.so: {shown}{where}",
+                               place[0] if place else None, place[1] if place else None, in_diff))
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
         found.append(NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded "
                                                        f"object at head"))

@@ -29,6 +29,8 @@ class BackendOptions:
     head_plan: Path | None = None  # a plan written by `smoke plan` where the CMake model runs
     base_plan: Path | None = None
     wrapper_dir: Path | None = None  # where the standalone canary is compiled once and reused
+    # A report of an earlier run at base: its head block stands for base, which is then not rebuilt.
+    base_report: Path | None = None
 
 
 def plan_for(checkout: Path, plan_file: Path | None) -> tuple[BuildPlan | None, StageOutcome | None]:
@@ -53,11 +55,16 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
     head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem)
     block: dict = {"head": head["block"], "seconds": None}
     head_stages = head["stages"]
+    base = None
     if options.base is not None:
         base = _one_side(options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem)
+    elif options.base_report is not None:
+        base = _side_from_report(options.base_report)
+    if base is not None:
         block["base"] = base["block"]
         diff_text = options.diff.read_text(errors="replace") if options.diff else ""
-        new = compare(base["summary"], head["summary"], diff_text) if base["summary"] and head["summary"] else []
+        new = compare(base["summary"], head["summary"], diff_text, options.head) \
+            if base["summary"] and head["summary"] else []
         block["new_at_head"] = [item.to_json() for item in new]
         base_failed = {name for name, outcome in base["stages"] if outcome.status == "failed"}
         head_stages = [(name, _mark_shared(outcome, name in base_failed)) for name, outcome in head_stages]
@@ -69,6 +76,14 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
     results = tuple(StageResult(name, outcome.status, outcome.reason, 0.0, outcome.details)
                     for name, outcome in head_stages)
     return results, block
+
+
+def _side_from_report(path: Path) -> dict:
+    earlier = json.loads(path.read_text())["backend"]["head"]
+    summary = earlier["summary"]
+    stages = [(name, StageOutcome(status, summary["reasons"][name])) for name, status in summary["statuses"].items()]
+    return {"stages": stages, "block": {"from_report": str(path), "checkout": earlier.get("checkout"),
+                                        "summary": summary}, "summary": summary}
 
 
 def _mark_shared(outcome: StageOutcome, shared: bool) -> StageOutcome:

@@ -107,9 +107,14 @@ def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[Sta
                    {"symbol": name, "archive": defined_in_inputs[name]} for name in lost]}
     if lost:
         archives = sorted({defined_in_inputs[name] for name in lost})
+        # Where the plan links those archives: the CMake line that should name them whole.
+        lines = sorted({f"{item.origin[0]}:{item.origin[1]}" for item in shims.link_items
+                        if item.kind == "target-archive" and not item.whole_archive
+                        and output_path(plan.target(item.value), layout).name in archives})
+        where = f" at {', '.join(lines)}" if lines else ""
         return StageOutcome("failed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols but not "
                                       f"{len(lost)} defined in {', '.join(archives)} (e.g. {lost[0]}): the "
-                                      f"archive is not linked whole", details), exported
+                                      f"archive is not linked whole{where}", details), exported
     if not exported:
         return StageOutcome("failed", f"{library.name} exports no {SHIM_PREFIX}* symbol", details), exported
     return StageOutcome("passed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols", details), exported

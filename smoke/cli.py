@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     backend = run.add_argument_group("the pull request's CUDA backend (compiled from the CMake model)")
     backend.add_argument("--tree", type=Path, help="checkout (or subtree) of head to compile; enables these stages")
     backend.add_argument("--base-tree", type=Path, help="checkout of base: what is new at head is reported")
+    backend.add_argument("--base-report", type=Path, help="a report of an earlier run at base, instead of "
+                                                         "--base-tree (base is then not rebuilt)")
     backend.add_argument("--diff", type=Path, help="the pull request's unified diff, to place compile errors in it")
     backend.add_argument("--head-plan", type=Path, help="a plan from `smoke plan`, when the CMake model "
                                                        "cannot be imported on this machine")
@@ -96,7 +98,8 @@ def run_command(parsed: argparse.Namespace) -> int:
     if parsed.tree is not None:
         backend = BackendOptions(head=parsed.tree.resolve(), base=parsed.base_tree.resolve() if parsed.base_tree else None,
                                  diff=parsed.diff, head_plan=parsed.head_plan, base_plan=parsed.base_plan,
-                                 wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None)
+                                 wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None,
+                                 base_report=parsed.base_report)
     elif parsed.backend_only:
         raise SmokeConfigError("--backend-only needs --tree")
     report = run_smoke(RunOptions(
