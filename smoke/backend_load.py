@@ -36,9 +36,12 @@ def prepare_wrapper(facts: MachineFacts, work_dir: Path) -> tuple[dict | None, S
         return None, StageOutcome("skipped", "no GPU: loading and running the wrapper needs one")
     if not facts.torch.importable or not facts.torch.cuda_available:
         return None, StageOutcome("skipped", f"PyTorch with CUDA is not usable here: {facts.torch.error}")
-    record = work_dir / "standalone.json"
+    record, failure = work_dir / "standalone.json", work_dir / "standalone-failed.json"
     if record.is_file():
         return json.loads(record.read_text()), None
+    if failure.is_file():  # one failed compile per machine: the next runs report it without minutes more
+        earlier = json.loads(failure.read_text())
+        return None, StageOutcome("failed", earlier["reason"], earlier["details"])
     work_dir.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-c", CHILD_BOOTSTRAP, str(CANARY_SCRIPT), "compile-standalone", str(work_dir)]
     result = run_command(argv, timeout=CANARY_TIMEOUT_S, cwd=work_dir,
@@ -48,8 +51,10 @@ def prepare_wrapper(facts: MachineFacts, work_dir: Path) -> tuple[dict | None, S
     except (IndexError, json.JSONDecodeError):
         compiled = None
     if compiled is None:
-        return None, StageOutcome("failed", f"compiling the standalone canary failed: {describe_child_failure(result)}",
-                                  {"compile": result.to_json()})
+        outcome = StageOutcome("failed", f"compiling the standalone canary failed: {describe_child_failure(result)}",
+                               {"compile": result.to_json()})
+        failure.write_text(json.dumps({"reason": outcome.reason, "details": outcome.details}))
+        return None, outcome
     with zipfile.ZipFile(compiled["package"]) as archive:
         archive.extractall(work_dir / "package")
     libraries = sorted((work_dir / "package").rglob("*.so"))

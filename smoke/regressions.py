@@ -6,10 +6,12 @@ changed tree fails loudly instead of testing nothing.
 
     python3 -m smoke.regressions extract MIRROR REV DEST      # the subtree of REV into DEST/executorch
     python3 -m smoke.regressions apply NAME TREE               # one regression, in place; prints JSON
+    python3 -m smoke.regressions diff BASE HEAD                # the unified diff between two trees
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import subprocess
 import sys
@@ -94,6 +96,18 @@ def break_cuda_syntax(tree: Path) -> Regression:
     return Regression("cu-syntax-error", path, after + 2, f"compile error at {path}:{after + 2}")
 
 
+def tree_diff(base: Path, head: Path) -> str:
+    """A unified diff (a/ and b/ paths relative to the trees) of the files that differ."""
+    paths = sorted({p.relative_to(root).as_posix() for root in (base, head) for p in root.rglob("*") if p.is_file()})
+    chunks = []
+    for path in paths:
+        old = (base / path).read_text(errors="replace").splitlines(keepends=True) if (base / path).is_file() else []
+        new = (head / path).read_text(errors="replace").splitlines(keepends=True) if (head / path).is_file() else []
+        if old != new:
+            chunks += difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", n=3)
+    return "".join(chunks)
+
+
 REGRESSIONS = {"no-whole-archive": drop_whole_archive, "static-shim": make_shim_static,
                "cu-syntax-error": break_cuda_syntax}
 
@@ -104,6 +118,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["apply"] and len(argv) == 3 and argv[1] in REGRESSIONS:
         print(json.dumps(asdict(REGRESSIONS[argv[1]](Path(argv[2])))))
+        return 0
+    if argv[:1] == ["diff"] and len(argv) == 3:
+        sys.stdout.write(tree_diff(Path(argv[1]), Path(argv[2])))
         return 0
     print(__doc__, file=sys.stderr)
     return 2
