@@ -25,7 +25,9 @@ cd "$REPO"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$WORK"
 [ -f "$WORK/commit.txt" ] || tar -xzf "$PACK/trees.tar.gz" -C "$WORK"
-if "$PYTHON" -c "import tree_sitter, tree_sitter_cmake" 2>/dev/null; then
+if [ -n "${PLANS:-}" ]; then
+  :             # chosen by the caller: model or pack
+elif "$PYTHON" -c "import tree_sitter, tree_sitter_cmake" 2>/dev/null; then
   PLANS=model   # plan from the CMake model here, as in CI
 else
   PLANS=pack    # the plans pack_tree.sh wrote with the same model
