@@ -168,7 +168,13 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
     if failed is None:
         for target in targets:
             kept = tuple(step for step in target.compile_steps if (target.name, step.source) not in left_out)
-            target = replace(target, compile_steps=kept)
+            absent = [item for item in target.link_items if item.kind == "toolkit" and not toolkit_has(tools, item.library)]
+            for item in absent:
+                gap = f"{item.value} ({target.name}): this machine's CUDA toolkit has no lib{item.library}; not linked"
+                if gap not in machine_gaps:
+                    machine_gaps.append(gap)
+            links = tuple(item for item in target.link_items if item not in absent)
+            target = replace(target, compile_steps=kept, link_items=links)
             command = link_command(target, layout, tools)
             result = run_command(command, timeout=LINK_TIMEOUT_S, cwd=layout.build_dir)
             steps.append(result)
@@ -178,6 +184,14 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
             outputs[target.name] = str(output_path(target, layout))
     return BuildOutcome(outputs, tuple(steps), tuple(errors), failed, time.monotonic() - started,
                         tuple(machine_gaps))
+
+
+def toolkit_has(tools: Toolset, library: str) -> bool:
+    """Whether the toolkit's lib directory holds lib<library> (a stock toolkit may lack cuRAND, say)."""
+    if tools.cuda_lib is None:
+        return False
+    directory = Path(tools.cuda_lib)
+    return any(directory.glob(f"lib{library}.so*")) or (directory / f"lib{library}.a").exists()
 
 
 MISSING_HEADER = re.compile(r"^(?P<header>\S+): No such file or directory$")

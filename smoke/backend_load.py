@@ -28,6 +28,9 @@ CANARY_TIMEOUT_S = 900
 RUN_TIMEOUT_S = 300
 TOLERANCE = 1e-3
 SHIM_PREFIX = "aoti_torch_"
+STOPPED_AT = ("the wrapper's model container is driven directly (run_wrapper.cpp), not through "
+              "CudaBackend::init/execute: the backend's host also needs executorch_core, whose sources the "
+              "CMake model cannot evaluate")
 
 
 def prepare_wrapper(facts: MachineFacts, work_dir: Path) -> tuple[dict | None, StageOutcome | None]:
@@ -83,7 +86,8 @@ def load_and_run(wrapper: dict, shims: Path, exported: frozenset[str], tools: To
     """Link the runner against the PR's shims, load the wrapper, run it, compare with eager."""
     needed = set(wrapper["needed_symbols"])
     missing = sorted(needed - exported)
-    details: dict = {"wrapper": wrapper["wrapper"], "needed_symbols": sorted(needed), "missing": missing}
+    details: dict = {"wrapper": wrapper["wrapper"], "needed_symbols": sorted(needed), "missing": missing,
+                     "stopped_at": STOPPED_AT}
     work_dir.mkdir(parents=True, exist_ok=True)
     runner = work_dir / "run_wrapper"
     # --allow-shlib-undefined: the shim library leaves the core runtime to its host (see the module docstring).

@@ -17,7 +17,7 @@ PACK=${PACK:-$REPO/smoke/device/pack}
 OUT=${OUT:?set OUT to the directory that comes back}
 PYTHON=${PYTHON:-python3}
 WORK=${WORK:-$REPO/smoke/device/work}
-GROUPS=${*:-main regressions history}
+CASES=${*:-main regressions history}
 ARCH=${CUDA_ARCH:-native}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
@@ -54,7 +54,7 @@ smoke() {  # case [arguments...]: one `smoke run` of the backend stages at that 
 
 # 1. The real commit, cold (the standalone canary is compiled here once and reused below); then the
 #    same tree in a fresh build directory, which a warm ccache serves when one is installed.
-if [[ " $GROUPS " == *" main "* ]]; then
+if [[ " $CASES " == *" main "* ]]; then
   rm -rf "$WORK/build/main" "$WORK/build/main-again"
   smoke main
   ln -sfn "$WORK/main" "$WORK/main-again"
@@ -62,7 +62,7 @@ if [[ " $GROUPS " == *" main "* ]]; then
 fi
 
 # 2. The three regressions, each against main's report (base is not rebuilt).
-if [[ " $GROUPS " == *" regressions "* ]]; then
+if [[ " $CASES " == *" regressions "* ]]; then
   [ -f "$WORK/main.json" ] || smoke main
   for regression in no-whole-archive static-shim cu-syntax-error; do
     cp "$WORK/$regression/regression.json" "$OUT/$regression.regression.json"
@@ -71,7 +71,7 @@ if [[ " $GROUPS " == *" regressions "* ]]; then
 fi
 
 # 3. The real history pair, each against its parent.
-if [[ " $GROUPS " == *" history "* ]]; then
+if [[ " $CASES " == *" history "* ]]; then
   for commit in eac0673bd5 3a00cc1897; do
     # shellcheck disable=SC2046
     smoke "$commit" --base-tree "$WORK/$commit-parent/executorch" $(plan "$commit-parent" base) \
