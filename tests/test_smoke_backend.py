@@ -224,3 +224,29 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
             assert (new[0].kind, new[0].path, new[0].line) == ("compile-error", regression.path, regression.line)
         else:
             assert new[0].kind == "symbol-lost", new
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+
+def test_plan_command_writes_a_plan_the_run_can_use(tmp_path):
+    from smoke.cli import main
+
+    out = tmp_path / "plan.json"
+    assert main(["plan", "--tree", str(MINI), "--out", str(out)]) == 0
+    assert plan_from_json(json.loads(out.read_text())) == _plan(MINI)
+
+
+@needs_compilers
+def test_run_with_a_tree_reports_the_backend_stages(tmp_path):
+    from smoke.cli import main
+
+    tree = _copy(tmp_path)
+    report_path = tmp_path / "report.json"
+    code = main(["run", "--backend-only", "--tree", str(tree), "--base-tree", str(tree),
+                 "--build-dir", str(tmp_path / "build"), "--report", str(report_path)])
+    report = json.loads(report_path.read_text())
+    statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
+    assert statuses["compile"] == statuses["exports"] == statuses["backend-host"] == "passed"
+    assert statuses["new-at-head"] == "passed" and report["backend"]["new_at_head"] == []
+    assert code == (0 if report["status"] == "passed" else 1)
