@@ -100,6 +100,13 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
     return sorted(found, key=lambda item: not item.in_diff)
 
 
+def fixed_at_head(base: dict, head: dict) -> list[str]:
+    """Stages that fail at base and pass at head: what the pull request repairs, said in words."""
+    return [f"{stage}: failed at base ({base['reasons'][stage]}), passes at head"
+            for stage, status in base["statuses"].items()
+            if status == "failed" and head["statuses"].get(stage) == "passed"]
+
+
 def backend_summary(run) -> dict:
     """The facts of a BackendRun that compare() reads, as JSON."""
     build = run.build

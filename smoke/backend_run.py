@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from smoke.backend_build import Toolset
-from smoke.backend_compare import backend_summary, compare
+from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_and_run, prepare_wrapper
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
 from smoke.build_plan import BuildPlan, plan_from_json
@@ -66,6 +66,8 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
         new = compare(base["summary"], head["summary"], diff_text, options.head) \
             if base["summary"] and head["summary"] else []
         block["new_at_head"] = [item.to_json() for item in new]
+        block["fixed_at_head"] = fixed_at_head(base["summary"], head["summary"]) \
+            if base["summary"] and head["summary"] else []
         base_failed = {name for name, outcome in base["stages"] if outcome.status == "failed"}
         head_stages = [(name, _mark_shared(outcome, name in base_failed)) for name, outcome in head_stages]
         new_stage = StageOutcome("failed", f"{len(new)} new at head; first: {new[0].message}",

@@ -80,5 +80,7 @@ def describe_report(report: dict) -> str:
     lines = [f"{stage['status']:>7}  {stage['name']:<15} {stage['reason']}" for stage in report["stages"]]
     for item in (report.get("backend") or {}).get("new_at_head", []):
         lines.append(f"    new at head: {item['kind']}: {item['message']}")
+    for line in (report.get("backend") or {}).get("fixed_at_head", []):
+        lines.append(f"    fixed at head: {line}")
     lines.append(f"smoke: {report['status']}")
     return "\n".join(lines)

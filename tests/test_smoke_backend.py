@@ -250,3 +250,13 @@ def test_run_with_a_tree_reports_the_backend_stages(tmp_path):
     assert statuses["compile"] == statuses["exports"] == statuses["backend-host"] == "passed"
     assert statuses["new-at-head"] == "passed" and report["backend"]["new_at_head"] == []
     assert code == (0 if report["status"] == "passed" else 1)
+
+
+@needs_compilers
+def test_moving_the_pair_back_to_private_is_reported_fixed(tmp_path, clean_run):
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, WHOLE.replace("PRIVATE cuda_platform", "PRIVATE cuda_platform\n PUBLIC"))})
+    public = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    from smoke.backend_compare import fixed_at_head
+
+    fixed = fixed_at_head(backend_summary(public), backend_summary(clean_run))
+    assert len(fixed) == 1 and fixed[0].startswith("duplicates: failed at base")
