@@ -6,8 +6,8 @@
 #
 #   OUT=/some/dir smoke/device/run_on_h200.sh [main] [regressions] [history]    (default: all three)
 #
-# Each group fits one 10-minute call on 16 cores: main (twice: cold, then a fresh build directory that a
-# warm ccache serves when installed), the three regressions against main's report, and the history pair
+# Each group fits one 10-minute call on 16 cores: main (cold; then, when ccache is installed, again in a
+# fresh build directory that the warm cache serves), the three regressions against main's report, and the history pair
 # eac0673bd5 / 3a00cc1897 each against its parent. The work directory (smoke/device/work, git-ignored)
 # survives between calls on a warm machine, so `regressions` finds main's report from an earlier call.
 # Writes under $OUT: <case>.json (report), <case>.log, summary.txt; prints the summary.
@@ -57,8 +57,10 @@ smoke() {  # case [arguments...]: one `smoke run` of the backend stages at that 
 if [[ " $CASES " == *" main "* ]]; then
   rm -rf "$WORK/build/main" "$WORK/build/main-again"
   smoke main
-  ln -sfn "$WORK/main" "$WORK/main-again"
-  smoke main-again
+  if command -v ccache >/dev/null; then  # without ccache a second build measures nothing new
+    ln -sfn "$WORK/main" "$WORK/main-again"
+    smoke main-again
+  fi
 fi
 
 # 2. The three regressions, each against main's report (base is not rebuilt).
