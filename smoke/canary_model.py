@@ -16,6 +16,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import struct
 import sys
 import time
 from pathlib import Path
@@ -110,7 +111,55 @@ def progress(phase: str) -> None:
     print(f"canary: {phase}", file=sys.stderr, flush=True)
 
 
-COMMANDS = {"compile": compile_canary, "run": run_canary}
+# The backend's own settings (backends/cuda/cuda_backend.py): no libtorch, kernels inside the library, so
+# every aoti_torch_* the wrapper calls must come from the host, here the pull request's compiled shims.
+STANDALONE_OPTIONS = {"max_autotune": False, "aot_inductor.link_libtorch": False,
+                      "aot_inductor.embed_kernel_binary": True, "aot_inductor.package_constants_in_so": True}
+STANDALONE_NAME = "standalone.pt2"
+
+
+def build_standalone_model(torch):
+    """Pointwise + sort: Triton kernels and the sort shim ExecuTorch implements; no matmul, whose
+    fallback (aoti_torch_cuda_mm_out) the backend leaves to Triton autotuning, minutes a smoke run skips."""
+
+    class Standalone(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(64))
+
+        def forward(self, x):
+            return torch.sort(torch.relu(x * self.weight + 0.5), dim=-1).values
+
+    return Standalone()
+
+
+def compile_standalone(out_dir: Path) -> dict:
+    """The backend's kind of wrapper, with its input and eager output as raw float32 for a C++ runner."""
+    torch = _import_torch(out_dir)
+    torch.manual_seed(0)
+    model = build_standalone_model(torch).to("cuda").eval()
+    example = torch.randn(32, 64, device="cuda")
+    with torch.no_grad():
+        expected = model(example)
+    # struct, not numpy: the GPU machine's PyTorch may come without numpy.
+    for name, tensor in (("standalone-input.bin", example), ("standalone-expected.bin", expected)):
+        values = tensor.cpu().flatten().tolist()
+        (out_dir / name).write_bytes(struct.pack(f"<{len(values)}f", *values))
+    progress("exporting and compiling the standalone wrapper")
+    started = time.monotonic()
+    exported = torch.export.export(model, (example,))
+    package = torch._inductor.aoti_compile_and_package(
+        exported, package_path=str(out_dir / STANDALONE_NAME), inductor_configs=dict(STANDALONE_OPTIONS))
+    return {
+        "torch_version": torch.__version__,
+        "package": str(package),
+        "input_shape": list(example.shape),
+        "output_shape": list(expected.shape),
+        "compile_seconds": round(time.monotonic() - started, 3),
+    }
+
+
+COMMANDS = {"compile": compile_canary, "run": run_canary, "compile-standalone": compile_standalone}
 
 
 def main(argv: list[str]) -> int:

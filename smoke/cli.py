@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from smoke.backend_run import BackendOptions
 from smoke.canary import CANARY_TIMEOUT_S
 from smoke.config import SmokeConfigError, read_host_config
 from smoke.host_under_test import BUILD_TIMEOUT_S
@@ -19,7 +20,7 @@ from smoke.report import EXIT_CODES, describe_report, write_report
 from smoke.runner import RunOptions, run_smoke
 
 WORKFLOW_TEMPLATE = Path(__file__).with_name("gpu-smoke.yml")
-COMMANDS = ("doctor", "run", "workflow")
+COMMANDS = ("doctor", "run", "plan", "workflow")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--correlation-id", help="recorded in the report so the dispatcher can match it")
     run.add_argument("--canary-timeout", type=float, default=CANARY_TIMEOUT_S, help="seconds (default: %(default)s)")
     run.add_argument("--host-build-timeout", type=float, default=BUILD_TIMEOUT_S, help="seconds (default: %(default)s)")
+    backend = run.add_argument_group("the pull request's CUDA backend (compiled from the CMake model)")
+    backend.add_argument("--tree", type=Path, help="checkout (or subtree) of head to compile; enables these stages")
+    backend.add_argument("--base-tree", type=Path, help="checkout of base: what is new at head is reported")
+    backend.add_argument("--base-report", type=Path, help="a report of an earlier run at base, instead of "
+                                                         "--base-tree (base is then not rebuilt)")
+    backend.add_argument("--diff", type=Path, help="the pull request's unified diff, to place compile errors in it")
+    backend.add_argument("--head-plan", type=Path, help="a plan from `smoke plan`, when the CMake model "
+                                                       "cannot be imported on this machine")
+    backend.add_argument("--base-plan", type=Path, help="the same for base")
+    backend.add_argument("--wrapper-dir", type=Path, help="compile the standalone canary here once and reuse it")
+    backend.add_argument("--backend-only", action="store_true", help="skip link-contract, canary and host-under-test")
+    backend.add_argument("--cuda-arch", help="nvcc -arch (e.g. native, sm_90); default: nvcc's own")
+    backend.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: one per CPU)")
     run.set_defaults(command=run_command)
+
+    plan = commands.add_parser("plan", help="write the build plan of a checkout's CUDA backend as JSON")
+    plan.add_argument("--tree", type=Path, required=True, help="checkout (or subtree) to read the CMake model of")
+    plan.add_argument("--out", type=Path, required=True, help="plan JSON path")
+    plan.set_defaults(command=plan_command)
 
     workflow = commands.add_parser("workflow", help="print the GitHub Actions workflow that runs this job")
     workflow.set_defaults(command=workflow_command)
@@ -75,6 +94,14 @@ def doctor_command(parsed: argparse.Namespace) -> int:
 def run_command(parsed: argparse.Namespace) -> int:
     host_config = read_host_config(parsed.repo.resolve(), parsed.host_build_cmd, parsed.host, parsed.host_load_args,
                                    parsed.host_archive, parsed.host_link_args)
+    backend = None
+    if parsed.tree is not None:
+        backend = BackendOptions(head=parsed.tree.resolve(), base=parsed.base_tree.resolve() if parsed.base_tree else None,
+                                 diff=parsed.diff, head_plan=parsed.head_plan, base_plan=parsed.base_plan,
+                                 wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None,
+                                 base_report=parsed.base_report)
+    elif parsed.backend_only:
+        raise SmokeConfigError("--backend-only needs --tree")
     report = run_smoke(RunOptions(
         host_config=host_config,
         build_dir=parsed.build_dir,
@@ -82,11 +109,27 @@ def run_command(parsed: argparse.Namespace) -> int:
         correlation_id=parsed.correlation_id,
         canary_timeout=parsed.canary_timeout,
         host_build_timeout=parsed.host_build_timeout,
+        backend=backend,
+        backend_only=parsed.backend_only,
+        cuda_arch=parsed.cuda_arch,
+        jobs=parsed.jobs,
     ))
     write_report(report, parsed.report)
     print(describe_report(report))
     print(f"report: {parsed.report}")
     return EXIT_CODES[report["status"]]
+
+
+def plan_command(parsed: argparse.Namespace) -> int:
+    from smoke.build_plan import plan_directory  # needs the CMake model (pr-check's bot package)
+
+    plan = plan_directory(parsed.tree.resolve())
+    parsed.out.parent.mkdir(parents=True, exist_ok=True)
+    parsed.out.write_text(json.dumps(plan.to_json(), indent=1) + "\n")
+    for gap in plan.gaps:
+        print(f"not evaluable: {gap.name}: {gap.reason}")
+    print(f"plan: {len(plan.targets)} targets, {sum(len(t.compile_steps) for t in plan.targets)} sources -> {parsed.out}")
+    return 0
 
 
 def workflow_command(parsed: argparse.Namespace) -> int:

@@ -42,8 +42,8 @@ class StageResult:
 
 
 def overall_status(stages: tuple[StageResult, ...]) -> Status:
-    """Failed if any stage failed; skipped if every stage skipped; passed otherwise."""
-    statuses = {stage.status for stage in stages}
+    """Failed if any stage failed (except one that failed at base too); skipped if every stage skipped."""
+    statuses = {"passed" if stage.details.get("also_at_base") else stage.status for stage in stages}
     if "failed" in statuses:
         return "failed"
     if statuses <= {"skipped"}:
@@ -78,6 +78,10 @@ def write_report(report: dict, path: Path) -> None:
 def describe_report(report: dict) -> str:
     """One line per stage and the verdict, for the job log."""
     lines = [f"{stage['status']:>7}  {stage['name']:<15} {stage['reason']}" for stage in report["stages"]]
+    for item in (report.get("backend") or {}).get("new_at_head", []):
+        lines.append(f"    new at head: {item['kind']}: {item['message']}")
+    for line in (report.get("backend") or {}).get("fixed_at_head", []):
+        lines.append(f"    fixed at head: {line}")
     skipped = [stage["name"] for stage in report["stages"] if stage["status"] == "skipped"]
     if report["status"] == "passed" and skipped:
         # "passed" with skipped stages would claim what was never run; say how much was.

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from smoke.backend_build import find_toolset
+from smoke.backend_run import BackendOptions, backend_stages
 from smoke.canary import CANARY_TIMEOUT_S, CanaryOutcome, compile_canary
 from smoke.config import HostConfig
 from smoke.host_under_test import BUILD_TIMEOUT_S, check_host
@@ -26,6 +28,12 @@ class RunOptions:
     correlation_id: str | None = None
     canary_timeout: float = CANARY_TIMEOUT_S
     host_build_timeout: float = BUILD_TIMEOUT_S
+    # The pull request's own CUDA backend (backend_run.py); None: those stages are not run.
+    backend: BackendOptions | None = None
+    # Only doctor and the backend's stages: the machine-level stages prove nothing new per commit.
+    backend_only: bool = False
+    cuda_arch: str | None = None
+    jobs: int = 0
 
 
 def run_smoke(options: RunOptions) -> dict:
@@ -35,6 +43,15 @@ def run_smoke(options: RunOptions) -> dict:
         toolchain = find_toolchain()
         facts = inspect_machine(toolchain)
         doctor = _timed("doctor", lambda: _doctor_outcome(facts, options.require_gpu), started)
+        backend_results: tuple[StageResult, ...] = ()
+        backend_block: dict | None = None
+        if options.backend is not None:
+            backend_results, backend_block = _backend(options, facts, build_root)
+        if options.backend_only:
+            stages = (doctor, *backend_results)
+            report = build_report(facts.to_json(), stages, {}, {}, options.correlation_id)
+            report["backend"] = backend_block
+            return report
         link = _timed("link-contract", lambda: prove_link_contract(
             build_root / "link-contract", toolchain, facts.has_gpu))
         # The host stage needs the canary's wrapper, a by-product _timed does not carry; a crashed
@@ -50,14 +67,28 @@ def run_smoke(options: RunOptions) -> dict:
         host = _timed("host-under-test", lambda: check_host(
             options.host_config, wrapper, canary.reason, options.host_build_timeout,
             cc=toolchain.cc, work_dir=build_root / "host-under-test"))
-        stages = (doctor, link, canary, host)
-        return build_report(
+        stages = (doctor, link, canary, host, *backend_results)
+        report = build_report(
             machine=facts.to_json(),
             stages=stages,
             link_contract=_link_contract_block(link),
             canary=_canary_block(canary),
             correlation_id=options.correlation_id,
         )
+        if backend_block is not None:
+            report["backend"] = backend_block
+        return report
+
+
+def _backend(options: RunOptions, facts: MachineFacts, build_root: Path) -> tuple[tuple[StageResult, ...], dict]:
+    started = time.monotonic()
+    try:
+        tools = find_toolset(options.cuda_arch, options.jobs)
+        return backend_stages(options.backend, facts, tools, build_root / "backend")
+    except Exception as error:  # a crashing stage becomes a failed result; the run goes on
+        outcome = StageResult("compile", "failed", f"internal error: {type(error).__name__}: {error}",
+                              time.monotonic() - started, {"traceback": traceback.format_exc()[-4000:]})
+        return (outcome,), {"error": outcome.reason}
 
 
 def _doctor_outcome(facts: MachineFacts, require_gpu: bool) -> StageOutcome:

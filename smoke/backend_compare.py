@@ -1,0 +1,119 @@
+"""What is new at head: the backend stages of base and head, compared, and placed in the pull request's diff.
+
+A compile error, a lost export, a duplicate definition or a stage failure that base shares is the tree's
+(or the machine's), not the pull request's; only what head adds is reported as new.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
+
+
+@dataclass(frozen=True, slots=True)
+class NewAtHead:
+    """One thing head breaks that base did not. kind: compile-error, symbol-lost, duplicate-definition,
+    stage-failed."""
+
+    kind: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    in_diff: bool = False
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "message": self.message, "path": self.path, "line": self.line,
+                "in_diff": self.in_diff}
+
+
+def added_lines(diff_text: str) -> dict[str, frozenset[int]]:
+    """Per file (its head path), the line numbers the unified diff adds."""
+    lines: dict[str, set[int]] = {}
+    path = None
+    number = 0
+    for row in diff_text.splitlines():
+        if row.startswith("+++ "):
+            target = row[4:].strip().split("\t")[0]
+            path = None if target == "/dev/null" else target.removeprefix("b/")
+            continue
+        match = HUNK.match(row)
+        if match:
+            number = int(match.group("start"))
+            continue
+        if path is None or row.startswith(("--- ", "diff ", "index ")):
+            continue
+        if row.startswith("+"):
+            lines.setdefault(path, set()).add(number)
+            number += 1
+        elif row.startswith(" "):
+            number += 1
+    return {name: frozenset(numbers) for name, numbers in lines.items()}
+
+
+DEFINITION_SUFFIXES = (".cpp", ".cc", ".cu", ".c")
+
+
+def locate(checkout: Path, name: str) -> tuple[str, int] | None:
+    """Where `name` is still defined in the checkout's backend sources (e.g. now `static`), if anywhere."""
+    pattern = re.compile(rf"\b{re.escape(name)}\s*\(")
+    for directory in ("backends/aoti", "backends/cuda"):
+        for path in sorted((checkout / directory).rglob("*")):
+            if path.suffix not in DEFINITION_SUFFIXES or not path.is_file():
+                continue
+            for number, row in enumerate(path.read_text(errors="replace").splitlines(), start=1):
+                if pattern.search(row) and not row.rstrip().endswith(";") and '"' not in row.split(name)[0]:
+                    return path.relative_to(checkout).as_posix(), number
+    return None
+
+
+def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | None = None) -> list[NewAtHead]:
+    """base and head are `backend_summary` dicts; the result lists what head adds, diff lines first."""
+    added = added_lines(diff_text)
+    found: list[NewAtHead] = []
+    base_errors = {(error["path"], error["message"]) for error in base["errors"]}
+    for error in head["errors"]:
+        if (error["path"], error["message"]) in base_errors:
+            continue
+        in_diff = error["line"] in added.get(error["path"], ())
+        where = "a line this pull request adds" if in_diff else "outside the diff"
+        found.append(NewAtHead("compile-error", f"{error['path']}:{error['line']}: {error['message']} "
+                                                f"(compiling {error['source']} for {error['target']}; {where})",
+                               error["path"], error["line"], in_diff))
+    lost = sorted(set(base["exported"]) - set(head["exported"]))
+    if lost and not head["errors"]:
+        shown = ", ".join(lost[:5]) + (", ..." if len(lost) > 5 else "")
+        place = locate(head_checkout, lost[0]) if head_checkout is not None and len(lost) <= 5 else None
+        where = f"; {lost[0]} is still written at {place[0]}:{place[1]}" if place else ""
+        in_diff = bool(place) and place[1] in added.get(place[0], ())
+        found.append(NewAtHead("symbol-lost", f"{len(lost)} aoti_torch_* symbol(s) no longer exported by "
+                                              f"libaoti_cuda_shims.so: {shown}{where}",
+                               place[0] if place else None, place[1] if place else None, in_diff))
+    for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
+        found.append(NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded "
+                                                       f"object at head"))
+    for stage, status in head["statuses"].items():
+        if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
+            found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
+    return sorted(found, key=lambda item: not item.in_diff)
+
+
+def fixed_at_head(base: dict, head: dict) -> list[str]:
+    """Stages that fail at base and pass at head: what the pull request repairs, said in words."""
+    return [f"{stage}: failed at base ({base['reasons'][stage]}), passes at head"
+            for stage, status in base["statuses"].items()
+            if status == "failed" and head["statuses"].get(stage) == "passed"]
+
+
+def backend_summary(run) -> dict:
+    """The facts of a BackendRun that compare() reads, as JSON."""
+    build = run.build
+    return {
+        "errors": [error.to_json() for error in build.errors] if build else [],
+        "exported": sorted(run.exported),
+        "duplicated": sorted(run.duplicated),
+        "statuses": {name: outcome.status for name, outcome in run.stages()},
+        "reasons": {name: outcome.reason for name, outcome in run.stages()},
+    }

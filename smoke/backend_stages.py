@@ -1,0 +1,227 @@
+"""The stages about the pull request's own CUDA backend: compile, exports, duplicates, host, load-run.
+
+Each is a function of what the build produced; none raises. Without a GPU, load-run reports skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from smoke.backend_build import BuildOutcome, Layout, Toolset, build, library_words, linker_words, output_path
+from smoke.build_plan import HOST_NAME, BuildPlan
+from smoke.commands import run_command
+from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
+from smoke.report import StageOutcome
+
+SHIM_LIBRARY = "aoti_cuda_shims"
+SHIM_PREFIX = "aoti_torch_"
+NM_TIMEOUT_S = 120
+LOAD_TIMEOUT_S = 300
+# nm types of strong definitions: weak (W, V), unique (u) and undefined (U) ones never clash.
+STRONG_TYPES = frozenset("TDBRGS")
+UNDEFINED_REFERENCE = re.compile(r"undefined reference to `([^']+)'")
+
+
+@dataclass(frozen=True, slots=True)
+class BackendRun:
+    """The stage outcomes of one checkout, and the facts base and head are compared on."""
+
+    compile: StageOutcome
+    exports: StageOutcome
+    duplicates: StageOutcome
+    host: StageOutcome
+    build: BuildOutcome | None
+    exported: frozenset[str]
+    duplicated: frozenset[str]
+
+    def stages(self) -> tuple[tuple[str, StageOutcome], ...]:
+        return (("compile", self.compile), ("exports", self.exports), ("duplicates", self.duplicates),
+                ("backend-host", self.host))
+
+
+def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset) -> BackendRun:
+    """Build the plan and read the shim library's exports and the loaded objects' definitions."""
+    layout = Layout(checkout, build_dir)
+    outcome = build(plan, layout, tools)
+    compile_stage = compile_outcome(plan, outcome)
+    shims = plan.target(SHIM_LIBRARY)
+    if shims is None or SHIM_LIBRARY not in outcome.outputs:
+        why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
+        skipped = StageOutcome("skipped", why)
+        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset())
+    exports, exported = exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
+    duplicates, duplicated = duplicates_outcome(plan, layout, tools, outcome)
+    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome), outcome, exported,
+                      duplicated)
+
+
+def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+    compiled = sum(1 for step in outcome.steps if step.command and " -c " in step.command and step.ok)
+    details = {
+        "targets": [target.name for target in plan.targets],
+        "objects_compiled": compiled,
+        "seconds": round(outcome.seconds, 3),
+        "gaps": [{"name": gap.name, "reason": gap.reason, "origin": gap.origin} for gap in plan.gaps],
+        "external": list(plan.external),
+        "machine_gaps": list(outcome.machine_gaps),
+        "errors": [error.to_json() for error in outcome.errors],
+        "outputs": outcome.outputs,
+    }
+    if outcome.errors:
+        first = outcome.errors[0]
+        reason = f"{len(outcome.errors)} compile error(s); first {first.path}:{first.line}: {first.message}"
+        return StageOutcome("failed", reason, details)
+    if not outcome.ok and not _host_only_failure(plan, outcome):
+        details["failed_step"] = outcome.failed_step.to_json()
+        return StageOutcome("failed", f"link failed: {_first_line(outcome.failed_step.stderr)}", details)
+    gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
+    left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
+    names = ", ".join(target.name for target in plan.targets)
+    return StageOutcome("passed", f"compiled {compiled} objects, built {names} from the CMake model "
+                                  f"({plan.profile}){gaps}{left_out}", details)
+
+
+def _host_only_failure(plan: BuildPlan, outcome: BuildOutcome) -> bool:
+    return all(target.name in outcome.outputs for target in plan.targets)
+
+
+def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[StageOutcome, frozenset[str]]:
+    """The shim library must export every aoti_torch_* its own objects and whole archives define."""
+    try:
+        exported = frozenset(name for name in read_dynamic_symbols(library).defined if name.startswith(SHIM_PREFIX))
+    except SymbolReadError as error:
+        return StageOutcome("failed", f"cannot read {library.name}: {error}"), frozenset()
+    shims = plan.target(SHIM_LIBRARY)
+    inputs = [output_path(plan.target(item.value), layout) for item in shims.link_items
+              if item.kind == "target-archive" and plan.target(item.value) is not None]
+    defined_in_inputs: dict[str, str] = {}
+    for path in inputs:
+        for name in strong_definitions(path):
+            if name.startswith(SHIM_PREFIX):
+                defined_in_inputs.setdefault(name, path.name)
+    lost = sorted(set(defined_in_inputs) - exported)
+    details = {"library": str(library), "exported": sorted(exported), "count": len(exported),
+               "defined_in_linked_archives_not_exported": [
+                   {"symbol": name, "archive": defined_in_inputs[name]} for name in lost]}
+    if lost:
+        archives = sorted({defined_in_inputs[name] for name in lost})
+        # Where the plan links those archives: the CMake line that should name them whole.
+        lines = sorted({f"{item.origin[0]}:{item.origin[1]}" for item in shims.link_items
+                        if item.kind == "target-archive" and not item.whole_archive
+                        and output_path(plan.target(item.value), layout).name in archives})
+        where = f" at {', '.join(lines)}" if lines else ""
+        return StageOutcome("failed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols but not "
+                                      f"{len(lost)} defined in {', '.join(archives)} (e.g. {lost[0]}): the "
+                                      f"archive is not linked whole{where}", details), exported
+    if not exported:
+        return StageOutcome("failed", f"{library.name} exports no {SHIM_PREFIX}* symbol", details), exported
+    return StageOutcome("passed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols", details), exported
+
+
+def strong_definitions(path: Path) -> frozenset[str]:
+    """Global strong definitions of an object, archive or shared library (its dynamic table for .so)."""
+    dynamic = ["-D"] if path.suffix == ".so" else []
+    result = run_command(["nm", *dynamic, "--defined-only", "-P", str(path)], timeout=NM_TIMEOUT_S)
+    names = set()
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[1] in STRONG_TYPES and not fields[0].endswith(":"):
+            names.add(fields[0].split("@")[0])
+    return frozenset(names)
+
+
+def loaded_objects(plan: BuildPlan, layout: Layout, tools: Toolset, outcome: BuildOutcome) -> list[tuple[str, Path]]:
+    """What a process running the host holds: the host (or, unlinked, the archives its link takes whole)
+    and each shared library it links."""
+    host = plan.host
+    if host is None:
+        return []
+    objects: list[tuple[str, Path]] = []
+    if HOST_NAME in outcome.outputs:
+        objects.append((HOST_NAME, Path(outcome.outputs[HOST_NAME])))
+    else:
+        whole = whole_archives_of(host, layout)
+        objects += [(f"{HOST_NAME} (its link takes {path.name} whole)", path) for path in whole]
+    for item in host.link_items:
+        if item.kind == "target-shared" and item.value in outcome.outputs:
+            objects.append((item.value, Path(outcome.outputs[item.value])))
+    return objects
+
+
+def whole_archives_of(target, layout: Layout) -> list[Path]:
+    """The archives a target's link line takes whole, read from the words the linker gets."""
+    words: list[str] = []
+    for item in target.link_items:
+        words += linker_words(item.value, layout) if item.kind == "option" else library_words(item, layout, _NO_TOOLS)
+    found, whole = [], False
+    for word in words:
+        for part in word.removeprefix("-Wl,").split(",") if word.startswith("-Wl,") else [word]:
+            if part == "--whole-archive":
+                whole = True
+            elif part == "--no-whole-archive":
+                whole = False
+            elif whole and part.endswith(".a") and Path(part) not in found:
+                found.append(Path(part))
+    return found
+
+
+_NO_TOOLS = Toolset(None, None, None, None, None, None)
+
+
+def duplicates_outcome(plan: BuildPlan, layout: Layout, tools: Toolset,
+                       outcome: BuildOutcome) -> tuple[StageOutcome, frozenset[str]]:
+    """A strong definition in two loaded objects: two copies of its state in one process."""
+    objects = [(label, path) for label, path in loaded_objects(plan, layout, tools, outcome) if path.exists()]
+    if len(objects) < 2:
+        return StageOutcome("skipped", "fewer than two loaded objects to compare"), frozenset()
+    definitions = {label: strong_definitions(path) for label, path in objects}
+    clashes: dict[str, list[str]] = {}
+    labels = [label for label, _ in objects]
+    for index, first in enumerate(labels):
+        for second in labels[index + 1:]:
+            for name in definitions[first] & definitions[second]:
+                holders = clashes.setdefault(name, [])
+                holders += [label for label in (first, second) if label not in holders]
+    details = {"objects": [{"name": label, "path": str(path), "strong_definitions": len(definitions[label])}
+                           for label, path in objects],
+               "duplicated": [{"symbol": name, "in": clashes[name]} for name in sorted(clashes)]}
+    if clashes:
+        shims = sorted(name for name in clashes if name.startswith(SHIM_PREFIX))
+        example = (shims or sorted(clashes))[0]
+        return StageOutcome("failed", f"{len(clashes)} strong definition(s) in more than one loaded object, e.g. "
+                                      f"{example} in {' and '.join(clashes[example])}", details), frozenset(clashes)
+    return StageOutcome("passed", f"no strong definition twice across {len(objects)} loaded objects", details), \
+        frozenset()
+
+
+def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+    """The host linked as a consumer; undefined references into targets the smoke build leaves to the
+    host (the core runtime) are named as such, not blamed on the pull request."""
+    if plan.host is None:
+        return StageOutcome("skipped", "the model defines no aoti_cuda_backend to link a host against")
+    if HOST_NAME in outcome.outputs:
+        return StageOutcome("passed", f"{HOST_NAME} links {', '.join(i.value for i in plan.host.link_items if i.kind.startswith('target'))}",
+                            {"host": outcome.outputs[HOST_NAME]})
+    failed = outcome.failed_step
+    if failed is None or not all(target.name in outcome.outputs for target in plan.targets):
+        return StageOutcome("skipped", "the backend did not build")
+    undefined = sorted(set(UNDEFINED_REFERENCE.findall(failed.stderr)))
+    left_to_host = [gap.name for gap in plan.gaps if "left to the host" in gap.reason]
+    details = {"undefined": undefined, "link": failed.to_json()}
+    if undefined and left_to_host and all(_runtime_symbol(name) for name in undefined):
+        return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(left_to_host)}, whose sources the "
+                                       f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
+                                       f"runtime, e.g. {undefined[0]}", details)
+    return StageOutcome("failed", f"linking {HOST_NAME} failed: {_first_line(failed.stderr)}", details)
+
+
+def _runtime_symbol(name: str) -> bool:
+    # The core runtime's C++ namespace and its C platform layer.
+    return name.startswith(("executorch::runtime::", "et_pal_", "torch::executor::")) or name in ("et_pal_init",)
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if "error" in line.lower() or "undefined" in line]
+    return (lines or text.splitlines() or ["no output"])[0][:300]

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The compiled GPU smoke job on the real ExecuTorch tree, on a GPU machine with nvcc, g++ and PyTorch
+# (CUDA) but no network: run from the repository root, with smoke/device/pack carried (pack_tree.sh).
+# Needs only python3 with torch: the smoke package is standard-library only, and the build plans come
+# from the pack when the CMake model (tree-sitter) is not importable here.
+#
+#   OUT=/some/dir smoke/device/run_on_h200.sh [main] [regressions] [history]    (default: all three)
+#
+# Each group fits one 10-minute call on 16 cores: main (cold; then, when ccache is installed, again in a
+# fresh build directory that the warm cache serves), the three regressions against main's report, and the history pair
+# eac0673bd5 / 3a00cc1897 each against its parent. The work directory (smoke/device/work, git-ignored)
+# survives between calls on a warm machine, so `regressions` finds main's report from an earlier call.
+# Writes under $OUT: <case>.json (report), <case>.log, summary.txt; prints the summary.
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+PACK=${PACK:-$REPO/smoke/device/pack}
+OUT=${OUT:?set OUT to the directory that comes back}
+PYTHON=${PYTHON:-python3}
+WORK=${WORK:-$REPO/smoke/device/work}
+CASES=${*:-main regressions history}
+ARCH=${CUDA_ARCH:-native}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$OUT"
+cd "$REPO"
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p "$WORK"
+[ -f "$WORK/commit.txt" ] || tar -xzf "$PACK/trees.tar.gz" -C "$WORK"
+if [ -n "${PLANS:-}" ]; then
+  :             # chosen by the caller: model or pack
+elif "$PYTHON" -c "import tree_sitter, tree_sitter_cmake" 2>/dev/null; then
+  PLANS=model   # plan from the CMake model here, as in CI
+else
+  PLANS=pack    # the plans pack_tree.sh wrote with the same model
+fi
+echo "commit $(cat "$WORK/commit.txt"); plans from the $PLANS; $JOBS jobs; nvcc -arch=$ARCH; work $WORK" | tee "$OUT/summary.txt"
+"$PYTHON" -m smoke doctor > "$OUT/doctor.txt" 2>&1; cat "$OUT/doctor.txt"
+
+plan() {  # case -> the --head-plan/--base-plan arguments when the plans come from the pack
+  [ "$PLANS" = pack ] && echo "--$2-plan $WORK/$1/plan.json"
+}
+
+smoke() {  # case [arguments...]: one `smoke run` of the backend stages at that tree
+  local name=$1; shift
+  local started=$SECONDS
+  # shellcheck disable=SC2046
+  "$PYTHON" -m smoke run --backend-only --require-gpu --tree "$WORK/$name/executorch" $(plan "$name" head) \
+    --build-dir "$WORK/build/$name" --wrapper-dir "$WORK/standalone-canary" --cuda-arch "$ARCH" --jobs "$JOBS" \
+    --report "$WORK/$name.json" "$@" > "$OUT/$name.log" 2>&1
+  local code=$?
+  cp "$WORK/$name.json" "$OUT/$name.json" 2>/dev/null
+  echo "== $name: exit $code, $((SECONDS - started))s wall" | tee -a "$OUT/summary.txt"
+  grep -v "^report:" "$OUT/$name.log" | tee -a "$OUT/summary.txt"
+}
+
+# 1. The real commit, cold (the standalone canary is compiled here once and reused below); then the
+#    same tree in a fresh build directory, which a warm ccache serves when one is installed.
+if [[ " $CASES " == *" main "* ]]; then
+  rm -rf "$WORK/build/main" "$WORK/build/main-again"
+  smoke main
+  if command -v ccache >/dev/null; then  # without ccache a second build measures nothing new
+    ln -sfn "$WORK/main" "$WORK/main-again"
+    smoke main-again
+  fi
+fi
+
+# 2. The three regressions, each against main's report (base is not rebuilt).
+if [[ " $CASES " == *" regressions "* ]]; then
+  [ -f "$WORK/main.json" ] || smoke main
+  for regression in no-whole-archive static-shim cu-syntax-error; do
+    cp "$WORK/$regression/regression.json" "$OUT/$regression.regression.json"
+    smoke "$regression" --base-report "$WORK/main.json" --diff "$WORK/$regression/pr.diff"
+  done
+fi
+
+# 3. The real history pair, each against its parent.
+if [[ " $CASES " == *" history "* ]]; then
+  for commit in eac0673bd5 3a00cc1897; do
+    # shellcheck disable=SC2046
+    smoke "$commit" --base-tree "$WORK/$commit-parent/executorch" $(plan "$commit-parent" base) \
+      --diff "$WORK/$commit/pr.diff"
+  done
+fi
+echo "reports and logs in $OUT"

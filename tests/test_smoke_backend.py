@@ -1,0 +1,262 @@
+"""The smoke job's compile stage: planned from the CMake model, built with the real g++ and nvcc.
+
+The plan is checked on the miniature tree fixtures/smoke_backend_mini (and edited copies of it); the
+build, exports, duplicates and host stages run on it with the machine's compilers. The real tree's
+CUDA shims are compiled only with PR_CHECK_SLOW=1 and a fetched mirror (several minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from smoke.backend_build import find_toolset
+from smoke.backend_compare import added_lines, backend_summary, compare
+from smoke.backend_run import BackendOptions, backend_stages
+from smoke.backend_stages import run_backend
+from smoke.build_plan import HOST_NAME, model_of_directory, plan_build, plan_from_json
+from smoke.machine import find_toolchain, inspect_machine
+from smoke.regressions import REGRESSIONS, extract
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "fixtures" / "smoke_backend_mini"
+MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
+TOOLS = find_toolset()
+needs_compilers = pytest.mark.skipif(TOOLS.cxx is None or TOOLS.nvcc is None or TOOLS.cuda_include is None,
+                                     reason="needs g++ and nvcc with its toolkit")
+SHIMS = "backends/cuda/CMakeLists.txt"
+WHOLE = "PRIVATE cuda_platform -Wl,--whole-archive aoti_common_shims_slim\n          -Wl,--no-whole-archive"
+
+
+def _copy(tmp_path: Path, edits: dict[str, tuple[str, str]] | None = None) -> Path:
+    """The miniature under tmp_path/executorch, with (old, new) text edits per file."""
+    tree = tmp_path / "executorch"
+    shutil.copytree(MINI, tree)
+    for path, (old, new) in (edits or {}).items():
+        text = (tree / path).read_text()
+        assert old in text, f"{path} lost the text this test edits"
+        (tree / path).write_text(text.replace(old, new, 1))
+    return tree
+
+
+def _plan(tree: Path):
+    return plan_build(model_of_directory(tree))
+
+
+# -- planning (pure: the model of a tree in, targets and flags out) -------------------------------------
+
+
+def test_plan_builds_the_backend_and_what_it_links_in_dependency_order():
+    plan = _plan(MINI)
+    names = [target.name for target in plan.targets]
+    assert set(names) == {"extension_cuda", "aoti_common_shims_slim", "cuda_platform", "aoti_cuda_shims",
+                          "aoti_cuda_backend"}
+    assert names.index("aoti_common_shims_slim") < names.index("aoti_cuda_shims") < names.index("aoti_cuda_backend")
+    assert plan.target("aoti_cuda_shims").output_name == "libaoti_cuda_shims.so"
+    assert plan.target("aoti_cuda_backend").output_name == "libaoti_cuda_backend.a"
+
+
+def test_plan_takes_languages_definitions_and_includes_with_their_scopes():
+    shims = _plan(MINI).target("aoti_cuda_shims")
+    steps = {step.source: step for step in shims.compile_steps}
+    assert steps["backends/cuda/runtime/shims/fill.cu"].language == "CUDA"
+    memory = steps["backends/cuda/runtime/shims/memory.cpp"]
+    assert memory.language == "CXX" and memory.position_independent  # SHARED: CMake's PIC default
+    definitions = {flag.value: flag.origin for flag in memory.definitions}
+    assert definitions["CUDA_AVAILABLE=1"] == (SHIMS, 10)  # its own PRIVATE definition, with its line
+    assert "SLIM_MINI_TENSOR=1" in definitions  # slimtensor's INTERFACE, through aoti_common_shims_slim
+    # The CXX-only options of aoti_common_shims_slim (PUBLIC) reach the .cpp, not the .cu.
+    assert "-fexceptions" in [flag.value for flag in memory.options]
+    assert "-fexceptions" not in [flag.value for flag in steps["backends/cuda/runtime/shims/fill.cu"].options]
+    roots = {(flag.root, flag.value) for flag in memory.include_directories}
+    assert ("source-parent", "") in roots and ("cuda-toolkit", "include") in roots
+
+
+def test_plan_links_the_archive_whole_only_where_the_model_says_so():
+    plan = _plan(MINI)
+    links = {item.value: item for item in plan.target("aoti_cuda_shims").link_items}
+    assert links["aoti_common_shims_slim"].whole_archive and links["aoti_common_shims_slim"].scope == "PRIVATE"
+    assert not links["cuda_platform"].whole_archive
+    assert links["-Wl,--export-dynamic"].kind == "option"
+    assert links["CUDA::cudart"].kind == "toolkit"
+    assert any(entry.startswith("CUDA::cudart") for entry in plan.external)
+
+
+def test_private_whole_archive_does_not_reach_the_host_but_public_does(tmp_path):
+    private_host = _plan(MINI).host
+    assert private_host.name == HOST_NAME
+    assert not any(item.value == "aoti_common_shims_slim" for item in private_host.link_items)
+    public = _copy(tmp_path, {SHIMS: (WHOLE, WHOLE.replace("PRIVATE cuda_platform", "PRIVATE cuda_platform\n PUBLIC"))})
+    host = _plan(public).host
+    assert [item.whole_archive for item in host.link_items if item.value == "aoti_common_shims_slim"] == [True]
+
+
+def test_plan_names_what_the_model_cannot_evaluate(tmp_path):
+    tree = _copy(tmp_path, {SHIMS: ("PUBLIC CUDA::cudart extension_cuda", "PUBLIC CUDA::cudart Vendor::blas extension_cuda")})
+    gaps = {gap.name: gap for gap in _plan(tree).gaps}
+    assert "the model defines no such target" in gaps["Vendor::blas"].reason
+    assert gaps["Vendor::blas"].origin == (SHIMS, 16)
+    # The core runtime lies outside the backend: left to the host, and said so.
+    assert "left to the host" in gaps["executorch_core"].reason
+
+
+def test_plan_without_the_whole_archive_pair_has_no_whole_archive(tmp_path):
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, "PRIVATE cuda_platform aoti_common_shims_slim")})
+    items = _plan(tree).target("aoti_cuda_shims").link_items
+    assert [item.whole_archive for item in items if item.value == "aoti_common_shims_slim"] == [False]
+
+
+def test_plan_survives_json():
+    plan = _plan(MINI)
+    assert plan_from_json(json.loads(json.dumps(plan.to_json()))) == plan
+
+
+def test_added_lines_reads_hunks():
+    diff = ("--- a/x.cu\n+++ b/x.cu\n@@ -1,2 +1,3 @@\n a\n+b\n c\n@@ -10,0 +11,1 @@\n+d\n")
+    assert added_lines(diff) == {"x.cu": frozenset({2, 11})}
+
+
+# -- building the miniature with the machine's compilers --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory):
+    if TOOLS.cxx is None or TOOLS.nvcc is None or TOOLS.cuda_include is None:
+        pytest.skip("needs g++ and nvcc with its toolkit")
+    root = tmp_path_factory.mktemp("clean")
+    tree = _copy(root)
+    return run_backend(_plan(tree), tree, root / "build", TOOLS)
+
+
+@needs_compilers
+def test_the_miniature_compiles_links_and_exports_its_shims(clean_run):
+    assert clean_run.compile.status == "passed", clean_run.compile.reason
+    assert clean_run.exported == {"aoti_torch_dtype_float32", "aoti_torch_device_type_cuda", "aoti_torch_get_numel",
+                                  "aoti_torch_cuda_allocate", "aoti_torch_cuda_fill"}
+    assert clean_run.exports.status == "passed"
+    assert clean_run.duplicates.status == "passed", clean_run.duplicates.reason
+    assert clean_run.host.status == "passed", clean_run.host.reason
+
+
+@needs_compilers
+def test_dropping_whole_archive_loses_the_archive_shims_by_name(tmp_path, clean_run):
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, "PRIVATE cuda_platform aoti_common_shims_slim")})
+    run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    assert run.exports.status == "failed"
+    assert "libaoti_common_shims_slim.a" in run.exports.reason and "not linked whole" in run.exports.reason
+    new = compare(backend_summary(clean_run), backend_summary(run))
+    lost = [item for item in new if item.kind == "symbol-lost"]
+    assert len(lost) == 1 and "aoti_torch_dtype_float32" in lost[0].message
+
+
+@needs_compilers
+def test_a_shim_made_static_is_reported_lost(tmp_path, clean_run):
+    tree = _copy(tmp_path, {"backends/aoti/common_shims_slim.cpp": (
+        "int32_t aoti_torch_device_type_cuda(void) { return 1; }",
+        "}\nstatic int32_t aoti_torch_device_type_cuda_hidden(void) { return 1; }\nextern \"C\" {")})
+    header = tree / "backends/aoti/common_shims_slim.h"
+    header.write_text(header.read_text().replace("int32_t aoti_torch_device_type_cuda(void);\n", ""))
+    run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    assert run.compile.status == "passed", run.compile.reason
+    new = compare(backend_summary(clean_run), backend_summary(run))
+    assert [(item.kind, "aoti_torch_device_type_cuda" in item.message) for item in new] == [("symbol-lost", True)]
+
+
+@needs_compilers
+def test_a_cuda_syntax_error_is_placed_at_its_line_in_the_diff(tmp_path, clean_run):
+    path = "backends/cuda/runtime/shims/fill.cu"
+    tree = _copy(tmp_path, {path: ("__global__ void", "int broken = ;\n__global__ void")})
+    run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    assert run.compile.status == "failed"
+    diff = f"--- a/{path}\n+++ b/{path}\n@@ -2,0 +3,1 @@\n+int broken = ;\n"
+    new = compare(backend_summary(clean_run), backend_summary(run), diff)
+    errors = [item for item in new if item.kind == "compile-error"]
+    assert errors and errors[0].path == path and errors[0].line == 3 and errors[0].in_diff
+
+
+@needs_compilers
+def test_public_whole_archive_duplicates_the_shims_in_the_host(tmp_path, clean_run):
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, WHOLE.replace("PRIVATE cuda_platform", "PRIVATE cuda_platform\n PUBLIC"))})
+    run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    assert run.duplicates.status == "failed", run.duplicates.reason
+    assert "aoti_torch_dtype_float32" in run.duplicated
+    assert HOST_NAME in run.duplicates.reason and "aoti_cuda_shims" in run.duplicates.reason
+    new = compare(backend_summary(clean_run), backend_summary(run))
+    assert any(item.kind == "duplicate-definition" for item in new)
+
+
+@needs_compilers
+def test_without_a_gpu_load_run_is_skipped_not_failed(tmp_path):
+    facts = inspect_machine(find_toolchain())
+    if facts.has_gpu:
+        pytest.skip("checks the machine without a GPU")
+    tree = _copy(tmp_path)
+    stages, block = backend_stages(BackendOptions(head=tree, base=tree), facts, TOOLS, tmp_path / "build")
+    statuses = {stage.name: stage.status for stage in stages}
+    assert statuses["load-run"] == "skipped" and statuses["new-at-head"] == "passed"
+    assert block["new_at_head"] == []
+
+
+# -- the real tree (slow) -------------------------------------------------------------------------------
+
+slow = pytest.mark.skipif(os.environ.get("PR_CHECK_SLOW") != "1" or not MIRROR.is_dir(),
+                          reason="set PR_CHECK_SLOW=1 with the mirror fetched: compiles the real CUDA shims")
+
+
+@slow
+@needs_compilers
+def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
+    clean = extract(MIRROR, "refs/heads/main", tmp_path / "clean")
+    base = run_backend(plan_build(model_of_directory(clean)), clean, tmp_path / "clean-build", TOOLS)
+    assert base.compile.status == "passed", base.compile.reason
+    assert len(base.exported) >= 40 and base.exports.status == "passed"
+    for name, regress in REGRESSIONS.items():
+        tree = extract(MIRROR, "refs/heads/main", tmp_path / name)
+        regression = regress(tree)
+        run = run_backend(plan_build(model_of_directory(tree)), tree, tmp_path / f"{name}-build", TOOLS)
+        new = compare(backend_summary(base), backend_summary(run))
+        assert new, f"{name}: nothing new at head"
+        if name == "cu-syntax-error":
+            assert (new[0].kind, new[0].path, new[0].line) == ("compile-error", regression.path, regression.line)
+        else:
+            assert new[0].kind == "symbol-lost", new
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+
+def test_plan_command_writes_a_plan_the_run_can_use(tmp_path):
+    from smoke.cli import main
+
+    out = tmp_path / "plan.json"
+    assert main(["plan", "--tree", str(MINI), "--out", str(out)]) == 0
+    assert plan_from_json(json.loads(out.read_text())) == _plan(MINI)
+
+
+@needs_compilers
+def test_run_with_a_tree_reports_the_backend_stages(tmp_path):
+    from smoke.cli import main
+
+    tree = _copy(tmp_path)
+    report_path = tmp_path / "report.json"
+    code = main(["run", "--backend-only", "--tree", str(tree), "--base-tree", str(tree),
+                 "--build-dir", str(tmp_path / "build"), "--report", str(report_path)])
+    report = json.loads(report_path.read_text())
+    statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
+    assert statuses["compile"] == statuses["exports"] == statuses["backend-host"] == "passed"
+    assert statuses["new-at-head"] == "passed" and report["backend"]["new_at_head"] == []
+    assert code == (0 if report["status"] == "passed" else 1)
+
+
+@needs_compilers
+def test_moving_the_pair_back_to_private_is_reported_fixed(tmp_path, clean_run):
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, WHOLE.replace("PRIVATE cuda_platform", "PRIVATE cuda_platform\n PUBLIC"))})
+    public = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    from smoke.backend_compare import fixed_at_head
+
+    fixed = fixed_at_head(backend_summary(public), backend_summary(clean_run))
+    assert len(fixed) == 1 and fixed[0].startswith("duplicates: failed at base")
