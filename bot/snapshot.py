@@ -65,11 +65,11 @@ class BuildModel:
     def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
         """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
         all models whose graphs are equal (base and head of most pull requests)."""
-        return facts.fact(("graph",) + key, self.graph_key(cell), lambda: compute(self.cell(cell)))
+        return facts.fact(("graph",) + key, self.graph_key(cell), lambda: compute(self.cell(cell)), persist=True)
 
     def memo(self, key: tuple, compute: Callable[[], Any]) -> Any:
         """A derived fact of this revision's whole tree, kept under the tree's content digest."""
-        return facts.fact(("tree",) + key, (self.tree.digest(), self._config_key), compute)
+        return facts.fact(("tree",) + key, (self.tree.digest(), self._config_key), compute, persist=True)
 
     def text(self, path: str) -> str | None:
         return self.tree.read_text(path)
@@ -107,7 +107,7 @@ class BuildModel:
             profile = cmake.profile_named(profile_name, self.config.cmake_defined)
             return cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
 
-        return facts.fact("cmake-model", key, compute)
+        return facts.fact("cmake-model", key, compute, persist=True)
 
     def cmake_inputs(self) -> str:
         """A digest of what CMake evaluation reads: every CMake file and the path listing."""

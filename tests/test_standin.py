@@ -99,16 +99,20 @@ def test_installation_token_from_app_jwt(gh: GitHubStandIn) -> None:
     assert gh.tokens_issued == 3
 
 
+# Times are offsets from when the test runs, not from collection: a long suite once ran this
+# test more than four minutes after collecting it, and an `iat` 300 s "in the future" was not.
 @pytest.mark.parametrize(
     ("claims", "reason"),
     [
         ({"iss": "999"}, "'Issuer' claim"),
-        ({"exp": int(time.time()) + 3600}, "too far in the future"),
-        ({"iat": int(time.time()) + 300}, "'Issued at' claim"),
-        ({"exp": int(time.time()) - 10}, "'Expiration time' claim ('exp') must be a numeric value"),
+        ({"exp": 3600}, "too far in the future"),
+        ({"iat": 300}, "'Issued at' claim"),
+        ({"exp": -10}, "'Expiration time' claim ('exp') must be a numeric value"),
     ],
 )
 def test_bad_app_jwt_is_refused(gh: GitHubStandIn, claims: dict[str, object], reason: str) -> None:
+    now = int(time.time())
+    claims = {name: now + value if name in ("iat", "exp") else value for name, value in claims.items()}
     answer = httpx.post(
         f"{gh.base_url}/app/installations/1/access_tokens", headers={"Authorization": f"Bearer {app_jwt(**claims)}"}
     )

@@ -123,10 +123,13 @@ def build_scope(tree: FileTree, graph: CellGraph) -> BuildScope:
     if not patterns:
         return EVERYTHING
     evaluated = {p for p in graph.packages if any(pattern.names_package(p) for pattern in patterns)}
+    building = [pattern for pattern in patterns if pattern.builds]
+    # A target can only match a pattern that names its package: test those packages' targets.
+    built_packages = {p for p in graph.packages if any(pattern.names_package(p) for pattern in building)}
     roots = [
         label
-        for label in graph.targets
-        if any(pattern.builds and pattern.names_target(label) for pattern in patterns)
+        for label, target in graph.targets.items()
+        if target.package in built_packages and any(pattern.names_target(label) for pattern in building)
     ]
     built = _dependency_closure(graph, roots)
     evaluated.update(label[2:].split(":", 1)[0] for label in built)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copyreg
 import hashlib
 import os
 import pickle
@@ -27,12 +28,36 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from bot import tree as tree_module
 
 T = TypeVar("T")
-FORMAT = "facts-1"  # bump when any stored fact's computation changes: old entries are never read
+
+
+
+def _read_only(contents: dict) -> Mapping:
+    return MappingProxyType(contents)
+
+
+# Models expose read-only mappings (MappingProxyType); stored facts come back read-only.
+copyreg.pickle(MappingProxyType, lambda proxy: (_read_only, (dict(proxy),)))
+FORMAT = "facts-2"  # bump when the store's layout changes: old entries are never read
+
+
+def _code_digest() -> str:
+    """A digest of the code that computes facts (bot/ and checks/): stored facts are valid only
+    for the code that derived them, so an upgrade never serves an old verdict."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[2]
+    for package in ("bot", "checks"):
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+CODE_DIGEST = _code_digest()
 DEFAULT_BOUND = 512 << 20
 _LOW_WATER = 0.8  # eviction frees down to this fraction of the bound, so it runs rarely
 _STALE_TEMPORARY = 3600.0  # seconds after which a temporary file is an abandoned write
@@ -69,7 +94,7 @@ class DiskStore:
             return _STORES[key]
 
     def _path(self, key: str) -> Path:
-        digest = hashlib.sha256(f"{FORMAT}\0{key}".encode()).hexdigest()
+        digest = hashlib.sha256(f"{FORMAT}\0{CODE_DIGEST}\0{key}".encode()).hexdigest()
         return self.directory / digest[:2] / f"{digest}.pickle"
 
     def get(self, key: str) -> Any:
@@ -85,8 +110,12 @@ class DiskStore:
             return _MISS
 
     def put(self, key: str, value: Any) -> None:
-        """Store atomically: a unique temporary file in the same directory, then a rename."""
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        """Store atomically: a unique temporary file in the same directory, then a rename.
+        A value that cannot be pickled (it holds a function) is simply not stored."""
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return
         if len(data) > self.bound * (1 - _LOW_WATER):
             return  # one value that would evict most of the store is not worth keeping
         path = self._path(key)
