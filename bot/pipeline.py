@@ -102,9 +102,33 @@ def review_trees(
         suppressed=result.suppressed,
         changes=changes,
         smoke=smoke,
-        stats={"seconds": round(time.perf_counter() - started, 3), "cells": cells, "checks": list(result.checks_run)},
+        stats={
+            "seconds": round(time.perf_counter() - started, 3),
+            "cells": cells,
+            "checks": list(result.checks_run),
+            "unevaluated": unevaluated_packages(head_model, changes),
+            "not_blamed": {
+                reason: sum(1 for why, _ in result.not_blamed if why == reason)
+                for reason in sorted({why for why, _ in result.not_blamed})
+            },
+        },
         fail_level=config.fail_level,
     )
+
+
+def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> list[dict]:
+    """Packages the change touches (a file in the package's directory) that failed to evaluate
+    in a cell the review used: what the model could not see, and why."""
+    touched = changes.paths
+    found = []
+    for cell, graph in sorted(model._cells.items()):  # noqa: SLF001 - only the cells that were used
+        for error in graph.errors:
+            prefix = f"{error.package}/" if error.package else ""
+            if any(path.startswith(prefix) and "/" not in path[len(prefix):] for path in touched) or any(
+                path.startswith(prefix) for path in touched if path.endswith((".bzl", "BUCK", "TARGETS"))
+            ):
+                found.append({"cell": cell, "package": f"//{error.package}", "kind": error.kind, "reason": error.message})
+    return found
 
 
 def scan_tree(

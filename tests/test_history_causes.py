@@ -71,3 +71,13 @@ def test_real_commit_false_finding_is_gone(sha, executorch_mirror, real_tree_cac
     report = review_repository(executorch_mirror, f"{sha}^", sha, cache_dir=real_tree_cache)
     assert [(f.rule, f.path, f.line) for f in report.findings if (f.rule, f.path) == (rule, path)] == []
     assert not [f for f in report.findings if f.rule == "internal-error"]
+
+
+def test_what_could_not_be_evaluated_is_said_not_hidden(case_repo, tmp_path):
+    # The moved package draws no finding (it was broken before), but the review says the open-
+    # source cell could not see it, and why: a reader knows its findings there are unknown.
+    repo, base, head = case_repo("history-moved-targets-to-buck")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    unevaluated = [(item["cell"], item["package"], item["kind"]) for item in report.stats["unevaluated"]]
+    assert unevaluated == [("oss", "//backends/nxp", "load")]
+    assert "oxx_python.bzl" in report.stats["unevaluated"][0]["reason"]

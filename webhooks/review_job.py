@@ -248,7 +248,8 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
                f"--format json` (the App keeps a copy at `reports/{repo.owner}/{repo.name}/{report.head}.json`).")
     output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
                               base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
-                              full_report_pointer=pointer, fail_level=report.fail_level)
+                              full_report_pointer=pointer, fail_level=report.fail_level,
+                              unevaluated=report.stats.get("unevaluated", ()))
     last = output.requests_needed - 1
     for batch in range(last):
         client.update_check_run(check, output=output.output(batch))

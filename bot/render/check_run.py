@@ -84,6 +84,7 @@ def render_check_run(
     smoke_reasons: Sequence[str],
     full_report_pointer: str,
     fail_level: Severity = Severity.MAJOR,
+    unevaluated: Sequence[dict] = (),
 ) -> CheckRunOutput:
     """The `pr-check` check run's completed state: the full record of the review."""
     conclusion = check_conclusion(findings, fail_level)
@@ -93,6 +94,9 @@ def render_check_run(
     ]
     if suppressed_count:
         header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
+    if unevaluated:
+        header += ["", f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:"]
+        header += [f"- `{item['cell']}` `{item['package']}`: {_cell(str(item['reason']))[:300]}" for item in unevaluated]
     if smoke_reasons:
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
         header += [f"- {reason}" for reason in smoke_reasons]

@@ -70,12 +70,22 @@ def _full(report: "Report", options: TextOptions) -> list[str]:
         if options.verbosity >= VERBOSE:
             lines += [f"  {f.path}:{f.line}: {f.rule}: {f.suppressed}" for f in report.suppressed]
     lines.append(f"Summary: {_summary(report.findings)}")
+    lines += unevaluated_lines(report.stats.get("unevaluated", ()))
     if not scan:
         lines += _smoke(report, options)
     if options.verbosity >= VERBOSE:
         lines.append(f"Checks run: {', '.join(report.stats.get('checks', ())) or 'none'}")
         if "seconds" in report.stats:
             lines.append(f"Time: {report.stats['seconds']} s")
+    return lines
+
+
+def unevaluated_lines(unevaluated) -> list[str]:
+    """What the model could not see in the packages the change touches: never silence."""
+    if not unevaluated:
+        return []
+    lines = [f"Not evaluated ({len(unevaluated)} package(s) this change touches; their findings are unknown):"]
+    lines += [f"  {item['cell']}: {item['package']}: {item['reason']}" for item in unevaluated]
     return lines
 
 
