@@ -14,8 +14,10 @@ is considered only when the target's flags make the condition provably true. Tar
 closure runs through a label the cell does not define are skipped, as are headers no target
 owns (system and third-party headers). The internal cells fold in the dependencies
 ExecuTorch's wrapper adds, as seen where it is evaluated (OSS), and skip targets made by
-macros the repository does not contain. In fbcode, where every transitive dependency's
-headers are visible in practice, only an include that no dependency path reaches counts.
+macros the repository does not contain. Every cell is held to the same rule, fbcode too: a
+header reached only through a chain of private deps builds there today by accident (the seed
+review of #24643: "builds only because cuda_backend re-exports it through slimtensor ->
+storage"), and the real tree fixed such gaps later (cfd51c25b9, fixed by 12d7518d3a).
 
 Example (bad): with `use_cuda = True`, `pybindings_cuda.h` includes
 `<executorch/extension/cuda/cuda_allocator.h>`, but the macro adds only `:caller_stream`,
@@ -51,9 +53,9 @@ from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
-# fbcode makes the headers of every transitive dependency visible in practice (as it does a
-# target's private `headers`); there only an include that no dependency path reaches is a gap.
-LENIENT_CELLS = ("fbcode",)
+# Cells where any transitive dependency's headers count as reachable. None: Buck2's rule holds in
+# every cell (see the docstring); kept as a name so that a repository-specific cell can opt in.
+LENIENT_CELLS: tuple[str, ...] = ()
 _FOLLOW_DEPTH = 4  # own and unowned headers followed this deep for their includes
 _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 

@@ -37,6 +37,9 @@ def test_pr24643_reports_link_whole_and_the_unmapped_oss_dep(case_repo, tmp_path
     assert _findings(report) == {
         ("link-whole-without-python-dlopen", "backends/aoti/targets.bzl", 9, "fbcode"),
         ("dep-unknown-external", "extension/pybindings/BUCK", 11, "oss"),
+        # cuda_lib compiles pybindings.cpp, which includes runtime/core/error.h, but its only dep
+        # (cuda_backend) does not export //runtime/core:core: Buck2's rule holds in fbcode too.
+        ("dep-undeclared-header", "extension/pybindings/pybindings.cpp", 1, "fbcode"),
     }
     oss = next(f for f in report.findings if f.rule == "dep-unknown-external")
     # The evidence walks into the macro that added the dep and the table lookup that failed.

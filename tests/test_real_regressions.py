@@ -1,0 +1,36 @@
+"""Real regressions from ExecuTorch history: each caught where it was introduced, silent at its fix.
+
+Each pair was found by reading history: a later commit fixed or reverted what an earlier one
+broke (its message or diff says so). The expectation is the rule and the file the defect lives
+in, written from that reading; runs when a fetched mirror is present.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pr_check.review import review_repository
+
+REGRESSIONS = [
+    # //backends/xnnpack/test loads shim_et/xplat/caffe2/pt_defs.bzl, absent from the open-source tree;
+    # OSS CI queries //backends/xnnpack/...; "Shim LI op defs in OSS" (6bac07efba) repaired it.
+    ("bf4dfaf835", "6bac07efba", "buck-eval-error", "backends/xnnpack/test/BUCK"),
+    # aoti_cuda_shims (shared) links aoti_common_shims_slim whole in PUBLIC scope, replayed at every
+    # consumer's link; "Ship the CUDA delegate in the wheel" (3a00cc1897) made it PRIVATE.
+    ("eac0673bd5", "3a00cc1897", "link-whole-archive-public", "backends/cuda/CMakeLists.txt"),
+    # platform.cpp joins CMake's aoti_cuda but no Buck target; "Fixing cuda buck" (cfd51c25b9) added
+    # the Buck cuda_platform target the next day.
+    ("caa35f67dc", "cfd51c25b9", "source-parity", "backends/cuda/CMakeLists.txt"),
+    # ... which cuda_backend.cpp includes (platform/platform.h) without depending on it; "Fix missing
+    # deps in CUDA backend TARGETS" (12d7518d3a) added the dep.
+    ("cfd51c25b9", "12d7518d3a", "dep-undeclared-header", "backends/cuda/runtime/cuda_backend.cpp"),
+]
+
+
+@pytest.mark.parametrize(("introduced", "fixed", "rule", "path"), REGRESSIONS, ids=[r[0] for r in REGRESSIONS])
+def test_real_regression_caught_and_then_fixed(introduced, fixed, rule, path, executorch_mirror, real_tree_cache):
+    broke = review_repository(executorch_mirror, f"{introduced}^", introduced, cache_dir=real_tree_cache)
+    assert (rule, path) in {(f.rule, f.path) for f in broke.findings}
+    repaired = review_repository(executorch_mirror, f"{fixed}^", fixed, cache_dir=real_tree_cache)
+    assert (rule, path) not in {(f.rule, f.path) for f in repaired.findings}
+    assert not [f for f in broke.findings + repaired.findings if f.rule == "internal-error"]
