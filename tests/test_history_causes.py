@@ -1,8 +1,8 @@
 """The eight causes of false or missed findings seen on real ExecuTorch history, each pinned.
 
 Every cause comes as a fixture PR (a real git repository, expected findings written by hand
-from the invariant) and, where the mirror is present, as the real commit that showed it, with
-the verdict a maintainer gave after reading the commit and what followed it.
+from the invariant) and, where the mirror is present, as the real commit that showed it (real_tree/verdicts.toml),
+with the verdict a maintainer gave after reading the commit and what followed it.
 """
 
 from __future__ import annotations
@@ -47,30 +47,8 @@ def test_history_cause_fixture(case, case_repo, tmp_path):
     assert _found(report) == FIXTURES[case]
 
 
-# Real commits, each judged by reading it and its later history (bench/real_history/verdicts.toml
-# holds the same verdicts for the 150-commit run). Listed: what must NOT be reported any more.
-REAL_FALSE_FINDINGS = {
-    # Rename TARGETS -> BUCK; backends/nxp loaded a file absent from the OSS tree before and after.
-    "abfe0104ff": ("buck-eval-error", "backends/nxp/BUCK"),
-    # backends/cuda/runtime already failed in OSS (cuda-lazy) at the parent; OSS CI never loads it.
-    "d92bb5ddbe": ("dep-unknown-external", "backends/cuda/runtime/targets.bzl"),
-    # Repairs //backends/xnnpack/test in OSS; the test's includes were unchanged.
-    "6bac07efba": ("header-private-across-cells", "backends/xnnpack/test/runtime/test_workspace_manager.cpp"),
-    # fbcode-only GPU unittests (cpp_unittest, cuda-lazy, remote GPU execution): OSS never builds them.
-    "fe23c0e67d": ("header-private-across-cells", "backends/cuda/runtime/shims/tests/test_aoti_torch_assign_tensors_out_slim.cpp"),
-    # The owner is a cpp_library: its headers are exported.
-    "5d4eff8b25": ("header-private-across-cells", "extension/pybindings/pybindings_data_loader.cpp"),
-    # A Cortex-M kernel registration library: nothing Python loads reaches it.
-    "1f2a6f9782": ("link-whole-without-python-dlopen", "backends/cortex_m/ops/targets.bzl"),
-}
-
-
-@pytest.mark.parametrize("sha", sorted(REAL_FALSE_FINDINGS))
-def test_real_commit_false_finding_is_gone(sha, executorch_mirror, real_tree_cache):
-    rule, path = REAL_FALSE_FINDINGS[sha]
-    report = review_repository(executorch_mirror, f"{sha}^", sha, cache_dir=real_tree_cache)
-    assert [(f.rule, f.path, f.line) for f in report.findings if (f.rule, f.path) == (rule, path)] == []
-    assert not [f for f in report.findings if f.rule == "internal-error"]
+# The real commits named for each cause are judged in real_tree/verdicts.toml and pinned by
+# test_real_tree_verdicts.py.
 
 
 def test_what_could_not_be_evaluated_is_said_not_hidden(case_repo, tmp_path):
