@@ -35,4 +35,5 @@ rules: $(STAMP)
 	$(BIN)/pr-check rules --markdown > RULES.md
 
 clean:
-	rm -rf $(VENV) .pr-check-cache
+	-$(BIN)/pr-check cache clean --repo .
+	rm -rf $(VENV)

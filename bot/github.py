@@ -140,7 +140,6 @@ class RepositoryClient(Protocol):
     def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None: ...
     def workflow_id(self, workflow_file: str) -> int: ...
     def commit_sha(self, ref: str) -> str: ...
-    def workflow_run(self, run_id: int) -> WorkflowRun: ...
 
 
 class AppClient(Protocol):
@@ -560,12 +559,6 @@ class GitHubRepository:
         """The commit a branch (or any ref) points at now."""
         data = self._request("get commit", "GET", f"/commits/{quote(ref, safe='')}")
         return str(data["sha"])
-
-    def workflow_run(self, run_id: int) -> WorkflowRun:
-        data = self._request("get workflow run", "GET", f"/actions/runs/{int(run_id)}")
-        return WorkflowRun(int(data["id"]), str(data.get("status") or ""), data.get("conclusion"), data.get("html_url"),
-                           str(data.get("name") or ""), str(data.get("display_title") or ""))
-
 
 def _check_run(data: Mapping) -> CheckRun:
     return CheckRun(

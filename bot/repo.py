@@ -83,28 +83,6 @@ class GitRepository:
             return False
         return True
 
-    def working_tree(self, base_tree: FileTree, paths: Iterable[str]) -> FileTree:
-        """`base_tree` with `paths` taken from the work tree on disk (the `--diff FILE` head)."""
-        entries = {p: base_tree.entry(p) for p in base_tree.paths()}
-        entries = {p: e for p, e in entries.items() if e is not None}
-        on_disk: dict[str, bytes] = {}
-        for path in paths:
-            file = self.path / path
-            if file.is_file():
-                data = file.read_bytes()
-                on_disk[blob_id_of(data)] = data
-                entries[path] = Entry(blob_id_of(data))
-            else:
-                entries.pop(path, None)
-
-        def read(blobs: Iterable[str]) -> dict[str, bytes | None]:
-            wanted = list(blobs)
-            found = {b: on_disk[b] for b in wanted if b in on_disk}
-            found.update(self.read_blobs(b for b in wanted if b not in on_disk))
-            return found
-
-        return FileTree(entries, read, "WORKTREE")
-
     def diff(self, base: str, head: str) -> str:
         """Unified diff base..head with renames detected and full binary markers."""
         result = self._run(

@@ -135,11 +135,6 @@ class BuildModel:
         return self is other
 
 
-def empty_model(config: Config | None = None) -> BuildModel:
-    """The build of an empty tree: the base of `pr-check scan` and of check examples."""
-    return BuildModel(memory_tree({}), config)
-
-
 @dataclass(frozen=True)
 class Snapshot:
     """What a check sees: both builds and the change between them."""

@@ -83,8 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     _verbosity_options(demo)
 
-    # `pr-check cache info|clean` is wired here once bot/facts/cache.py (the size-bounded cache
-    # store, issue 13 point 7) lands: a sub-parser whose handler takes the store's info/clean.
+    cache = sub.add_parser("cache", help="the evaluation and fact cache of a repository: its size, or empty it")
+    cache.add_argument("action", choices=("info", "clean"), help="info: where, entries, bytes, bound; clean: remove every entry")
+    cache.add_argument("--repo", default=".", help="git repository whose cache it is (default: .)")
+    cache.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="a cache directory instead of the repository's")
 
     for name, help_text in (
         ("smoke", "the GPU smoke runner (see `pr-check smoke --help`)"),
@@ -175,6 +177,8 @@ def _dispatch(arguments: argparse.Namespace) -> int:
         return _explain(arguments.rule)
     if arguments.command == "demo":
         return _demo(arguments)
+    if arguments.command == "cache":
+        return _cache(arguments)
     if arguments.command in ("review", "scan"):
         request = OutputRequest.from_arguments(arguments)
         config = _local_config(arguments.config)
@@ -183,6 +187,24 @@ def _dispatch(arguments: argparse.Namespace) -> int:
             return _review(arguments, request, config, diff_text)
         return _scan(arguments, request, config)
     raise UsageError(f"unknown command {arguments.command}")
+
+
+def _cache(arguments: argparse.Namespace) -> int:
+    from bot.facts.cache import DiskStore
+    from pr_check.review import default_cache_dir
+
+    if arguments.cache_dir is not None:
+        directory = arguments.cache_dir
+    else:
+        with GitRepository(arguments.repo) as repo:
+            directory = default_cache_dir(repo)
+    store = DiskStore.at(directory)
+    if arguments.action == "clean":
+        store.clean()
+    info = store.info()
+    print(f"cache: {info.directory}\nentries: {info.entries}\nsize: {info.bytes / 1e6:.1f} MB of {info.bound / 1e6:.0f} MB "
+          "(least recently used entries go first)")
+    return 0
 
 
 def _explain(rule: str) -> int:

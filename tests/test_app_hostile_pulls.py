@@ -71,8 +71,10 @@ def test_a_review_past_its_deadline_is_stopped_and_reported(tmp_path):
 
 def test_a_job_that_kills_its_worker_twice_is_given_up_with_a_failed_check(tmp_path):
     standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    # Each attempt pauses after creating its check run, so the test can kill the worker mid-job.
-    app = start_app(standin, tmp_path / "app", PR_CHECK_TEST_PAUSE_MID_JOB_S="60", PR_CHECK_JOB_LEASE_S="2")
+    # GitHub hangs on the diff each attempt asks for after creating its check run, so the test
+    # can kill the worker mid-job.
+    standin.stall_next("GET", r"/pulls/1$", 60, accept="diff", times=2)
+    app = start_app(standin, tmp_path / "app", PR_CHECK_JOB_LEASE_S="2")
     try:
         repo = make_repo(standin, tmp_path, "deadly")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})

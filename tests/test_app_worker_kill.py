@@ -10,8 +10,10 @@ from tests.test_app_harness import APP_ID, BUCK_DEFECT, DEFECT_LINE, OWNER, make
 
 def test_a_job_interrupted_by_a_killed_worker_is_finished_once_after_restart(tmp_path):
     standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    # The test-only hook makes each review pause right after its check run is created.
-    app = start_app(standin, tmp_path / "app", PR_CHECK_TEST_PAUSE_MID_JOB_S="1.5", PR_CHECK_JOB_LEASE_S="2")
+    # GitHub hangs on the pull request's diff, which a review asks for after creating its check
+    # run: the worker is mid-job while it waits, and is killed there.
+    standin.stall_next("GET", r"/pulls/5$", 30, accept="diff")
+    app = start_app(standin, tmp_path / "app", PR_CHECK_JOB_LEASE_S="2")
     try:
         repo = make_repo(standin, tmp_path, "killed")
         head = repo.open_pull(5, {"BUCK": BUCK_DEFECT})

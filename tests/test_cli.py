@@ -143,3 +143,14 @@ def test_unknown_config_key_is_an_input_error(case_repo):
     result = pr_check("review", "--repo", str(repo), "--base", "HEAD", "--head", "HEAD")
     assert result.returncode == 2
     assert "unknown key rules.silence_everything" in result.stderr
+
+
+def test_cache_info_and_clean(case_repo, tmp_path):
+    repo, base, head = case_repo("clean-cpu-target")
+    cache = tmp_path / "cache"
+    pr_check("review", "--repo", str(repo), "--base", base, "--head", head, "--cache-dir", str(cache))
+    info = pr_check("cache", "info", "--cache-dir", str(cache))
+    entries = int(next(line for line in info.stdout.splitlines() if line.startswith("entries:")).split()[1])
+    assert info.returncode == 0 and entries > 0
+    cleaned = pr_check("cache", "clean", "--cache-dir", str(cache))
+    assert cleaned.returncode == 0 and "entries: 0" in cleaned.stdout

@@ -82,8 +82,6 @@ def review_pull(
         return "already-posted"
 
     check, check_completed = _open_check_run(services, client, number, pull.head_sha, force)
-    if services.settings.test_pause_mid_job_s:
-        time.sleep(services.settings.test_pause_mid_job_s)  # test-only: lets a test kill the worker here
     try:
         outcome, changed = _review(services, repo, installation, client, pull)
         if isinstance(outcome, ReviewRefused):

@@ -49,9 +49,6 @@ class Settings:
     # job is reaped (counted as a crash), so a stuck thread cannot hold a pull request forever.
     job_max_s: float = 1800.0
     allow_volatile_redis: bool = False  # run on a Redis without appendonly (accepted jobs may be lost)
-    # Test-only: seconds a worker sleeps in the middle of a review (after the check run is created),
-    # so that a test can kill the worker mid-job. Read from PR_CHECK_TEST_PAUSE_MID_JOB_S; 0 in service.
-    test_pause_mid_job_s: float = 0.0
 
     @property
     def mirrors_dir(self) -> Path:
@@ -131,7 +128,6 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         review_memory_bytes=int(number("PR_CHECK_REVIEW_MEMORY_MB", 4096, 256) * (1 << 20)),
         job_max_s=number("PR_CHECK_JOB_MAX_S", max(1800.0, 3 * review_deadline), review_deadline),
         allow_volatile_redis=env.get("PR_CHECK_ALLOW_VOLATILE_REDIS", "").strip().lower() in ("1", "yes", "true"),
-        test_pause_mid_job_s=number("PR_CHECK_TEST_PAUSE_MID_JOB_S", 0.0),
     )
 
 

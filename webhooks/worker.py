@@ -2,9 +2,6 @@
 failed deliveries). Start any number of them against one Redis; with SQLite, one per machine.
 
     python -m webhooks.worker [--threads N]
-
-Test hook: PR_CHECK_TEST_PAUSE_MID_JOB_S makes each review sleep after its check run is created,
-so that a test can kill the worker in the middle of a job. Leave it unset in service.
 """
 
 from __future__ import annotations

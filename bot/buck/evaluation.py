@@ -184,11 +184,6 @@ class CellGraph:
     def errors(self) -> tuple[EvalError, ...]:
         return tuple(r.error for r in self.packages.values() if r.error is not None)
 
-    def targets_in(self, path: str) -> tuple[BuckTarget, ...]:
-        """Targets whose call site is in `path`."""
-        return tuple(t for t in self.targets.values() if t.path == path)
-
-
 # --------------------------------------------------------------------------------------------
 # Attribute values
 

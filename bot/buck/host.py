@@ -58,21 +58,6 @@ NATIVE_RULES = (
     "zip_file",
 )
 
-# The fields of ExecuTorch's `runtime` struct that define rules (the rest are values).
-RUNTIME_RULES = (
-    "command_alias",
-    "cxx_binary",
-    "cxx_library",
-    "cxx_python_extension",
-    "cxx_test",
-    "export_file",
-    "filegroup",
-    "genrule",
-    "python_binary",
-    "python_library",
-    "python_test",
-)
-
 # Names a BUCK file sees without loading them (buck2's build-file globals).
 BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall", "host_info", "select_map")
 # Names every file sees: `type` is replaced so that `type(select(...)) == "select"` as in buck2.

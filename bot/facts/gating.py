@@ -46,12 +46,6 @@ class GatedSource:
 
 # -- Facts of a cell graph, shared by the revisions of a review whose graphs are equal ----------
 
-def canonical_graph(model, cell: str) -> CellGraph:
-    """The cell's graph, or an equal one already seen in this review (most pull requests change
-    no build file, so base and head evaluate to equal graphs): one object per content digest."""
-    return fact("canonical-graph", model.graph_key(cell), lambda: model.cell(cell))
-
-
 def graph_fact(model, cell: str, name: str, compute):
     """`compute(graph)` for the cell's graph, computed once per distinct graph content."""
     return model.graph_memo(cell, (name,), compute)

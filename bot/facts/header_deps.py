@@ -21,14 +21,6 @@ EXPORTED_DEP_ATTRIBUTES = ("exported_deps", "fbcode_exported_deps", "xplat_expor
 FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
 CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
-def direct_deps(target: BuckTarget, attributes: Iterable[str] = DEP_ATTRIBUTES) -> tuple[str, ...]:
-    """Normalized labels of a target's dependency attributes (every select() branch)."""
-    found: list[str] = []
-    for attribute in attributes:
-        found.extend(target.labels(attribute))  # normalized, `//xplat/executorch/` included
-    return tuple(dict.fromkeys(found))
-
-
 @dataclass(frozen=True, slots=True)
 class DependencyTable:
     """Every target's normalized dependency labels in one cell: all deps, and exported ones."""

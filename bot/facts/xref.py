@@ -15,7 +15,6 @@ from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget, CellGraph, flatten
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
-CUDA_HEADER_INCLUDES = ("cuda_runtime.h", "cuda.h", "cuda_runtime_api.h", "cuda_fp16.h", "cuda_bf16.h")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,11 +180,3 @@ def includes_of(text: str) -> tuple[tuple[str, int], ...]:
     return tuple(found)
 
 
-def find_line(text: str, needle: str, start: int = 1, end: int | None = None) -> int | None:
-    """First line in [start, end] containing `needle`."""
-    lines = text.splitlines()
-    last = len(lines) if end is None else min(end, len(lines))
-    for number in range(max(1, start), last + 1):
-        if needle in lines[number - 1]:
-            return number
-    return None

@@ -44,5 +44,3 @@ def outermost_frame(target: BuckTarget) -> Frame | None:
     return target.stack[0] if target.stack else None
 
 
-def definition_evidence(target: BuckTarget, note: str) -> Evidence:
-    return Evidence(target.path, target.line, note)

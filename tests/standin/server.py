@@ -61,6 +61,15 @@ class _Fault:
     remaining: int
 
 
+@dataclass
+class _Stall:
+    method: str
+    pattern: re.Pattern[str]
+    accept: str
+    seconds: float
+    remaining: int
+
+
 class GitHubStandIn:
     """A GitHub REST API stand-in for one App; see the module docstring."""
 
@@ -87,6 +96,7 @@ class GitHubStandIn:
         self._state.run_details = run_details
         self._prefix = path_prefix.rstrip("/")
         self._faults: list[_Fault] = []
+        self._stalls: list[_Stall] = []
         self._log: list[dict[str, Any]] = []
         self._auth_failures: list[str] = []
         self._server: ThreadingHTTPServer | None = None
@@ -339,6 +349,23 @@ class GitHubStandIn:
             self._faults.append(
                 _Fault(method.upper(), re.compile(path_regex), status, body, dict(headers or {}), times)
             )
+
+    def stall_next(self, method: str, path_regex: str, seconds: float, *, accept: str = "", times: int = 1) -> None:
+        """Hold the next `times` matching requests for `seconds` before answering them, as a
+        GitHub that hangs does: a test kills or times out the App while it waits. `accept`, when
+        given, must occur in the request's Accept header (the diff media type, say)."""
+        with self._state.lock:
+            self._stalls.append(_Stall(method.upper(), re.compile(path_regex), accept, seconds, times))
+
+    def _stall_for(self, call: Call) -> float:
+        with self._state.lock:
+            for stall in self._stalls:
+                if stall.method in ("*", call.method) and stall.pattern.search(call.path) and stall.accept in call.headers.get("accept", ""):
+                    stall.remaining -= 1
+                    if stall.remaining <= 0:
+                        self._stalls.remove(stall)
+                    return stall.seconds
+        return 0.0
 
     def expire_tokens(self) -> None:
         """Make every installation token issued so far answer 401, as an expired one does."""
@@ -663,6 +690,9 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
         )
+        stall = standin._stall_for(call) if path is not None else 0.0
+        if stall:
+            time.sleep(stall)  # outside the state lock: other requests are answered meanwhile
         if path is None:
             reply = standin._with_rate_headers(error(404, "Not Found"), count=False)
         else:
