@@ -12,7 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 from bot import engine
 from bot.check import Check
-from bot.buck.evaluation import EvaluationCache
+from bot.buck.graph_cache import EvaluationCache
 from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import CellGraph, EvaluationCache, evaluate_cell, graph_digest
+from bot.buck.evaluation import CellGraph
+from bot.buck.graph_cache import EvaluationCache, evaluate_cell, graph_digest
 from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import cache as facts

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 import checks
-from bot.buck.evaluation import EvaluationCache
+from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.render.job_summary import render_job_summary

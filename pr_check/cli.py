@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 import checks
-from bot.buck.evaluation import EvaluationCache
+from bot.buck.graph_cache import EvaluationCache
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
 from bot.repo import GitRepository

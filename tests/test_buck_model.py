@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bot.buck.evaluation import EvaluationCache, Select, evaluate_cell
+from bot.buck.evaluation import Select
+from bot.buck.graph_cache import EvaluationCache, evaluate_cell
 from bot.tree import Gitlink, Symlink, memory_tree
 
 BUCKCONFIG = (

@@ -7,7 +7,7 @@ import concurrent.futures
 import multiprocessing
 from pathlib import Path
 
-from bot.buck.evaluation import EvaluationCache
+from bot.buck.graph_cache import EvaluationCache
 from bot.diff import ChangeSet
 from bot.facts.cache import DiskStore, FactCache, reviewing
 from bot.render.json import render_json

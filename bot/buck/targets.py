@@ -1,0 +1,225 @@
+"""What the Buck model records: targets, select() values, frames, evaluation errors, cell graphs.
+
+Frozen values shared by the evaluator, the cache and every check; attribute values are plain
+Python data with `select()` kept as a `Select` (its branches), labels normalized to `//pkg:name`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+
+@functools.cache
+def _fields_of(cls: type) -> tuple:
+    return dataclasses.fields(cls)
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """A `select()` kept as a value: (condition, value) branches in source order."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
+    branches: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One frame of a macro call stack."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
+    path: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
+class BuckTarget:
+    """One rule as a cell defines it."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
+    cell: str
+    package: str
+    name: str
+    kind: str
+    attrs: Mapping[str, Any]
+    path: str  # file of the call site: the innermost frame in the repository's own files
+    line: int
+    end_line: int
+    stack: tuple[Frame, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"//{self.package}:{self.name}"
+
+    @property
+    def primary_label(self) -> str:
+        """The label of the call that defined it: `_static` twins made by the wrapper fold into it."""
+        if self.name.endswith("_static") and self.attrs.get("preferred_linkage") == "static":
+            return self.label[: -len("_static")]
+        return self.label
+
+    def attr(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    def values(self, name: str) -> tuple[Any, ...]:
+        """Every item an attribute can hold, across all select() branches."""
+        value = self.attrs.get(name)
+        if type(value) is list and all(type(item) is str for item in value):
+            return tuple(value)  # the common case, without flatten()'s generators
+        return tuple(flatten(value))
+
+    def labels(self, name: str) -> tuple[str, ...]:
+        """An attribute's dependency labels, normalized to `//package:name`."""
+        return tuple(
+            normalize_label(item, self.package)
+            for item in self.values(name)
+            if isinstance(item, str) and (":" in item or item.startswith("//"))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class EvalError:
+    """A package that failed to evaluate in a cell, with where and why."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
+    cell: str
+    package: str
+    message: str
+    path: str
+    line: int
+    frames: tuple[Frame, ...] = ()  # the traceback, outermost first, host frames removed
+
+    @property
+    def kind(self) -> str:
+        """parse | limit | external-dep | load | other: what sort of failure this is."""
+        text = self.message.lower()
+        if "parse error" in text or "unexpected" in text and "expected" in text:
+            return "parse"
+        if "exceeded" in text or "allocated more than" in text or "recursed" in text or "stack overflow" in text or "too deep" in text:
+            return "limit"
+        if "was not found" in text and any("env_interface" in f.path or "external" in f.function for f in self.frames):
+            return "external-dep"
+        if text.startswith("cannot load"):
+            return "load"
+        return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class PackageResult:
+    """What evaluating one package produced."""
+
+    def __reduce__(self):  # plain tuples: unpickling a warm cache is the hot path
+        return (type(self), tuple(getattr(self, f.name) for f in _fields_of(type(self))))
+
+    package: str
+    build_file: str
+    targets: tuple[BuckTarget, ...]
+    error: EvalError | None
+    loaded: tuple[str, ...]  # repository files read, the build file included
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class CellGraph:
+    """All targets and evaluation errors of one cell at one revision."""
+
+    cell: str
+    packages: Mapping[str, PackageResult]
+    targets: Mapping[str, BuckTarget] = field(default_factory=dict)
+    digest: str = field(default="", compare=False)  # graph_digest(), set where it is cached
+
+    @classmethod
+    def from_results(cls, cell: str, results: Iterable[PackageResult]) -> "CellGraph":
+        packages = {r.package: r for r in results}
+        targets = {t.label: t for r in packages.values() for t in r.targets}
+        return cls(cell, packages, targets)
+
+    @property
+    def errors(self) -> tuple[EvalError, ...]:
+        return tuple(r.error for r in self.packages.values() if r.error is not None)
+
+# --------------------------------------------------------------------------------------------
+# Attribute values
+
+
+def flatten(value: Any) -> Iterator[Any]:
+    """Items of a list attribute, descending into select() branches and dict values."""
+    if value is None:
+        return
+    if isinstance(value, Select):
+        for _condition, branch in value.branches:
+            yield from flatten(branch)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, (Select, list, tuple)):
+                yield from flatten(item)
+            else:
+                yield item
+    elif isinstance(value, dict):
+        yield from flatten(list(value.values()))
+    else:
+        yield value
+
+
+_ET_PREFIXES = (
+    "fbsource//xplat/executorch/",
+    "//xplat/executorch/",
+    "fbcode//executorch/",
+    "//executorch/",
+    "root//",
+    "executorch//",
+)
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_label(label: str, package: str) -> str:
+    """`:x` -> `//pkg:x`; the internal `//executorch/` prefix and cell names are dropped."""
+    if label.startswith(":"):
+        return f"//{package}{label}"
+    for prefix in _ET_PREFIXES:
+        if label.startswith(prefix):
+            rest = label[len(prefix) :]
+            label = "//" + rest
+            break
+    if label.startswith("//") and ":" not in label:
+        label = label + ":" + posixpath.basename(label)
+    return label
+
+
+_SELECT_TOKEN = re.compile("\x00select:(\\d+)\x00")
+
+
+def _normalize_value(value: Any, string_selects: "list[dict] | tuple" = ()) -> Any:
+    if isinstance(value, dict):
+        if "__select__" in value and len(value) == 1 and isinstance(value["__select__"], dict):
+            return Select(tuple((str(k), _normalize_value(v, string_selects)) for k, v in value["__select__"].items()))
+        return {k: _normalize_value(v, string_selects) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalize_value(v, string_selects) for v in value]
+    if isinstance(value, str) and "\x00select:" in value:
+        return _expand_string_select(value, string_selects)
+    return value
+
+
+def _expand_string_select(text: str, string_selects: "list[dict] | tuple") -> Any:
+    """A string holding select() tokens as a Select of whole strings (the first token outermost)."""
+    match = _SELECT_TOKEN.search(text)
+    if match is None or int(match.group(1)) >= len(string_selects):
+        return text
+    prefix, suffix = text[: match.start()], text[match.end() :]
+    branches = string_selects[int(match.group(1))]
+    return Select(
+        tuple((str(k), _normalize_value(prefix + str(v) + suffix, string_selects)) for k, v in branches.items())
+    )
