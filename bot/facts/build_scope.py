@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from bot.buck.evaluation import CellGraph, BuckTarget
+from bot.facts.linkage import reachable
 from bot.tree import FileTree
 
 # Where CI commands live; shell scripts and workflow files only.
@@ -131,25 +132,11 @@ def build_scope(tree: FileTree, graph: CellGraph) -> BuildScope:
         for label, target in graph.targets.items()
         if target.package in built_packages and any(pattern.names_target(label) for pattern in building)
     ]
-    built = _dependency_closure(graph, roots)
+    built = reachable(graph, roots, _dependencies)
     evaluated.update(label[2:].split(":", 1)[0] for label in built)
     # Buck also loads the package of a dependency it could not resolve: that failure is seen.
     evaluated.update(_unresolved_packages(graph, built))
     return BuildScope(patterns, frozenset(evaluated), frozenset(built))
-
-
-def _dependency_closure(graph: CellGraph, roots: Iterable[str]) -> set[str]:
-    seen: set[str] = set()
-    stack = list(roots)
-    while stack:
-        label = stack.pop()
-        if label in seen:
-            continue
-        seen.add(label)
-        target = graph.targets.get(label)
-        if target is not None:
-            stack.extend(dep for dep in _dependencies(target) if dep not in seen)
-    return seen
 
 
 def _dependencies(target: BuckTarget) -> tuple[str, ...]:

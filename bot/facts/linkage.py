@@ -87,8 +87,15 @@ PYTHON_LOADER_KINDS = frozenset({"cxx_python_extension", "python_library", "pyth
 
 def python_loadable(graph) -> frozenset[str]:
     """Every target of the cell that a Python extension or Python target links, transitively."""
+    roots = [label for label, target in graph.targets.items() if target.kind in PYTHON_LOADER_KINDS]
+    return frozenset(reachable(graph, roots, dependency_labels))
+
+
+def reachable(graph, roots, edges) -> set[str]:
+    """Every label reached from `roots` along `edges(target)`; labels the graph lacks are kept
+    (reached) but not followed."""
     seen: set[str] = set()
-    stack = [label for label, target in graph.targets.items() if target.kind in PYTHON_LOADER_KINDS]
+    stack = list(roots)
     while stack:
         label = stack.pop()
         if label in seen:
@@ -96,5 +103,5 @@ def python_loadable(graph) -> frozenset[str]:
         seen.add(label)
         target = graph.targets.get(label)
         if target is not None:
-            stack.extend(dep for dep in dependency_labels(target) if dep not in seen)
-    return frozenset(seen)
+            stack.extend(dep for dep in edges(target) if dep not in seen)
+    return seen
