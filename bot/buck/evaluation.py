@@ -177,6 +177,13 @@ class CellEvaluator:
         text = self.tree.read_text(path)
         if text is None:
             raise FileNotFoundError(path)
+        depth, line = bracket_depth(text)
+        if depth > MAX_BRACKET_DEPTH:
+            # starlark-rust's parser recurses per bracket: thousands overflow the native stack and
+            # kill the process (a hostile BUCK must not), so such a file is refused, not parsed.
+            raise _LoadFailure(
+                f"error: brackets nested {depth} deep in {path} (more than {MAX_BRACKET_DEPTH}); not evaluated\n --> {path}:{line}:1"
+            )
         names = names + buck_host.extra_globals(text)
         source, offset = self._source_with_host(path, text, names)
         self._offsets[path] = offset
@@ -236,6 +243,8 @@ class CellEvaluator:
             return module.freeze()
         except FileNotFoundError as missing:
             return _LoadFailure(f"cannot load {location}: file {missing.args[0]} does not exist")
+        except _LoadFailure as refused:
+            return refused
         except sl.StarlarkError as error:
             return _LoadFailure(str(error))
 
@@ -434,6 +443,45 @@ class CellEvaluator:
     def _macro_roots(self) -> tuple[str, ...]:
         roots = [r for r in self.config.cells.values() if r not in (".", "./", "")]
         return tuple(r.strip("/").removeprefix("./") + "/" for r in roots)
+
+
+MAX_BRACKET_DEPTH = 200  # real build files stay under 10
+
+
+def bracket_depth(text: str) -> tuple[int, int]:
+    """The deepest nesting of (), [] and {} outside strings and comments, and its line: linear."""
+    depth = deepest = 0
+    deepest_line = line = 1
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if char == "\n":
+            line += 1
+        elif char == "#":
+            end = text.find("\n", index)
+            index = length if end < 0 else end
+            continue
+        elif char in "\"'":
+            quote = text[index : index + 3] if text[index : index + 3] in ('"""', "'''") else char
+            end = index + len(quote)
+            while end < length and not text.startswith(quote, end):
+                if text[end] == "\\":
+                    end += 1
+                elif text[end] == "\n":
+                    line += 1
+                    if len(quote) == 1:
+                        break  # an unterminated string: the parser will say so
+                end += 1
+            index = end + len(quote)
+            continue
+        elif char in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        index += 1
+    return deepest, deepest_line
 
 
 class _LoadFailure(Exception):
