@@ -11,7 +11,13 @@ but not others leaves the rest unguarded.
 Example (bad): `runtime.cxx_library(name = "caller_stream", srcs = ["caller_stream.cu"])` in a
 `targets.bzl` that `non_fbcode_target(_kind = define_common_targets)` makes visible in xplat.
 
-Use instead: add `compatible_with = ["ovr_config//cuda:has_cuda"]`, or the package's guard dict.
+Use instead: the guard the package already uses: its guard dict where it has one; where its
+other CUDA targets are defined fbcode-only (the real tree's idiom: none of its packages uses the
+constraint), define this one fbcode-only too; the configured constraint otherwise.
+
+When the change did not touch the targets but a line that makes a package's targets visible in
+the cell (`non_fbcode_target(_kind = define_common_targets)`), that line is the cause: one finding
+there, with each exposed target as a related location.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import Iterator
 from bot.facts import xref
 from checks.support.callsite import attribute_line, call_lines, insert_after, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 
 _CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
@@ -32,9 +38,56 @@ _SPLAT = re.compile(r"\*\*([A-Za-z_][A-Za-z0-9_]*)")
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     settings = snap.config.buck
     for cell in settings.cpu_only_cells:
+        hits = list(_target_hits(snap, cell, settings))
+        yield from _by_cause(snap, cell, hits)
+
+
+def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
+    """Targets the change did not touch, exposed by a line it did: one finding at that line."""
+    changes = snap.changes.by_path()
+    exposed: dict[tuple[str, int], list[Hit]] = {}
+    for hit in hits:
+        own = changes.get(hit.path)
+        touched_itself = own is not None and any(hit.line <= n <= (hit.end_line or hit.line) for n in own.added)
+        root = next((e for e in hit.evidence if e.note.startswith("this line defines")), None)
+        root_change = changes.get(root.path) if root is not None else None
+        if touched_itself or root is None or root_change is None or root.line not in root_change.added:
+            yield hit
+        else:
+            group = exposed.setdefault((root.path, root.line), [])
+            if all(other.key != hit.key for other in group):  # the wrapper's `_static` twin folds in
+                group.append(hit)
+    for (path, line), group in sorted(exposed.items()):
+        if len(group) == 1:
+            yield group[0]
+            continue
+        labels = ", ".join(f"`{h.key}`" for h in group)
+        package = path.rsplit("/", 1)[0] if "/" in path else ""
+        yield Hit(
+            path=path,
+            line=line,
+            message=(
+                f"This line makes {len(group)} CUDA targets of the package visible in the `{cell}` cell, which "
+                f"builds for CPU-only platforms, and none is guarded: {labels}. A CPU-only or wildcard build "
+                "fails to compile them. Guard each (see the related locations), or keep the package's CUDA "
+                "targets out of this cell."
+            ),
+            key=f"exposes-cuda:{cell}://{package}",
+            target=f"//{package}",
+            cell=cell,
+            offending_text=(snap.head.text(path) or "").splitlines()[line - 1] if line else "",
+            evidence=tuple(
+                Evidence(h.path, h.line, f"`{h.key}`: {h.evidence[0].note if h.evidence else 'CUDA target'}")
+                for h in group
+            ),
+        )
+
+
+def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[Hit]:
         graph = snap.head.cell(cell)
         reasons = snap.head.cuda_reasons(cell)
         guarded_splats = _guard_dicts(snap, graph, settings.cuda_constraint)
+        fbcode_only = _fbcode_only_idiom(snap, cell, settings.cuda_constraint)
         for label, reason in sorted(reasons.items()):
             target = graph.targets[label]
             if not _CXX_KINDS.search(target.kind) or _is_guarded(target, settings.cuda_constraint):
@@ -47,13 +100,20 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
                 )
             splat = guarded_splats.get(target.path)
+            name_line = attribute_line(text, target, "name")
             if splat:
                 insertion, advice = f"**{splat},", f"splat the package's guard dict (`**{splat}`) as its other CUDA targets do"
+                fix = None if name_line is None else insert_after(text, target.path, name_line, insertion, advice)
+            elif target.package in fbcode_only:
+                advice = (
+                    "define it fbcode-only, as this repository defines its CUDA targets: with "
+                    "`fbcode_target(_kind = ...)` in BUCK, or below an `if not is_fbcode(): return` in targets.bzl"
+                )
+                fix = _fbcode_target_fix(text, target, advice)
             else:
                 insertion = f'compatible_with = ["{settings.cuda_constraint}"],'
                 advice = f"add `{insertion.rstrip(',')}`"
-            name_line = attribute_line(text, target, "name")
-            fix = None if name_line is None else insert_after(text, target.path, name_line, insertion, advice)
+                fix = None if name_line is None else insert_after(text, target.path, name_line, insertion, advice)
             yield Hit(
                 path=target.path,
                 line=target.line,
@@ -70,6 +130,33 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 evidence=tuple(evidence),
                 fix=fix,
             )
+
+
+def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[str]:
+    """Packages whose CUDA targets the repository keeps fbcode-only: it guards none with the
+    constraint, and fbcode defines CUDA targets of the package that this cell does not."""
+    graph = snap.head.cell(cell)
+    if any(_is_guarded(target, constraint) for target in graph.targets.values()):
+        return frozenset()  # the repository uses the constraint: that is its idiom
+    fbcode = snap.head.cell("fbcode")
+    return frozenset(
+        fbcode.targets[label].package
+        for label in snap.head.cuda_reasons("fbcode")
+        if label not in graph.targets and label in fbcode.targets
+    )
+
+
+def _fbcode_target_fix(text: str, target, advice: str):
+    """In a BUCK file that loads `fbcode_target`, wrap the call: `fbcode_target(_kind = K, ...)`."""
+    if target.path.endswith(".bzl") or "fbcode_target" not in text:
+        return None
+    lines = text.splitlines()
+    first = lines[target.line - 1] if 0 < target.line <= len(lines) else ""
+    match = re.match(r"^(\s*)([A-Za-z_][A-Za-z0-9_.]*)\(\s*$", first)
+    if match is None:
+        return None
+    replacement = f"{match.group(1)}fbcode_target(\n{match.group(1)}    _kind = {match.group(2)},"
+    return Fix(target.path, target.line, target.line, replacement, advice)
 
 
 def _is_guarded(target, constraint: str) -> bool:

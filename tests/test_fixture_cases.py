@@ -12,22 +12,24 @@ def _findings(report):
 def test_pr24817_flags_exactly_the_unguarded_cuda_targets_in_xplat(case_repo, tmp_path):
     repo, base, head = case_repo("pr24817-cuda-outside-fbcode")
     report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
-    # extension/cuda becomes visible in xplat: its three CUDA targets (a CUDA external dep, a .cu
-    # source, a dependency on a CUDA target) have no guard. In backends/cuda/runtime the guard dict
-    # covers runtime_shims and cuda_backend but not cuda_platform.
+    # extension/cuda becomes visible in xplat through one added BUCK line (non_fbcode_target):
+    # its three CUDA targets (a CUDA external dep, a .cu source, a dependency on a CUDA target),
+    # untouched by the PR, have no guard: one finding at that line, the targets as related
+    # locations. In backends/cuda/runtime the PR edits the targets themselves and its guard dict
+    # covers runtime_shims and cuda_backend but not cuda_platform: a finding on that target.
     assert _findings(report) == {
-        ("cuda-guard-missing", "extension/cuda/targets.bzl", 4, "xplat"),
-        ("cuda-guard-missing", "extension/cuda/targets.bzl", 11, "xplat"),
-        ("cuda-guard-missing", "extension/cuda/targets.bzl", 18, "xplat"),
+        ("cuda-guard-missing", "extension/cuda/BUCK", 6, "xplat"),
         ("cuda-guard-missing", "backends/cuda/runtime/targets.bzl", 35, "xplat"),
     }
-    by_target = {f.target: f for f in report.findings}
-    caller_stream = by_target["//extension/cuda:caller_stream"]
-    assert ("extension/cuda/targets.bzl", 13) in {(e.path, e.line) for e in caller_stream.evidence}
-    assert ("extension/cuda/BUCK", 6) in {(e.path, e.line) for e in caller_stream.evidence}
-    platform = by_target["//backends/cuda/runtime:cuda_platform"]
+    by_path = {f.path: f for f in report.findings}
+    exposing = by_path["extension/cuda/BUCK"]
+    assert {(e.path, e.line) for e in exposing.evidence} == {
+        ("extension/cuda/targets.bzl", 4), ("extension/cuda/targets.bzl", 11), ("extension/cuda/targets.bzl", 18),
+    }
+    assert "3 CUDA targets" in exposing.message and "//extension/cuda:caller_stream" in exposing.message
+    platform = by_path["backends/cuda/runtime/targets.bzl"]
+    assert platform.target == "//backends/cuda/runtime:cuda_platform"
     assert "**cuda_kwargs," in platform.fix.replacement  # the package's own guard dict is suggested
-    assert "compatible_with" in by_target["//extension/cuda:runtime_api"].fix.replacement
     assert report.smoke.required
 
 

@@ -59,3 +59,25 @@ def test_what_could_not_be_evaluated_is_said_not_hidden(case_repo, tmp_path):
     unevaluated = [(item["cell"], item["package"], item["kind"]) for item in report.stats["unevaluated"]]
     assert unevaluated == [("oss", "//backends/nxp", "load")]
     assert "oxx_python.bzl" in report.stats["unevaluated"][0]["reason"]
+
+
+def test_cuda_guard_fix_offers_the_repositorys_fbcode_only_idiom():
+    # 7. No target of the tree uses the has_cuda constraint; the package's existing CUDA target is
+    #    defined fbcode-only. A new CUDA target visible in xplat gets that form as its fix.
+    from bot.check import Example
+    from checks import cuda_guard_missing
+    from tests.test_check_examples import _snapshot
+
+    buck = (
+        'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target")\n'
+        'fbcode_target(_kind = cxx_library, name = "old_kernels", srcs = ["old.cu"])\n'
+        "cxx_library(\n"
+        '    name = "new_kernels",\n'
+        '    srcs = ["new.cu"],\n'
+        ")\n"
+    )
+    snap = _snapshot(Example(head={".buckconfig": "[repositories]\n  root = .\n", "gpu/BUCK": buck}))
+    [hit] = list(cuda_guard_missing.run(snap, None))
+    assert (hit.path, hit.line, hit.target) == ("gpu/BUCK", 3, "//gpu:new_kernels")
+    assert "define it fbcode-only" in hit.message
+    assert hit.fix is not None and hit.fix.replacement == "fbcode_target(\n    _kind = cxx_library,"
