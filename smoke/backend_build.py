@@ -68,6 +68,9 @@ class BuildOutcome:
     # Sources left out because a header they include is missing from this machine (not from the
     # checkout): a CUDA toolkit without cuRAND, say. Said in the report; never counted against a PR.
     machine_gaps: tuple[str, ...] = ()
+    # Sources left out because they include a header generated at build time by a custom command the
+    # smoke build does not run (BuildPlan.generated), said with the target that lists it.
+    not_generated: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -151,10 +154,17 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
                                                             cwd=layout.build_dir), commands))
     errors: list[CompileError] = []
     machine_gaps: list[str] = []
+    not_generated: list[str] = []
     left_out: set[tuple[str, str]] = set()
     failed = None
     for (target, step), result in zip(jobs, results):
         found = parse_errors(result, target.name, step.source, layout)
+        generated = generated_missing_header(found, plan)
+        if generated:
+            not_generated.append(f"{step.source} ({target.name}): includes {generated[0]}, {generated[1]}; "
+                                 "left out of the build")
+            left_out.add((target.name, step.source))
+            continue
         header = machine_missing_header(found, layout)
         if header:
             machine_gaps.append(f"{step.source} ({target.name}): this machine has no {header}; left out of the build")
@@ -183,7 +193,7 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
                 break
             outputs[target.name] = str(output_path(target, layout))
     return BuildOutcome(outputs, tuple(steps), tuple(errors), failed, time.monotonic() - started,
-                        tuple(machine_gaps))
+                        tuple(machine_gaps), tuple(not_generated))
 
 
 def toolkit_has(tools: Toolset, library: str) -> bool:
@@ -195,6 +205,21 @@ def toolkit_has(tools: Toolset, library: str) -> bool:
 
 
 MISSING_HEADER = re.compile(r"^(?P<header>\S+): No such file or directory$")
+
+
+def generated_missing_header(errors: list[CompileError], plan: BuildPlan) -> tuple[str, str] | None:
+    """(header, what generates it) when a compile failed only for want of files the plan says are generated."""
+    headers = [match.group("header") for error in errors if (match := MISSING_HEADER.match(error.message))]
+    if not errors or len(headers) != len(errors):
+        return None
+    found = None
+    for header in headers:
+        file = next((gap for gap in plan.generated if gap.name == header or gap.name.endswith("/" + header)), None)
+        if file is None:
+            return None
+        where = f" at {file.origin[0]}:{file.origin[1]}" if file.origin else ""
+        found = found or (header, f"{file.reason.replace(';', where + ',', 1)}")
+    return found
 
 
 def machine_missing_header(errors: list[CompileError], layout: Layout) -> str | None:

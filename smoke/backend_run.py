@@ -16,7 +16,7 @@ from smoke.backend_build import Toolset
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_and_run, prepare_wrapper
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
-from smoke.build_plan import BuildPlan, plan_from_json
+from smoke.build_plan import HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
 from smoke.report import StageOutcome, StageResult
 
@@ -105,8 +105,11 @@ def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: To
         load = wrapper_problem
     elif SHIM_LIBRARY not in (run.build.outputs if run.build else {}):
         load = StageOutcome("skipped", f"{SHIM_LIBRARY} was not built")
+    elif HOST_NAME not in run.build.outputs:
+        load = StageOutcome("skipped", f"{HOST_NAME} did not link (backend-host): the wrapper runs inside it")
     else:
-        load = load_and_run(wrapper, Path(run.build.outputs[SHIM_LIBRARY]), run.exported, tools, build_dir / "load-run")
+        load = load_and_run(wrapper, Path(run.build.outputs[HOST_NAME]), Path(run.build.outputs[SHIM_LIBRARY]),
+                            run.exported, build_dir / "load-run")
     stages.append(("load-run", load))
     summary = backend_summary(run)
     summary["statuses"]["load-run"] = load.status

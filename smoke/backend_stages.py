@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smoke.backend_build import BuildOutcome, Layout, Toolset, build, library_words, linker_words, output_path
-from smoke.build_plan import HOST_NAME, BuildPlan
+from smoke.build_plan import HOST_NAME, NO_SOURCES, BuildPlan
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
 from smoke.report import StageOutcome
@@ -66,6 +66,7 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         "gaps": [{"name": gap.name, "reason": gap.reason, "origin": gap.origin} for gap in plan.gaps],
         "external": list(plan.external),
         "machine_gaps": list(outcome.machine_gaps),
+        "not_generated": list(outcome.not_generated),
         "errors": [error.to_json() for error in outcome.errors],
         "outputs": outcome.outputs,
     }
@@ -78,6 +79,9 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         return StageOutcome("failed", f"link failed: {_first_line(outcome.failed_step.stderr)}", details)
     gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
     left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
+    if outcome.not_generated:
+        left_out += (f"; {len(outcome.not_generated)} source(s) left out: they include headers generated at "
+                     f"build time ({', '.join(gap.name.rsplit('/', 1)[-1] for gap in plan.generated)})")
     names = ", ".join(target.name for target in plan.targets)
     return StageOutcome("passed", f"compiled {compiled} objects, built {names} from the CMake model "
                                   f"({plan.profile}){gaps}{left_out}", details)
@@ -208,10 +212,10 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
     if failed is None or not all(target.name in outcome.outputs for target in plan.targets):
         return StageOutcome("skipped", "the backend did not build")
     undefined = sorted(set(UNDEFINED_REFERENCE.findall(failed.stderr)))
-    left_to_host = [gap.name for gap in plan.gaps if "left to the host" in gap.reason]
+    unevaluated = [gap.name for gap in plan.gaps if gap.reason == NO_SOURCES]
     details = {"undefined": undefined, "link": failed.to_json()}
-    if undefined and left_to_host and all(_runtime_symbol(name) for name in undefined):
-        return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(left_to_host)}, whose sources the "
+    if undefined and unevaluated and all(_runtime_symbol(name) for name in undefined):
+        return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(unevaluated)}, whose sources the "
                                        f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
                                        f"runtime, e.g. {undefined[0]}", details)
     return StageOutcome("failed", f"linking {HOST_NAME} failed: {_first_line(failed.stderr)}", details)

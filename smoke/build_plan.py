@@ -6,6 +6,13 @@ options) and the link items (archives whole or not, shared libraries, system lib
 with the CMake line each came from, as CMake would hand them to the compilers: a target's own PRIVATE
 and PUBLIC usage requirements, and the INTERFACE and PUBLIC ones of what it links, transitively.
 
+Every target the subjects reach through their link libraries is built, the core runtime
+(executorch_core, extension_tensor) included: its source lists come from build_variables.bzl, which
+the model evaluates (bot/cmake/commands/processes.py). Files a target lists under the build tree are
+generated at build time by a custom command the smoke build does not run (the flatbuffers headers of
+program_schema, made by flatc from a submodule); the plan lists them in `generated`, and the builder
+leaves out a source that fails only for want of one of them, saying so.
+
 Where the model cannot evaluate something, the plan names it in `gaps` instead of guessing: a target
 with no sources evaluated, a link item naming no target the model defines, a generator expression the
 model left verbatim. Imported targets that CMake's find_package(CUDAToolkit) would define are resolved
@@ -23,9 +30,6 @@ from pathlib import Path
 
 SUBJECTS = ("aoti_common_shims_slim", "cuda_platform", "aoti_cuda_shims", "aoti_cuda_backend")
 PROFILE = "linux-gcc-cuda"
-# The directories whose targets the smoke job builds: the CUDA backend and what only it uses. Targets
-# elsewhere (the core runtime) are left to the host, which is where a real build resolves them from.
-BUILT_DIRECTORIES = ("backends/aoti/", "backends/cuda/", "extension/cuda/")
 LANGUAGES = {".cu": "CUDA", ".cpp": "CXX", ".cc": "CXX", ".cxx": "CXX", ".c": "C"}
 BUILT_KINDS = ("STATIC_LIBRARY", "SHARED_LIBRARY", "MODULE_LIBRARY", "OBJECT_LIBRARY")
 # What find_package(CUDAToolkit) defines, which the model does not run: name -> (library, needs headers).
@@ -34,6 +38,7 @@ CUDA_TOOLKIT_TARGETS = {"CUDA::cudart": "cudart", "CUDA::cuda_driver": "cuda", "
 # Model paths: ExecuTorch's checkout is /src/executorch there, and its parent is on the include path.
 SOURCE_ROOT = "/src/executorch"
 HOST_NAME = "smoke_backend_host"
+NO_SOURCES = "the model evaluated no sources for it"
 HOST_SOURCE = "@smoke/backend_host.cpp"  # "@smoke/" marks a file of this package, not of the checkout
 HOST_LINKS = ("aoti_cuda_backend",)
 SOURCE_PARENT = "/src"
@@ -105,6 +110,9 @@ class BuildPlan:
     gaps: tuple[Gap, ...] = ()
     external: tuple[str, ...] = ()  # what the machine provides, said in words
     notes: tuple[str, ...] = field(default=())
+    # Files generated at build time that the smoke build does not generate: name is the path under
+    # the build tree, reason says which target lists them.
+    generated: tuple[Gap, ...] = ()
 
     def target(self, name: str) -> TargetPlan | None:
         return next((target for target in self.targets if target.name == name), None)
@@ -138,7 +146,8 @@ def plan_from_json(data: dict) -> BuildPlan:
         host = host_plan.targets[0]
     return BuildPlan(data["profile"], tuple(data["subjects"]), tuple(targets), host,
                      tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data["gaps"]),
-                     tuple(data["external"]), tuple(data.get("notes", ())))
+                     tuple(data["external"]), tuple(data.get("notes", ())),
+                     tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -169,7 +178,7 @@ def plan_directory(root: Path, subjects: tuple[str, ...] = SUBJECTS, profile_nam
 
 
 def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
-    """The build of `subjects` and the targets they link inside BUILT_DIRECTORIES, from the model."""
+    """The build of `subjects` and every target they link, from the model."""
     gaps: list[Gap] = []
     external: dict[str, None] = {}
     targets = model.targets
@@ -186,7 +195,7 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
                 gaps.append(_not_built_gap(target))
             continue
         if not target.sources:
-            gaps.append(Gap(name, "the model evaluated no sources for it", (target.path, target.line)))
+            gaps.append(Gap(name, NO_SOURCES, (target.path, target.line)))
         steps = tuple(_compile_steps(target, targets, gaps))
         links = tuple(_link_items(target, targets, built, gaps, external))
         plans.append(TargetPlan(name, target.kind, (target.path, target.line), steps, links, _output_name(target)))
@@ -195,7 +204,7 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
              "the compilers' defaults apply (g++ 13: gnu++17; nvcc 13: c++17, sm_75) unless the run names "
              "an architecture",)
     return BuildPlan(model.profile.name, tuple(subjects), tuple(plans), host, tuple(_unique_gaps(gaps)),
-                     tuple(external), notes)
+                     tuple(external), notes, _generated_files([targets[name] for name in order]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,22 +251,28 @@ def _host_plan(targets, built: set[str], gaps: list[Gap], external: dict[str, No
     source = _HostSource(HOST_SOURCE, "@smoke", 0)
     consumer = _Consumer(HOST_NAME, link_libraries=links, sources=(source,))
     steps = tuple(_compile_steps(consumer, targets, gaps))
-    items: list[LinkItem] = _library_items(consumer, links, ("PRIVATE",), targets, built, gaps, external, set())
+    items: list[LinkItem] = _library_items(consumer, links, ("PRIVATE",), targets, built, gaps, external, ())
     return TargetPlan(HOST_NAME, "EXECUTABLE", ("@smoke", 0), steps, tuple(_dedupe_links(items)), HOST_NAME)
 
 
 def _is_built(target) -> bool:
-    return (target.kind in BUILT_KINDS and not target.imported
-            and target.path.startswith(BUILT_DIRECTORIES))
+    return target.kind in BUILT_KINDS and not target.imported
 
 
 def _not_built_gap(target) -> Gap:
-    where = (target.path, target.line)
-    if target.kind in BUILT_KINDS and not target.imported:
-        sources = len(target.sources)
-        return Gap(target.name, f"outside the CUDA backend ({target.path}); not built: its symbols are left to "
-                                f"the host (the model evaluated {sources} source(s) for it)", where)
-    return Gap(target.name, f"a {target.kind.lower()} the smoke build does not compile", where)
+    return Gap(target.name, f"a {target.kind.lower()} the smoke build does not compile", (target.path, target.line))
+
+
+def _generated_files(targets) -> tuple[Gap, ...]:
+    """The sources the targets list under the build tree: outputs of custom commands, not in the checkout."""
+    found = []
+    for target in targets:
+        for source in target.sources:
+            path = posixpath.normpath(source.path_repo_relative)
+            if path.startswith(BINARY_ROOT + "/"):
+                found.append(Gap(path[len(BINARY_ROOT) + 1:], f"listed by {target.name}; generated at build time "
+                                 "by a custom command the smoke build does not run", (source.path, source.line)))
+    return tuple(_unique_gaps(found))
 
 
 def _build_order(roots: list[str], targets) -> list[str]:
@@ -407,22 +422,27 @@ def _link_items(target, targets, built: set[str], gaps: list[Gap], external: dic
         if option.scope != "INTERFACE":
             items += _option_items(option, targets, built, gaps)
     items += _library_items(target, target.link_libraries, ("PUBLIC", "PRIVATE"), targets, built, gaps,
-                            external, set())
+                            external, (target.name,))
     return _dedupe_links(items)
 
 
 def _dedupe_links(items: list[LinkItem]) -> list[LinkItem]:
-    # CMake writes a library once; a whole-archive mention wins over a plain one of the same archive.
+    """Each library once, as CMake writes a link line: a whole-archive mention wins over a plain one of
+    the same archive; a plain archive or system library keeps its last place, after everything that
+    needs it (the linker reads an archive once, left to right); options keep their first."""
     whole = {item.value for item in items if item.whole_archive}
+    items = [item for item in items
+             if not (item.kind == "target-archive" and item.value in whole and not item.whole_archive)]
+    last = {(item.kind, item.value): index for index, item in enumerate(items)}
     seen: set[tuple[str, str]] = set()
     kept = []
-    for item in items:
-        if item.kind == "target-archive" and item.value in whole and not item.whole_archive:
-            continue
+    for index, item in enumerate(items):
         key = (item.kind, item.value)
-        if key not in seen:
-            seen.add(key)
-            kept.append(item)
+        keeps_last = item.kind in ("target-archive", "system") and not item.whole_archive
+        if key in seen or (keeps_last and last[key] != index):
+            continue
+        seen.add(key)
+        kept.append(item)
     return kept
 
 
@@ -438,9 +458,12 @@ def _option_items(option, targets, built: set[str], gaps: list[Gap]) -> list[Lin
     return [LinkItem("option", value, option.scope, (option.path, option.line))]
 
 
-def _library_items(owner, link_libraries, scopes, targets, built, gaps, external, visited) -> list[LinkItem]:
-    """Link items for `link_libraries`, recursing into what linked targets bring to their consumers."""
+def _library_items(owner, link_libraries, scopes, targets, built, gaps, external, path) -> list[LinkItem]:
+    """Link items for `link_libraries` in their order, then what each linked target brings to its
+    consumers (expanded again at each mention, so that _dedupe_links can leave every archive after all
+    that need it, as CMake orders a link line); `path` holds the targets being expanded (no cycles)."""
     items: list[LinkItem] = []
+    brought: list[LinkItem] = []
     whole = False
     for entry in link_libraries:
         if entry.scope not in scopes:
@@ -464,17 +487,16 @@ def _library_items(owner, link_libraries, scopes, targets, built, gaps, external
             if name in built:
                 kind = "target-archive" if dependency.kind == "STATIC_LIBRARY" else "target-shared"
                 items.append(LinkItem(kind, name, entry.scope, origin, whole and kind == "target-archive"))
-            if name in visited:
+            if name in path:
                 continue
-            visited.add(name)
             for option in dependency.link_options:
                 if option.scope in ("PUBLIC", "INTERFACE"):
                     items += _option_items(option, targets, built, gaps)
             # A static library's PRIVATE link items still reach the final link (CMake's $<LINK_ONLY:...>).
             dependency_scopes = ("PUBLIC", "INTERFACE", "PRIVATE") if dependency.kind == "STATIC_LIBRARY" \
                 else ("PUBLIC", "INTERFACE")
-            items += _library_items(dependency, dependency.link_libraries, dependency_scopes, targets, built,
-                                    gaps, external, visited)
+            brought += _library_items(dependency, dependency.link_libraries, dependency_scopes, targets, built,
+                                      gaps, external, (*path, name))
             continue
         if "::" in name or "$<" in name:
             gaps.append(Gap(name, f"{owner.name} links it, but the model defines no such target", origin))
@@ -483,7 +505,7 @@ def _library_items(owner, link_libraries, scopes, targets, built, gaps, external
             items.append(LinkItem("option", name, entry.scope, origin))
             continue
         items.append(LinkItem("system", name, entry.scope, origin))
-    return items
+    return items + brought
 
 
 def _unique_gaps(gaps: list[Gap]) -> list[Gap]:

@@ -18,10 +18,13 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# What the CMake model and the compile of the CUDA backend read: the root and the helpers it includes,
-# the backend and the extension it links, the runtime headers, the schema and third-party listings.
-SUBTREE = ("CMakeLists.txt", "tools/cmake", "backends/aoti", "backends/cuda", "extension/cuda",
-           "extension/tensor", "runtime", "schema", "third-party/CMakeLists.txt")
+# What the CMake model and the compile of the CUDA backend read: the root and the helpers it includes
+# (version.txt, which the root CMakeLists.txt parses), the source lists the root loads from
+# build_variables.bzl (executorch_load_build_variables), the backend and the extensions it links, the
+# runtime (executorch_core's sources and headers), the schema and third-party listings.
+SUBTREE = ("CMakeLists.txt", "version.txt", "tools/cmake", "shim_et/xplat/executorch/build/build_variables.bzl",
+           "backends/aoti", "backends/cuda", "extension/cuda", "extension/tensor", "runtime", "schema",
+           "third-party/CMakeLists.txt")
 
 
 class RegressionError(Exception):

@@ -53,9 +53,10 @@ def _plan(tree: Path):
 def test_plan_builds_the_backend_and_what_it_links_in_dependency_order():
     plan = _plan(MINI)
     names = [target.name for target in plan.targets]
-    assert set(names) == {"extension_cuda", "aoti_common_shims_slim", "cuda_platform", "aoti_cuda_shims",
-                          "aoti_cuda_backend"}
+    assert set(names) == {"extension_cuda", "aoti_common_shims_slim", "executorch_core", "cuda_platform",
+                          "aoti_cuda_shims", "aoti_cuda_backend"}
     assert names.index("aoti_common_shims_slim") < names.index("aoti_cuda_shims") < names.index("aoti_cuda_backend")
+    assert names.index("executorch_core") < names.index("cuda_platform")
     assert plan.target("aoti_cuda_shims").output_name == "libaoti_cuda_shims.so"
     assert plan.target("aoti_cuda_backend").output_name == "libaoti_cuda_backend.a"
 
@@ -100,8 +101,24 @@ def test_plan_names_what_the_model_cannot_evaluate(tmp_path):
     gaps = {gap.name: gap for gap in _plan(tree).gaps}
     assert "the model defines no such target" in gaps["Vendor::blas"].reason
     assert gaps["Vendor::blas"].origin == (SHIMS, 16)
-    # The core runtime lies outside the backend: left to the host, and said so.
-    assert "left to the host" in gaps["executorch_core"].reason
+    assert "executorch_core" not in gaps
+
+
+def test_the_core_runtime_is_built_from_the_lists_in_build_variables():
+    plan = _plan(MINI)
+    core = plan.target("executorch_core")
+    # The sources come from build_variables.bzl through execute_process, in the order its sorted() gives.
+    assert [step.source for step in core.compile_steps] == ["runtime/executor/program.cpp", "runtime/platform/log.cpp"]
+    assert [(gap.name, gap.origin) for gap in plan.generated] == [
+        ("schema/include/executorch/schema/mini_program_generated.h", ("CMakeLists.txt", 15))]
+
+
+def test_each_archive_is_linked_after_everything_that_needs_it():
+    items = [item.value for item in _plan(MINI).target("aoti_cuda_shims").link_items]
+    # cuda_platform needs executorch_core (PRIVATE, so only at the final link): the core comes after both
+    # cuda_platform and the whole archive, as CMake orders the line.
+    assert items.index("cuda_platform") < items.index("aoti_common_shims_slim") < items.index("executorch_core")
+    assert items.count("executorch_core") == 1
 
 
 def test_plan_without_the_whole_archive_pair_has_no_whole_archive(tmp_path):
@@ -140,6 +157,48 @@ def test_the_miniature_compiles_links_and_exports_its_shims(clean_run):
     assert clean_run.exports.status == "passed"
     assert clean_run.duplicates.status == "passed", clean_run.duplicates.reason
     assert clean_run.host.status == "passed", clean_run.host.reason
+    # The one source needing a generated header is left out by name, and not as a compile error.
+    assert [entry.split(" ")[0] for entry in clean_run.build.not_generated] == ["runtime/executor/program.cpp"]
+    assert "mini_program_generated.h" in clean_run.compile.reason
+
+
+def _fake_wrapper(tmp_path: Path) -> dict:
+    """A library shaped like an AOTInductor wrapper only in what it needs from the process: one shim that
+    the whole archive provides. It has no model container, so a host that loads it stops there."""
+    source = tmp_path / "wrapper.c"
+    source.write_text("extern int aoti_torch_dtype_float32(void);\nint wrapper_dtype(void) { return aoti_torch_dtype_float32(); }\n")
+    library = tmp_path / "wrapper.so"
+    assert os.system(f"{TOOLS.cc or 'cc'} -shared -fPIC {source} -o {library}") == 0
+    package = tmp_path / "package"
+    package.mkdir()
+    return {"wrapper": str(library), "needed_symbols": ["aoti_torch_dtype_float32"], "input_shape": [1, 1],
+            "package": str(package / "standalone.pt2")}
+
+
+@needs_compilers
+def test_the_host_loads_a_wrapper_through_the_shims_it_links(tmp_path, clean_run):
+    from smoke.backend_load import load_and_run
+
+    outputs = clean_run.build.outputs
+    outcome = load_and_run(_fake_wrapper(tmp_path), Path(outputs[HOST_NAME]), Path(outputs["aoti_cuda_shims"]),
+                           clean_run.exported, tmp_path / "load-run")
+    # Loaded (every symbol resolved from the PR's shims), then stopped at the missing model container.
+    assert outcome.status == "failed" and "lacks the model container" in outcome.reason, outcome.reason
+    assert outcome.details["missing"] == []
+
+
+@needs_compilers
+def test_without_the_whole_archive_the_wrapper_does_not_load_in_the_host(tmp_path):
+    from smoke.backend_load import load_and_run
+
+    tree = _copy(tmp_path, {SHIMS: (WHOLE, "PRIVATE cuda_platform aoti_common_shims_slim")})
+    run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
+    assert run.host.status == "passed", run.host.reason
+    outcome = load_and_run(_fake_wrapper(tmp_path), Path(run.build.outputs[HOST_NAME]),
+                           Path(run.build.outputs["aoti_cuda_shims"]), run.exported, tmp_path / "load-run")
+    assert outcome.status == "failed"
+    assert "undefined symbol: aoti_torch_dtype_float32" in outcome.reason, outcome.reason
+    assert outcome.details["missing"] == ["aoti_torch_dtype_float32"]
 
 
 @needs_compilers
@@ -214,12 +273,21 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
     base = run_backend(plan_build(model_of_directory(clean)), clean, tmp_path / "clean-build", TOOLS)
     assert base.compile.status == "passed", base.compile.reason
     assert len(base.exported) >= 40 and base.exports.status == "passed"
+    # The core runtime comes from build_variables.bzl; only the sources needing flatc's header are left out.
+    assert base.host.status == "passed" and base.duplicates.status == "passed", (base.host.reason, base.duplicates.reason)
+    assert all("program_generated.h" in entry for entry in base.build.not_generated) and base.build.not_generated
     for name, regress in REGRESSIONS.items():
         tree = extract(MIRROR, "refs/heads/main", tmp_path / name)
         regression = regress(tree)
         run = run_backend(plan_build(model_of_directory(tree)), tree, tmp_path / f"{name}-build", TOOLS)
         new = compare(backend_summary(base), backend_summary(run))
         assert new, f"{name}: nothing new at head"
+        if name == "no-whole-archive":
+            from smoke.backend_load import load_and_run
+
+            loaded = load_and_run(_fake_wrapper(tmp_path / name), Path(run.build.outputs[HOST_NAME]),
+                                  Path(run.build.outputs["aoti_cuda_shims"]), run.exported, tmp_path / f"{name}-load")
+            assert "undefined symbol: aoti_torch_dtype_float32" in loaded.reason, loaded.reason
         if name == "cu-syntax-error":
             assert (new[0].kind, new[0].path, new[0].line) == ("compile-error", regression.path, regression.line)
         else:

@@ -67,23 +67,40 @@ def run_loop(ev: Evaluation, program: Program, index: int, frame: Frame) -> Flow
     values = ev.expand(command.args, frame)
     if not values:
         return Flow.NEXT
-    variable, items = values[0], _foreach_items(ev, values[1:], command, frame)
-    saved = frame.scope.own.get(variable)
+    if "ZIP_LISTS" in values and "IN" in values and values.index("IN") < values.index("ZIP_LISTS"):
+        variables, rows = _zipped_items(ev, values, frame)
+    else:
+        variables, rows = [values[0]], [[item] for item in _foreach_items(ev, values[1:], command, frame)]
+    saved = {variable: frame.scope.own.get(variable) for variable in variables}
     try:
-        for item in items:
-            frame.scope.set(variable, item)
+        for row in rows:
+            for variable, item in zip(variables, row):
+                frame.scope.set(variable, item)
             flow = ev.run(program, start, end, frame)
             if flow is Flow.BREAK:
                 break
             if flow is Flow.RETURN:
                 return flow
     finally:
-        # Since CMake 3.21 the loop variable is restored after the loop.
-        if saved is None:
-            frame.scope.own.pop(variable, None)
-        else:
-            frame.scope.own[variable] = saved
+        # Since CMake 3.21 the loop variables are restored after the loop.
+        for variable, value in saved.items():
+            if value is None:
+                frame.scope.own.pop(variable, None)
+            else:
+                frame.scope.own[variable] = value
     return Flow.NEXT
+
+
+def _zipped_items(ev: Evaluation, values: list[str], frame: Frame) -> tuple[list[str], list[list[str]]]:
+    """foreach(<var>... IN ZIP_LISTS <list>...): one variable per list (one loop variable names them
+    <var>_0, <var>_1, ...); as many iterations as the longest list, shorter ones giving ""."""
+    names = values[:values.index("IN")]
+    lists = [split_list(ev.lookup(frame, "", name)) for name in values[values.index("ZIP_LISTS") + 1:]]
+    variables = [f"{names[0]}_{index}" for index in range(len(lists))] if len(names) == 1 else names
+    if len(variables) != len(lists):
+        return [], []
+    longest = min(max((len(items) for items in lists), default=0), MAX_LOOP_ITERATIONS)
+    return variables, [[items[i] if i < len(items) else "" for items in lists] for i in range(longest)]
 
 
 def _foreach_items(ev: Evaluation, rest: list[str], command: Command, frame: Frame) -> list[str]:

@@ -68,6 +68,9 @@ class Evaluation:
         self.problems: list[ParseProblem] = []
         self.skipped: list[ParseProblem] = []
         self.limits: list[ParseProblem] = []
+        self.processes_not_run: list[ParseProblem] = []
+        # Files a process's script reads, evaluated once (commands/processes.py).
+        self.evaluated_list_files: dict[str, object] = {}
         self.files_read: dict[str, None] = {}
         self.include_guarded: set[str] = set()
         self.steps = 0
@@ -401,6 +404,7 @@ def _freeze(evaluation: Evaluation) -> CMakeModel:
         files_read=tuple(evaluation.files_read),
         skipped=tuple(dict.fromkeys(evaluation.skipped)),
         limits=tuple(dict.fromkeys(evaluation.limits)),
+        processes_not_run=tuple(dict.fromkeys(evaluation.processes_not_run)),
     )
 
 

@@ -114,6 +114,8 @@ class CMakeModel:
     (a missing subdirectory or included file: submodules are not in the tree). `limits` are
     the problems where a budget ran out (steps, loop iterations, nesting, value size, regular
     expression time): each is also in `problems`, and the model is incomplete from there on.
+    `processes_not_run` are the execute_process() calls the model took as succeeding with empty
+    output (all but the source-list scripts it evaluates, commands/processes.py).
     """
 
     profile: CMakeProfile
@@ -124,6 +126,7 @@ class CMakeModel:
     files_read: tuple[str, ...]
     skipped: tuple[ParseProblem, ...] = ()
     limits: tuple[ParseProblem, ...] = ()
+    processes_not_run: tuple[ParseProblem, ...] = ()
 
 
 def repo_path(path: str) -> str | None:

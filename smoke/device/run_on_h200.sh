@@ -10,7 +10,9 @@
 # fresh build directory that the warm cache serves), the three regressions against main's report, and the history pair
 # eac0673bd5 / 3a00cc1897 each against its parent. The work directory (smoke/device/work, git-ignored)
 # survives between calls on a warm machine, so `regressions` finds main's report from an earlier call.
-# Writes under $OUT: <case>.json (report), <case>.log, summary.txt; prints the summary.
+# Writes two files under $OUT (the copy-back takes few files): summary.txt (doctor, then per case its
+# exit, wall time and stage lines) and results.tar.gz (per case <case>.json report and <case>.log, each
+# regression's <case>.regression.json, doctor.txt). Prints the summary.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 PACK=${PACK:-$REPO/smoke/device/pack}
@@ -21,6 +23,10 @@ CASES=${*:-main regressions history}
 ARCH=${CUDA_ARCH:-native}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
+RESULTS=$(mktemp -d)
+# Whatever happens below, what was written so far comes back as one archive.
+trap 'tar -czf "$OUT/results.tar.gz" -C "$RESULTS" . && rm -rf "$RESULTS"' EXIT
+trap 'exit 143' TERM INT  # so that `timeout` still leaves the archive
 cd "$REPO"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$WORK"
@@ -33,7 +39,7 @@ else
   PLANS=pack    # the plans pack_tree.sh wrote with the same model
 fi
 echo "commit $(cat "$WORK/commit.txt"); plans from the $PLANS; $JOBS jobs; nvcc -arch=$ARCH; work $WORK" | tee "$OUT/summary.txt"
-"$PYTHON" -m smoke doctor > "$OUT/doctor.txt" 2>&1; cat "$OUT/doctor.txt"
+"$PYTHON" -m smoke doctor > "$RESULTS/doctor.txt" 2>&1; tee -a "$OUT/summary.txt" < "$RESULTS/doctor.txt"
 
 plan() {  # case -> the --head-plan/--base-plan arguments when the plans come from the pack
   [ "$PLANS" = pack ] && echo "--$2-plan $WORK/$1/plan.json"
@@ -45,11 +51,11 @@ smoke() {  # case [arguments...]: one `smoke run` of the backend stages at that 
   # shellcheck disable=SC2046
   "$PYTHON" -m smoke run --backend-only --require-gpu --tree "$WORK/$name/executorch" $(plan "$name" head) \
     --build-dir "$WORK/build/$name" --wrapper-dir "$WORK/standalone-canary" --cuda-arch "$ARCH" --jobs "$JOBS" \
-    --report "$WORK/$name.json" "$@" > "$OUT/$name.log" 2>&1
+    --report "$WORK/$name.json" "$@" > "$RESULTS/$name.log" 2>&1
   local code=$?
-  cp "$WORK/$name.json" "$OUT/$name.json" 2>/dev/null
+  cp "$WORK/$name.json" "$RESULTS/$name.json" 2>/dev/null
   echo "== $name: exit $code, $((SECONDS - started))s wall" | tee -a "$OUT/summary.txt"
-  grep -v "^report:" "$OUT/$name.log" | tee -a "$OUT/summary.txt"
+  grep -v "^report:" "$RESULTS/$name.log" | tee -a "$OUT/summary.txt"
 }
 
 # 1. The real commit, cold (the standalone canary is compiled here once and reused below); then the
@@ -67,7 +73,7 @@ fi
 if [[ " $CASES " == *" regressions "* ]]; then
   [ -f "$WORK/main.json" ] || smoke main
   for regression in no-whole-archive static-shim cu-syntax-error; do
-    cp "$WORK/$regression/regression.json" "$OUT/$regression.regression.json"
+    cp "$WORK/$regression/regression.json" "$RESULTS/$regression.regression.json"
     smoke "$regression" --base-report "$WORK/main.json" --diff "$WORK/$regression/pr.diff"
   done
 fi
@@ -80,4 +86,4 @@ if [[ " $CASES " == *" history "* ]]; then
       --diff "$WORK/$commit/pr.diff"
   done
 fi
-echo "reports and logs in $OUT"
+echo "summary in $OUT/summary.txt; reports and logs in $OUT/results.tar.gz"

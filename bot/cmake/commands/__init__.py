@@ -12,7 +12,17 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from bot.cmake.commands import directories, files, install, lists_and_strings, properties, targets, usage, variables
+from bot.cmake.commands import (
+    directories,
+    files,
+    install,
+    lists_and_strings,
+    processes,
+    properties,
+    targets,
+    usage,
+    variables,
+)
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command
 
@@ -46,7 +56,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType({
     "add_subdirectory": directories.add_subdirectory,
     "project": directories.set_project,
     "message": directories.report_message,
-    "execute_process": directories.execute_process,
+    "execute_process": processes.execute_process,
     # targets
     "add_library": targets.add_library,
     "add_executable": targets.add_executable,

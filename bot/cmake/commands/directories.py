@@ -1,4 +1,4 @@
-"""Files and directories: include, add_subdirectory, project, message, execute_process."""
+"""Files and directories: include, add_subdirectory, project, message."""
 
 from __future__ import annotations
 
@@ -93,10 +93,3 @@ def report_message(ev: Evaluation, command: Command, frame: Frame) -> None:
         text = "".join(words[1:])
         ev.problem(command, f"message({words[0]}) reached under profile {ev.profile.name}: {text[:200]}")
 
-
-def execute_process(ev: Evaluation, command: Command, frame: Frame) -> None:
-    """execute_process(): nothing runs; success with empty output, so scripts take their usual path."""
-    words = ev.expand(command.args, frame)
-    for keyword, value in (("RESULT_VARIABLE", "0"), ("OUTPUT_VARIABLE", ""), ("ERROR_VARIABLE", "")):
-        if keyword in words[:-1]:
-            frame.scope.set(words[words.index(keyword) + 1], value)

@@ -97,6 +97,34 @@ def edit_list(ev: Evaluation, command: Command, frame: Frame) -> None:
         store(rest)
         if words and taken:
             frame.scope.set(words[0], taken[0])
+    elif operation == "TRANSFORM" and words:
+        _transform_list(ev, command, frame, name, current, origins, words)
+
+
+# list(TRANSFORM) actions on every element (ExecuTorch prefixes its source lists with the root this way);
+# the AT/FOR/REGEX selectors and REPLACE are not modelled: the list is left as it was.
+_TRANSFORMS = {"APPEND": (1, lambda value, argument: value + argument),
+               "PREPEND": (1, lambda value, argument: argument + value),
+               "TOLOWER": (0, lambda value, argument: value.lower()),
+               "TOUPPER": (0, lambda value, argument: value.upper()),
+               "STRIP": (0, lambda value, argument: value.strip())}
+
+
+def _transform_list(ev: Evaluation, command: Command, frame: Frame, name: str, current: list[str],
+                    origins, words: list[str]) -> None:
+    action = words[0].upper()
+    if action not in _TRANSFORMS:
+        return
+    count, apply = _TRANSFORMS[action]
+    argument = words[1] if count and len(words) > 1 else ""
+    rest = words[1 + count:]
+    output = name
+    if rest[:1] == ["OUTPUT_VARIABLE"] and len(rest) == 2:
+        output = rest[1]
+    elif rest:
+        return  # a selector
+    values = [apply(value, argument) for value in current]
+    frame.scope.set(output, ev.join(";", values, command), tuple(origins) if origins is not None else None)
 
 
 def edit_string(ev: Evaluation, command: Command, frame: Frame) -> None:
