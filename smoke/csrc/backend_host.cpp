@@ -135,9 +135,14 @@ int run_wrapper(char **argv) {
   outputs_count(container, &output_count);
   if (output_count < 1) return fail("the model has no output", 0);
   std::vector<AtenTensorHandle> outputs(output_count, nullptr);
-  error = run(container, &input_tensor, 1, outputs.data(), output_count, nullptr, nullptr);
+  // CudaBackend::execute runs the container on a stream of its own; the shims refuse a null one
+  // (aoti_torch_create_cuda_stream_guard: "stream is null"), so the host makes one the same way.
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreate(&stream) != cudaSuccess) return fail("cudaStreamCreate", 0);
+  error = run(container, &input_tensor, 1, outputs.data(), output_count, reinterpret_cast<void *>(stream), nullptr);
   if (error != 0) return fail("AOTInductorModelContainerRun", error);
-  if (cudaDeviceSynchronize() != cudaSuccess) return fail("cudaDeviceSynchronize", 0);
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return fail("cudaStreamSynchronize", 0);
+  cudaStreamDestroy(stream);
 
   int64_t *output_sizes = nullptr;
   get_sizes(outputs[0], &output_sizes);
