@@ -1,59 +1,43 @@
-"""The webhook service: verify, deduplicate, persist, answer 202. The work happens in workers.
+"""The webhook service: the HTTP transport over webhooks/delivery.py. The work happens in workers.
 
     POST /webhook   a GitHub delivery (X-Hub-Signature-256 over the raw body)
     GET  /healthz   200 while the state store answers and queued jobs have a live worker
     GET  /metrics   Prometheus text
 
-Nothing a sender controls costs memory before the signature is checked: the body is read in chunks
-up to GitHub's 25 MB cap (413 past it), and no header becomes a metric label until the signature
-holds, and then only from a fixed set. A signed payload of the wrong shape is a 400, never a 500.
+What a delivery means (verified or not, which job) is decided in webhooks/delivery.py, without I/O;
+this module reads the body, answers, counts and queues. Nothing a sender controls costs memory
+before the signature is checked: the body is read in chunks up to GitHub's 25 MB cap (413 past it).
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
 import logging
-import re
 import time
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from webhooks.jobs import Ignored, job_from_delivery
+from webhooks.delivery import (  # noqa: F401 - signature_is_valid and event_label: the service's surface
+    MAX_BODY_BYTES,
+    TOO_LARGE,
+    Rejection,
+    accept_delivery,
+    declared_too_large,
+    event_label,
+    signature_is_valid,
+)
+from webhooks.jobs import Ignored
 from webhooks.metrics import WORKERS_NAMESPACE, WebMetrics, new_web_metrics
 from webhooks.queue import JobQueue
 
 log = logging.getLogger("pr_check.web")
 
-MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub does not send payloads over 25 MB
-_DELIVERY_ID = re.compile(r"^[A-Za-z0-9-]{1,100}$")
-# The events a metric may be labelled with; any other (signed) name counts as "other".
-KNOWN_EVENTS = frozenset({
-    "check_run", "check_suite", "installation", "installation_repositories", "issue_comment", "ping",
-    "pull_request", "pull_request_review", "pull_request_review_comment", "push", "workflow_run",
-})
-UNVERIFIED = "unverified"  # the event label of a delivery whose signature was not (yet) checked
 STALLED_AFTER_S = 300.0  # /healthz fails when jobs wait this long with no live worker
 
 
 class _TooLarge(Exception):
     pass
-
-
-def signature_is_valid(secret: bytes, body: bytes, header: str | None) -> bool:
-    """`sha256=<hex HMAC-SHA256 of the raw body>`, compared in constant time."""
-    if not header or not header.startswith("sha256="):
-        return False
-    expected = "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected.encode(), header.strip().encode(errors="replace"))
-
-
-def event_label(event: str) -> str:
-    """The metric label of a verified delivery's event: its name if known, else "other"."""
-    return event if event in KNOWN_EVENTS else "other"
 
 
 async def _read_capped(request: Request, limit: int) -> bytes:
@@ -83,31 +67,20 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
     @app.post("/webhook")
     async def webhook(request: Request) -> JSONResponse:
         started = time.perf_counter()
-        length = request.headers.get("content-length", "")
-        if length.isdigit() and int(length) > max_body_bytes:
-            return answer(413, UNVERIFIED, "too_large", started)
-        try:
-            body = await _read_capped(request, max_body_bytes)
-        except _TooLarge:
-            return answer(413, UNVERIFIED, "too_large", started)
-        if not signature_is_valid(webhook_secret, body, request.headers.get("x-hub-signature-256")):
-            return answer(401, UNVERIFIED, "bad_signature", started, message="bad or missing X-Hub-Signature-256")
-        event = request.headers.get("x-github-event", "")
-        label = event_label(event)
-        delivery = request.headers.get("x-github-delivery", "")
-        if not event or not _DELIVERY_ID.match(delivery):
-            return answer(400, label, "malformed", started, message="missing X-GitHub-Event or X-GitHub-Delivery")
-        try:
-            payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return answer(400, label, "malformed", started, message="body is not JSON")
-        if not isinstance(payload, dict):
-            return answer(400, label, "malformed", started, message="body is not a JSON object")
-        try:
-            job = job_from_delivery(event, payload)
-        except Exception as error:  # job_from_delivery takes any shape (fuzzed); this is the last guard
-            log.warning("delivery %s: payload could not be read (%s)", delivery, type(error).__name__)
-            return answer(400, label, "malformed", started, message="payload has an unexpected shape")
+        verdict = declared_too_large(request.headers, max_body_bytes)
+        if verdict is None:
+            try:
+                body = await _read_capped(request, max_body_bytes)
+            except _TooLarge:
+                verdict = TOO_LARGE
+            else:
+                verdict = accept_delivery(webhook_secret, request.headers, body, max_body_bytes=max_body_bytes)
+        if isinstance(verdict, Rejection):
+            if verdict.detail:
+                log.warning("%s", verdict.detail)
+            extra = {"message": verdict.message} if verdict.message else {}
+            return answer(verdict.status, verdict.event_label, verdict.outcome, started, **extra)
+        label, delivery, job = verdict.event_label, verdict.delivery_id, verdict.work
         if isinstance(job, Ignored):
             return answer(202, label, "ignored", started, reason=job.reason)
         try:
