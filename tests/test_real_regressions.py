@@ -34,3 +34,28 @@ def test_real_regression_caught_and_then_fixed(introduced, fixed, rule, path, ex
     repaired = review_repository(executorch_mirror, f"{fixed}^", fixed, cache_dir=real_tree_cache)
     assert (rule, path) not in {(f.rule, f.path) for f in repaired.findings}
     assert not [f for f in broke.findings + repaired.findings if f.rule == "internal-error"]
+
+
+def test_cuda_target_added_to_vulkan_is_seen_in_xplat(executorch_mirror, real_tree_cache):
+    # Issue cause 5: backends/vulkan used to fail to evaluate in xplat (a select() of strings
+    # concatenated to a string), so a CUDA target added there drew no finding. The change is
+    # applied to the Aug 2026 tree in memory.
+    from bot.patch import apply_diff
+    from bot.repo import GitRepository
+    from pr_check.review import review_trees
+    from bot.buck.graph_cache import EvaluationCache
+
+    diff = (
+        "diff --git a/backends/vulkan/BUCK b/backends/vulkan/BUCK\n"
+        "--- a/backends/vulkan/BUCK\n+++ b/backends/vulkan/BUCK\n"
+        "@@ -15,0 +16,2 @@ fbcode_target(_kind = define_common_targets,is_fbcode = True)\n"
+        "+\n"
+        '+non_fbcode_target(_kind = native.cxx_library, name = "vk_cuda_interop", srcs = ["cuda_interop.cu"])\n'
+    )
+    with GitRepository(executorch_mirror) as repo:
+        base = repo.tree(repo.resolve("refs/heads/main"))
+        head = apply_diff(base, diff)
+        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(real_tree_cache))
+    found = {(f.rule, f.path, f.line, f.cell) for f in report.findings}
+    assert ("cuda-guard-missing", "backends/vulkan/BUCK", 17, "xplat") in found
+    assert not [f for f in report.findings if f.rule == "internal-error"]
