@@ -28,7 +28,9 @@ soak: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/soak_app.py
 
+# Review time against tree size and PR size (about 5-8 minutes on 2 cores): docs/bench/*.png, review.csv.
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
 
 rules: $(STAMP)
