@@ -98,7 +98,7 @@ def _outside_scope(finding: Finding, snapshot: Snapshot, not_blamed: list) -> bo
     if not cell_named(finding.cell).is_oss:
         return False  # the internal cells build whatever their owners ask for
     model = snapshot.head
-    scope = model.memo(("build-scope", finding.cell), lambda: build_scope(model.tree, model.cell(finding.cell)))
+    scope = model.memo(("build-scope", finding.cell), lambda: build_scope(model.tree, model.cell(finding.cell)), persist=True)
     if scope.reaches(finding.target):
         return False
     not_blamed.append(("outside-build-scope", finding))

@@ -61,7 +61,7 @@ _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head))
+    yield from snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from bot.snapshot import BuildModel, Snapshot
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("gate-declaration-outside",), lambda: _declarations_outside(snap.head))
+    yield from snap.head.memo(("gate-declaration-outside",), lambda: _declarations_outside(snap.head), persist=True)
 
 
 @dataclass(frozen=True, slots=True)

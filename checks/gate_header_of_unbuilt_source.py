@@ -32,7 +32,7 @@ from bot.snapshot import BuildModel, Snapshot
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("gate-header-of-unbuilt-source",), lambda: _unbuilt(snap.head))
+    yield from snap.head.memo(("gate-header-of-unbuilt-source",), lambda: _unbuilt(snap.head), persist=True)
 
 
 def _unbuilt(model: BuildModel) -> tuple[Hit, ...]:

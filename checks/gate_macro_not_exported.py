@@ -35,7 +35,7 @@ from bot.snapshot import BuildModel, Snapshot
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("gate-macro-not-exported",), lambda: _not_exported(snap.head))
+    yield from snap.head.memo(("gate-macro-not-exported",), lambda: _not_exported(snap.head), persist=True)
 
 
 def _not_exported(model: BuildModel) -> tuple[Hit, ...]:

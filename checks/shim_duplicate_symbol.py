@@ -38,6 +38,7 @@ Placed = tuple[BuckTarget, symbols.Definition]
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    # Not kept with the head tree alone: which side of a pair is new depends on the base.
     reported: set[tuple[str, frozenset[str]]] = set()
     for cell in CELLS:
         by_symbol: dict[str, list[Placed]] = {}

@@ -242,8 +242,17 @@ class FactCache:
         persist: bool = False,
     ) -> dict[Any, Any]:
         """Facts for many inputs of one kind; the missing ones computed in one call (one batch
-        read of their blobs)."""
+        read of their blobs). A persisted batch is also stored whole, under the digest of its
+        keys: a review of the same revisions again (a re-run, a warm re-review) reads one file
+        instead of one per key."""
         wanted = list(dict.fromkeys(keys))
+        batch_key = _store_key(f"{name}\0batch", digest(*sorted(map(repr, wanted)))) if persist else None
+        if batch_key is not None and self.store is not None and len(wanted) > 1:
+            batch = self.store.get(batch_key)
+            if batch is not _MISS and isinstance(batch, dict):
+                for key, value in batch.items():
+                    self._remember((name, key), value)
+                return dict(batch)
         found: dict[Any, Any] = {}
         missing = []
         for key in wanted:
@@ -260,11 +269,14 @@ class FactCache:
             missing_before = tree_module.missing_reads()
             computed = dict(compute(missing))
             found.update(computed)
-            if tree_module.missing_reads() == missing_before:
-                for key, value in computed.items():
-                    self._remember((name, key), value)
-                    if persist and self.store is not None:
-                        self.store.put(_store_key(name, key), value)
+            if tree_module.missing_reads() != missing_before:
+                return found  # derived while a blob was missing: kept for nobody
+            for key, value in computed.items():
+                self._remember((name, key), value)
+                if persist and self.store is not None:
+                    self.store.put(_store_key(name, key), value)
+        if batch_key is not None and self.store is not None and len(wanted) > 1 and len(found) == len(wanted):
+            self.store.put(batch_key, found)
         return found
 
     def load(self, name: str, inputs: Any) -> Any:
