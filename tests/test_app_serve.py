@@ -21,22 +21,28 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _start_serve(standin, tmp_path):
+    """`pr-check serve` as a process against the stand-in: (process, port, its open log file)."""
+    key = tmp_path / "app.pem"
+    key.write_bytes(app_key_pair().private_pem)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
+           "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+           "PR_CHECK_GITHUB_API_URL": standin.base_url, "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
+           "PR_CHECK_WRITE_PAUSE_S": "0"}
+    port = _free_port()
+    log = open(tmp_path / "serve.log", "wb")
+    serve = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())", "serve",
+         "--host", "127.0.0.1", "--port", str(port)],
+        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    return serve, port, log
+
+
 def test_serve_receives_reviews_and_stops_its_worker(tmp_path):
     with GitHubStandIn(APP_ID, app_key_pair().public_pem) as standin:
         repo = make_repo(standin, tmp_path, "served")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
-        key = tmp_path / "app.pem"
-        key.write_bytes(app_key_pair().private_pem)
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
-               "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-               "PR_CHECK_GITHUB_API_URL": standin.base_url, "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
-               "PR_CHECK_WRITE_PAUSE_S": "0"}
-        port = _free_port()
-        log = open(tmp_path / "serve.log", "wb")
-        serve = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())", "serve",
-             "--host", "127.0.0.1", "--port", str(port)],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        serve, port, log = _start_serve(standin, tmp_path)
         try:
             url = f"http://127.0.0.1:{port}"
 
@@ -66,18 +72,7 @@ def test_serve_starts_its_worker_again_when_it_dies(tmp_path):
     with GitHubStandIn(APP_ID, app_key_pair().public_pem) as standin:
         repo = make_repo(standin, tmp_path, "revived")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
-        key = tmp_path / "app.pem"
-        key.write_bytes(app_key_pair().private_pem)
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
-               "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-               "PR_CHECK_GITHUB_API_URL": standin.base_url, "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
-               "PR_CHECK_WRITE_PAUSE_S": "0"}
-        port = _free_port()
-        log = open(tmp_path / "serve.log", "wb")
-        serve = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())", "serve",
-             "--host", "127.0.0.1", "--port", str(port)],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        serve, port, log = _start_serve(standin, tmp_path)
         try:
             [first] = wait_for(lambda: _children(serve.pid), timeout=30, what="the worker")
             os.kill(first, signal.SIGKILL)  # whatever killed it, serve must not go on without a worker
