@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.standin import GitHubStandIn, app_key_pair, gitrepos
+from tests.standin import gitrepos
 from tests.test_app_harness import (
-    APP_ID,
     BASE_FILES,
     BUCK_DEFECT,
     OWNER,
@@ -19,21 +18,15 @@ from tests.test_app_harness import (
     FixtureRepo,
     completed_check_runs,
     make_repo,
-    start_app,
+    running_app,
     wait_for,
 )
 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    app = start_app(standin, tmp_path_factory.mktemp("app"))
-    app.start_worker()
-    try:
+    with running_app(tmp_path_factory.mktemp("app")) as app:
         yield app
-    finally:
-        app.stop()
-        standin.stop()
 
 
 def test_the_base_configs_fail_level_fails_the_check_on_a_minor_finding(running, tmp_path):

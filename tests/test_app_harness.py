@@ -15,9 +15,10 @@ import sys
 import threading
 import time
 import uuid
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import httpx
 import uvicorn
@@ -184,3 +185,16 @@ def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None =
 def completed_check_runs(standin: GitHubStandIn, name: str, repo: str, head: str, check_name: str = "pr-check") -> list[dict]:
     return [run for run in standin.check_runs(OWNER, repo, head)
             if run["name"] == check_name and run["status"] == "completed"]
+
+
+@contextlib.contextmanager
+def running_app(data_dir: Path, *, run_details: bool = True, **environment: str) -> Iterator["RunningApp"]:
+    """A stand-in GitHub and the App with one worker, stopped (both) on the way out."""
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=run_details).start()
+    app = start_app(standin, data_dir, **environment)
+    app.start_worker()
+    try:
+        yield app
+    finally:
+        app.stop()
+        standin.stop()

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.standin import GitHubStandIn, app_key_pair
+
 from tests.test_app_harness import (
-    APP_ID,
     BUCK_DEFECT,
     BUCK_FIXED,
     BUCK_SHIFTED,
@@ -20,21 +19,15 @@ from tests.test_app_harness import (
     SHIFTED_LINE,
     completed_check_runs,
     make_repo,
-    start_app,
+    running_app,
     wait_for,
 )
 
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    app = start_app(standin, tmp_path_factory.mktemp("app"))
-    app.start_worker()
-    try:
+    with running_app(tmp_path_factory.mktemp("app")) as app:
         yield app
-    finally:
-        app.stop()
-        standin.stop()
 
 
 def _bot_comments(standin, repo: str, number: int) -> list[dict]:
@@ -145,7 +138,6 @@ def test_pr_check_commands_are_answered_by_permission(running, tmp_path):
     assert sum(body.startswith(f"**{RULE}** (minor)") for body in later) == 1
     wait_for(lambda: running.queue.store.keys("active") == [], what="the queue to drain")
     assert len(_app_replies(standin, "commands", 3)) == 3  # nothing answered the other bot
-
 
 
 def test_a_rerun_of_the_check_reviews_again_and_a_refused_review_still_lands(running, tmp_path):

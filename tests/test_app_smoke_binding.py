@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.standin import GitHubStandIn, app_key_pair
-from tests.test_app_harness import APP_ID, OWNER, make_repo, start_app, wait_for
+
+from tests.test_app_harness import OWNER, make_repo, running_app, wait_for
 
 SMOKE = "pr-check / cuda-smoke"
 KERNEL = {"backends/cuda/add.cu": "__global__ void add(float* x) { x[0] += 1; }\n"}
@@ -23,14 +23,8 @@ INPUTS = {"pr": True, "head_sha": True, "correlation_id": True}
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=False).start()
-    app = start_app(standin, tmp_path_factory.mktemp("app"))
-    app.start_worker()
-    try:
+    with running_app(tmp_path_factory.mktemp("app"), run_details=False) as app:
         yield app
-    finally:
-        app.stop()
-        standin.stop()
 
 
 def _smoke_runs(standin, repo: str, head: str) -> list[dict]:

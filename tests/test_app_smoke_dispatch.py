@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.standin import GitHubStandIn, app_key_pair
-from tests.test_app_harness import APP_ID, OWNER, make_repo, start_app, wait_for
+
+from tests.test_app_harness import OWNER, make_repo, running_app, wait_for
 
 SMOKE = "pr-check / cuda-smoke"
 KERNEL = {"backends/cuda/add.cu": "__global__ void add(float* x) { x[0] += 1; }\n"}
@@ -14,14 +14,8 @@ INPUTS = {"pr": True, "head_sha": True, "correlation_id": True}
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    app = start_app(standin, tmp_path_factory.mktemp("app"), PR_CHECK_SMOKE_TIMEOUT_S="4")
-    app.start_worker()
-    try:
+    with running_app(tmp_path_factory.mktemp("app"), PR_CHECK_SMOKE_TIMEOUT_S="4") as app:
         yield app
-    finally:
-        app.stop()
-        standin.stop()
 
 
 def _smoke_runs(standin, repo: str, head: str) -> list[dict]:
