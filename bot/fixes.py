@@ -43,7 +43,12 @@ def fix_between(path: str, before: str, after: str, description: str) -> Fix | N
     line_count = len(old) - 1 if before.endswith("\n") else len(old)
     if last > line_count:  # the anchor fell on the empty string after the final newline
         last = line_count
-    return Fix(path, first + 1, max(first + 1, last), "\n".join(replaced), description)
+    end = max(first + 1, last)
+    return Fix(path, first + 1, end, "\n".join(replaced), description, "\n".join(old[first:end]))
+
+
+class StaleFix(ValueError):
+    """The lines a fix replaces are not in the file as they were when it was computed."""
 
 
 def apply_fix(text: str, fix: Fix) -> str:
@@ -54,6 +59,8 @@ def apply_fix(text: str, fix: Fix) -> str:
         lines.pop()
     if not 1 <= fix.line <= max(1, len(lines)) or fix.end_line < fix.line or fix.end_line > max(1, len(lines)):
         raise ValueError(f"{fix.path}: lines {fix.line}-{fix.end_line} are not in the file ({len(lines)} lines)")
+    if fix.original and "\n".join(lines[fix.line - 1 : fix.end_line]) != fix.original:
+        raise StaleFix(f"{fix.path}: lines {fix.line}-{fix.end_line} no longer hold what the fix replaces")
     lines[fix.line - 1 : fix.end_line] = fix.replacement.split("\n")
     return "\n".join(lines) + ("\n" if trailing_newline else "")
 

@@ -40,13 +40,18 @@ class Evidence:
 
 @dataclass(frozen=True, slots=True)
 class Fix:
-    """A mechanical fix: replace lines [line, end_line] of `path` with `replacement`."""
+    """A mechanical fix: replace lines [line, end_line] of `path` with `replacement`.
+
+    `original` is the text of those lines as the fix was computed (empty when unknown): it lets a
+    fix be shown as a patch and refused where the file no longer holds those lines.
+    """
 
     path: str
     line: int
     end_line: int
     replacement: str
     description: str = ""
+    original: str = ""
 
 
 @dataclass(frozen=True, slots=True)
