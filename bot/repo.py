@@ -8,13 +8,19 @@ as None instead of failing the review.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator, Mapping
 
-from bot.errors import GitError, NotAGitRepository, UnknownRevision
+from bot.errors import GitError, NotAGitRepository, UnknownRevision, UsageError
 from bot.tree import Entry, FileTree, blob_id_of
+
+# git's id of the empty tree: the base of a repository that has no commit yet.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 # Never let git lazily fetch a missing promisor object or prompt for credentials mid-review.
 _GIT_ENV = {
@@ -65,7 +71,11 @@ class GitRepository:
     def tree(self, revision: str) -> FileTree:
         """The FileTree of a commit, listed with one `git ls-tree`."""
         commit = self.resolve(revision)
-        listing = self._run(["ls-tree", "-r", "-z", "--full-tree", commit]).stdout
+        return self.tree_object(commit, commit)
+
+    def tree_object(self, treeish: str, revision: str) -> FileTree:
+        """The FileTree of any tree-ish (a commit or a bare tree id), named `revision`."""
+        listing = self._run(["ls-tree", "-r", "-z", "--full-tree", treeish]).stdout
         entries: dict[str, Entry] = {}
         for record in listing.split(b"\0"):
             if not record:
@@ -73,7 +83,7 @@ class GitRepository:
             meta, _, path = record.partition(b"\t")
             mode, _kind, blob = meta.decode().split(" ")
             entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
-        return FileTree(entries, self.read_blobs, commit)
+        return FileTree(entries, self.read_blobs, revision)
 
     def has_commit(self, commit: str) -> bool:
         """Is `commit` in this repository's object database?"""
@@ -89,6 +99,75 @@ class GitRepository:
             ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", self.resolve(base), self.resolve(head)]
         )
         return result.stdout.decode("utf-8", errors="replace")
+
+    def diff_trees(self, base: str, head: str) -> str:
+        """`diff` between two tree-ishes given as object ids (commits or trees), not resolved as commits."""
+        result = self._run(
+            ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", base, head, "--"]
+        )
+        return result.stdout.decode("utf-8", errors="replace")
+
+    # -- trees that are no commit: the work tree, the index, a tree with files replaced ---------
+    # A temporary index file (GIT_INDEX_FILE) turns each into a real tree id that the review reads
+    # like any commit's tree: git's own rules decide what the work tree holds (.gitignore, deletions,
+    # submodules, skip-worktree entries), and the user's index, HEAD and files stay as they are.
+    # Only objects are written to the object database, as `git stash` would.
+    def work_tree_root(self) -> Path:
+        """The top directory of the work tree, or UsageError in a bare repository."""
+        result = self._run(["rev-parse", "--show-toplevel"], check=False)
+        top = result.stdout.decode().strip()
+        if result.returncode != 0 or not top:
+            raise UsageError(f"{self.path}: a bare repository has no work tree")
+        return Path(top)
+
+    def head_commit(self) -> str | None:
+        """The commit HEAD points at, or None in a repository without commits."""
+        try:
+            return self.resolve("HEAD")
+        except UnknownRevision:
+            return None
+
+    def work_tree_id(self) -> str:
+        """The tree id of the work tree as `git add -A` would stage it (tracked, untracked but not
+        ignored, deletions), made in a copy of the index so the real one is not touched."""
+        root = self.work_tree_root()
+        with self._temporary_index(seed=True) as env:
+            self._run_env(["-C", str(root), "add", "-A", "--", "."], env)  # git -C PATH -C ROOT: ROOT wins
+            return self._run_env(["write-tree"], env).stdout.decode().strip()
+
+    def index_tree_id(self) -> str:
+        """The tree id of what is staged (writes only tree objects; the index itself is unchanged)."""
+        result = self._run(["write-tree"], check=False)
+        if result.returncode != 0:
+            raise UsageError(f"{self.path}: the index cannot be written as a tree: {result.stderr.decode().strip()}")
+        return result.stdout.decode().strip()
+
+    def tree_with_files(self, treeish: str, files: Mapping[str, tuple[bytes, str]]) -> str:
+        """The tree id of `treeish` with the given files (path -> (contents, mode)) replaced or added."""
+        records = []
+        for path, (data, mode) in files.items():
+            blob = self._run(["hash-object", "-w", "--stdin"], input=data).stdout.decode().strip()
+            records.append(f"{mode} {blob}\t{path}\n".encode("utf-8", "surrogateescape"))
+        with self._temporary_index(seed=False) as env:
+            self._run_env(["read-tree", treeish], env)
+            self._run_env(["update-index", "--index-info"], env, input=b"".join(records))
+            return self._run_env(["write-tree"], env).stdout.decode().strip()
+
+    @contextmanager
+    def _temporary_index(self, seed: bool) -> Iterator[dict[str, str]]:
+        """The environment of a fresh index file (a copy of the real one if `seed`), removed after."""
+        real = self._run(["rev-parse", "--path-format=absolute", "--git-path", "index"]).stdout.decode().strip()
+        with tempfile.TemporaryDirectory(prefix="pr-check-index-") as directory:
+            index = Path(directory) / "index"
+            if seed and Path(real).is_file():
+                shutil.copyfile(real, index)  # its stat cache spares re-hashing unchanged files
+            yield {**_GIT_ENV, "GIT_INDEX_FILE": str(index)}
+
+    def _run_env(self, args: list[str], env: dict[str, str], input: bytes | None = None):
+        result = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, input=input, env=env)
+        if result.returncode != 0:
+            raise GitError(f"git {' '.join(args[:2])} failed: {result.stderr.decode().strip()}")
+        return result
 
     def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes | None]:
         """Read many blobs through one `cat-file --batch`; missing ones map to None."""

@@ -1,8 +1,8 @@
-"""`pr-check`: review, scan, rules, explain, demo; and the entry points of smoke, serve, worker.
+"""`pr-check`: review, scan, fix, hook, rules, explain, demo; and the entry points of smoke, serve, worker.
 
 Exit codes: 0 clean, 1 findings at or above the fail level, 2 usage or input error, 3 internal
-error. Arguments are validated before any work starts. Errors print one line on stderr, never a
-traceback.
+error; `fix`: 0 nothing to change, 1 files changed (or a diff printed). Arguments are validated
+before any work starts. Errors print one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -71,6 +71,30 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(scan)
 
+    fix = sub.add_parser(
+        "fix", help="apply the fixes of the findings new in the work tree; exit 0: nothing changed, 1: files changed",
+        description="Review the work tree (tracked, untracked but not ignored, deleted files) against --base and "
+        "apply the fixes of the new findings, again until they settle. Writes only the files the fixes name. "
+        "Exit codes: 0 nothing to change, 1 files changed (with --diff: a diff printed), 2 usage or input error, "
+        "3 internal error.",
+    )
+    fix.add_argument("--repo", default=".", help="a git work tree (default: .)")
+    fix.add_argument("--base", default=None, help="base revision (default: as for `review`, the merge base of the remote's default branch and HEAD)")
+    fix.add_argument("--diff", action="store_true", help="write nothing; print the changes as a unified diff (git apply takes it)")
+    _fix_options(fix)
+
+    hook = sub.add_parser(
+        "hook", help="pre-commit: review the staged change against HEAD; --fix also applies fixes",
+        description="Review what is staged (the index against HEAD) when it touches Buck, CMake or C++ files. "
+        "Exit 1 on findings at or above the fail level; with --fix, also when files were changed. "
+        "--fix writes a work-tree file only where it equals its staged version.",
+    )
+    hook.add_argument("--repo", default=".", help="a git work tree (default: .)")
+    hook.add_argument("--fix", action="store_true", help="apply the fixes to work-tree files without unstaged changes")
+    hook.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
+                      help="exit 1 on findings at or above this severity (default: the config's, else major)")
+    _fix_options(hook)
+
     rules = sub.add_parser("rules", help="list the rules")
     rules.add_argument("--markdown", action="store_true", help="print RULES.md")
 
@@ -120,6 +144,17 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                         help="colour the text output (default: auto, when stdout is a terminal and NO_COLOR is unset)")
     parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
+    _verbosity_options(parser)
+
+
+def _fix_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)")
+    parser.add_argument("--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)")
+    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
+                        help="try a local config file instead of the base revision's .github/pr-check.toml")
+    parser.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
+    parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
+    parser.set_defaults(format="text")
     _verbosity_options(parser)
 
 
@@ -179,9 +214,13 @@ def _dispatch(arguments: argparse.Namespace) -> int:
         return _demo(arguments)
     if arguments.command == "cache":
         return _cache(arguments)
-    if arguments.command in ("review", "scan"):
+    if arguments.command in ("review", "scan", "fix", "hook"):
         request = OutputRequest.from_arguments(arguments)
         config = _local_config(arguments.config)
+        if arguments.command in ("fix", "hook"):
+            from pr_check.fix_command import run_fix, run_hook
+
+            return (run_fix if arguments.command == "fix" else run_hook)(arguments, request, config)
         if arguments.command == "review":
             diff_text = _read_diff(arguments.diff) if arguments.diff is not None else None
             return _review(arguments, request, config, diff_text)

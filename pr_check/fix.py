@@ -1,0 +1,275 @@
+"""`pr-check fix` and `pr-check hook --fix`: apply the fixes of a review's findings until they settle.
+
+A round reviews a tree, applies to each file the fixes of the findings new at that tree (the
+review has already dropped suppressed findings and unselected rules), and makes the tree with
+those files rewritten. Fixes that overlap one applied in the same round are left for the next
+round, where the review computes them again on the new text; a fix whose lines are no longer
+there is refused (a StaleFix), never forced. Rounds stop when nothing changes, or after
+MAX_ROUNDS, so a fix that does not remove its finding cannot loop.
+
+Rounds work on tree ids in git's object database (`bot/repo.py` makes them), so nothing on disk
+changes until the end: `write_work_tree` then writes only the files whose contents differ, and
+only where the work-tree file still holds what was reviewed. `fix_round` is pure.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from bot.fixes import StaleFix, apply_fix, apply_fixes
+from bot.model import Finding, Fix
+from bot.pipeline import Report
+from bot.tree import FileTree, blob_id_of
+
+MAX_ROUNDS = 5
+_REGULAR_MODES = ("100644", "100755")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A finding whose fix was not applied, and why."""
+
+    finding: Finding
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """What one round did: the files it rewrote (path -> new contents) and the fate of each fix."""
+
+    files: Mapping[str, bytes]
+    applied: tuple[Finding, ...]
+    refused: tuple[Refusal, ...]
+    postponed: tuple[Finding, ...]  # overlapping an applied fix: recomputed by the next round's review
+
+
+def fix_round(findings: Iterable[Finding], tree: FileTree, withheld: Mapping[str, str] | None = None) -> Round:
+    """Apply the fixes of `findings` to the files of `tree` (pure: returns the new contents).
+
+    `withheld` maps the fingerprints of findings whose fix must not be applied to the reason
+    (fixed in an earlier round yet still there, or a fix that made a new finding).
+    """
+    withheld = withheld or {}
+    by_path: dict[str, list[Finding]] = {}
+    refused: list[Refusal] = []
+    for finding in findings:
+        if finding.fix is None:
+            continue
+        reason = withheld.get(finding.fingerprint) or _why_not(finding, tree)
+        if reason:
+            refused.append(Refusal(finding, reason))
+        else:
+            by_path.setdefault(finding.fix.path, []).append(finding)
+    files: dict[str, bytes] = {}
+    applied: list[Finding] = []
+    postponed: list[Finding] = []
+    for path in sorted(by_path):
+        data = tree.read(path)
+        assert data is not None  # _why_not checked the path is a readable regular file
+        text = data.decode("utf-8", "surrogateescape")
+        fresh: list[Finding] = []
+        for finding in by_path[path]:
+            try:
+                apply_fix(text, finding.fix)
+            except StaleFix:
+                refused.append(Refusal(finding, "the lines it replaces are no longer in the file"))
+                continue
+            except ValueError:
+                refused.append(Refusal(finding, "its lines are past the end of the file"))
+                continue
+            fresh.append(finding)
+        result = apply_fixes(text, [f.fix for f in fresh])
+        done = set(result.applied)
+        applied += [f for f in fresh if f.fix in done]
+        postponed += [f for f in fresh if f.fix not in done]
+        new_text = _keep_line_endings(text, result.text)
+        if new_text != text:
+            files[path] = new_text.encode("utf-8", "surrogateescape")
+    return Round(files, tuple(applied), tuple(refused), tuple(postponed))
+
+
+def _why_not(finding: Finding, tree: FileTree) -> str:
+    fix: Fix = finding.fix  # type: ignore[assignment]
+    if any(fix.path == mount or fix.path.startswith(mount + "/") for mount in tree.mounts):
+        return "the file is inside a submodule"
+    entry = tree.entry(fix.path)
+    if entry is None or tree.resolve(fix.path) != fix.path:
+        return "the file is not in the tree (or is a symlink)"
+    if entry.mode not in _REGULAR_MODES or tree.read(fix.path) is None:
+        return "the file is not a regular file whose contents are at hand"
+    return ""
+
+
+def _keep_line_endings(before: str, after: str) -> str:
+    """A file whose lines all ended in CRLF keeps CRLF on the lines a fix wrote."""
+    if "\r\n" in before and before.count("\r\n") == before.count("\n"):
+        return after.replace("\r\n", "\n").replace("\n", "\r\n")
+    return after
+
+
+@dataclass(frozen=True)
+class FixRun:
+    """The rounds from a start tree to the tree where fixes settled, and the reviews at both ends."""
+
+    start: str  # tree ids
+    final: str
+    applied: tuple[Finding, ...]  # every finding whose fix was applied, in order
+    refused: tuple[Refusal, ...]  # of findings still there at the end
+    first: Report  # the review of the start tree
+    report: Report  # the review of the final tree
+    rounds: int
+
+    @property
+    def fixed(self) -> tuple[Finding, ...]:
+        """Findings fixed: applied, and gone from the final review."""
+        left = {f.fingerprint for f in self.report.findings}
+        return tuple(f for f in self.applied if f.fingerprint not in left)
+
+
+def fix_until_settled(
+    start: str,
+    review: Callable[[str], tuple[Report, FileTree]],
+    rewrite: Callable[[str, Mapping[str, tuple[bytes, str]]], str],
+    max_rounds: int = MAX_ROUNDS,
+) -> FixRun:
+    """Review `start`, apply fixes, review the result, until a round changes nothing.
+
+    `review(tree_id)` reviews a tree; `rewrite(tree_id, {path: (contents, mode)})` makes a new one.
+    A round whose result has a finding its input did not (a fix that breaks the file's syntax, say)
+    is not kept: the files whose fixes make a new finding on their own are found, their fixes are
+    withheld with the reason, and the round is made again without them.
+    """
+    tree_id = start
+    report, tree = review(tree_id)
+    first = report
+    applied: list[Finding] = []
+    withheld: dict[str, str] = {}
+    refused: dict[str, Refusal] = {}
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        done = fix_round(report.findings, tree, withheld)
+        refused.update({r.finding.fingerprint: r for r in done.refused})
+        if not done.files:
+            break
+        modes = {path: tree.entry(path).mode for path in done.files}  # type: ignore[union-attr]
+        candidate = rewrite(tree_id, {path: (data, modes[path]) for path, data in done.files.items()})
+        candidate_report, candidate_tree = review(candidate)
+        if not new_findings(report, candidate_report):
+            applied += done.applied
+            withheld.update({f.fingerprint: "its fix was applied and the finding is still there" for f in done.applied})
+            tree_id, report, tree = candidate, candidate_report, candidate_tree
+            continue
+        blamed = False
+        for path, data in done.files.items():
+            alone, _ = review(rewrite(tree_id, {path: (data, modes[path])}))
+            made = new_findings(report, alone)
+            if made:
+                blamed = True
+                reason = f"applying it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
+                withheld.update({f.fingerprint: reason for f in done.applied if f.fix is not None and f.fix.path == path})
+        if not blamed:  # only the fixes together make it: withhold them all
+            made = new_findings(report, candidate_report)
+            reason = f"applied with the other fixes it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
+            withheld.update({f.fingerprint: reason for f in done.applied})
+    left = {f.fingerprint for f in report.findings}
+    return FixRun(start, tree_id, tuple(applied), tuple(r for key, r in refused.items() if key in left), first, report, rounds)
+
+
+def new_findings(before: Report, after: Report) -> tuple[Finding, ...]:
+    """Findings of `after` that `before` has not: neither their fingerprint nor their rule, path and
+    target (a fix may change the text another finding's fingerprint is made of)."""
+    known = {f.fingerprint for f in before.findings} | {(f.rule, f.path, f.target) for f in before.findings}
+    return tuple(f for f in after.findings if f.fingerprint not in known and (f.rule, f.path, f.target) not in known)
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What `write_work_tree` did: files written and files left alone with the reason."""
+
+    written: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
+
+
+def write_work_tree(root: Path, start: FileTree, final: FileTree, skip_reason: str) -> Written:
+    """Write each file whose contents differ between `start` and `final` into the work tree at
+    `root`, only where the file on disk still holds the `start` contents (or those with CRLF line
+    endings, as git's autocrlf checks out); its mode is kept. Other files are never opened for
+    writing."""
+    written: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    for path in sorted(set(start.paths()) | set(final.paths())):
+        before, after = start.blob_id(path), final.blob_id(path)
+        if before == after or after is None:
+            continue
+        target = root / path
+        new = final.read(path)
+        try:
+            current = target.read_bytes() if not target.is_symlink() else None
+        except OSError:
+            current = None
+        if current is None or new is None:
+            skipped.append((path, "it is not a regular file in the work tree"))
+            continue
+        if blob_id_of(current) != before:
+            if b"\r\n" in current and blob_id_of(current.replace(b"\r\n", b"\n")) == before:
+                new = new.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+            else:
+                skipped.append((path, skip_reason))
+                continue
+        _replace_file(target, new)
+        written.append(path)
+    return Written(tuple(written), tuple(skipped))
+
+
+def _replace_file(target: Path, data: bytes) -> None:
+    """Write atomically (a reader sees the old file or the new one), keeping the file's mode."""
+    mode = stat.S_IMODE(target.stat().st_mode)
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.pr-check-")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def summary_lines(run: FixRun, written: Written | None, head_label: str) -> list[str]:
+    """The plain-text account of a fix run: what was fixed, what is left and why, what was written
+    (`written` is None when nothing is written: a diff is printed instead)."""
+    skipped = dict(written.skipped) if written is not None else {}
+    fixed = [f for f in run.fixed if f.fix is not None and f.fix.path not in skipped]
+    left = run.report.findings
+    refused = {r.finding.fingerprint: r.reason for r in run.refused}
+    files = sorted({f.fix.path for f in fixed if f.fix is not None})
+    lines = [
+        f"pr-check fix {_label(run.report.base)}..{head_label}: {_plural(len(fixed), 'finding')} fixed in "
+        f"{_plural(len(files), 'file')}, {_plural(len(left), 'finding')} left"
+    ]
+    for finding in fixed:
+        lines.append(f"fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.description if finding.fix else ''}")
+    for finding in run.fixed:
+        if finding.fix is not None and finding.fix.path in skipped:
+            lines.append(f"not fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.path} was not written")
+    for finding in left:
+        why = "no mechanical fix" if finding.fix is None else refused.get(finding.fingerprint, "its fix is left to the next run")
+        lines.append(f"left: {finding.path}:{finding.line} {finding.rule} ({finding.severity.label}): {why}")
+    if written is not None:
+        lines += [f"written: {path}" for path in written.written]
+        lines += [f"not written: {path}: {reason}" for path, reason in written.skipped]
+    return [line.rstrip() for line in lines]
+
+
+def _label(revision: str) -> str:
+    return revision[:12] if len(revision) == 40 else revision or "(no base)"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -1,0 +1,117 @@
+"""The `fix` and `hook` commands: which trees are reviewed, against what, and what reaches the disk.
+
+`fix` reviews the work tree against the base `review` would use; `hook` reviews the index (what
+the commit will hold) against HEAD, which is what pre-commit asks. Both go through the fix rounds
+of `pr_check.fix` on tree ids, then write (or, with `fix --diff`, print) the difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+import checks
+from bot.buck.graph_cache import EvaluationCache
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
+from bot.config import Config
+from bot.diff import parse_diff
+from bot.errors import UsageError
+from bot.pipeline import Report
+from bot.repo import EMPTY_TREE, GitRepository
+from bot.tree import FileTree
+from pr_check import revisions
+from pr_check.fix import fix_until_settled, summary_lines, write_work_tree
+from pr_check.output import OutputRequest, exit_status, render, write
+from pr_check.review import default_cache_dir, review_trees
+from pr_check.shim import shim_files
+
+# What the pre-commit hook reviews; `.pre-commit-hooks.yaml`'s `files:` says the same (tested).
+HOOK_FILE_KINDS = BUCK_FILES + CMAKE_FILES + CPP_FILES
+
+
+def _tree_reviewer(
+    repo: GitRepository, arguments: argparse.Namespace, request: OutputRequest, config: Config | None,
+    base: str, label: str,
+) -> Callable[[str], tuple[Report, FileTree]]:
+    """A function reviewing any tree id of `repo` against `base` (a commit or tree id)."""
+    with_shim = shim_files(repo, arguments.shim)
+    base_tree = with_shim(repo.tree_object(base, base if base != EMPTY_TREE else "(no commit)"))
+    cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
+    reviewed: list[str] = []
+
+    def review(tree_id: str) -> tuple[Report, FileTree]:
+        name = label if not reviewed or tree_id == reviewed[0] else f"{label} + fixes"
+        reviewed.append(tree_id)
+        head = with_shim(repo.tree_object(tree_id, name))
+        changes = parse_diff(repo.diff_trees(base, tree_id))
+        report = review_trees(base_tree, head, changes, checks=request.checks(checks.ALL), cache=cache, config=config)
+        return request.filter(report), head
+
+    return review
+
+
+def run_fix(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+    """`pr-check fix`: 0 nothing changed, 1 files changed (or a diff printed)."""
+    with GitRepository(arguments.repo) as repo:
+        root = repo.work_tree_root()
+        if arguments.base is None:
+            head = repo.head_commit()
+            if head is None:
+                raise UsageError(f"{repo.path}: no commit yet to find a base from; pass --base")
+            chosen = revisions.default_base(repo, head)
+            base_sha, notes = chosen.sha, [chosen.description]
+        else:
+            base_sha, notes = repo.resolve(arguments.base), []
+        start = repo.work_tree_id()
+        run = fix_until_settled(start, _tree_reviewer(repo, arguments, request, config, base_sha, "work tree"), repo.tree_with_files)
+        if arguments.diff:  # stdout is the patch alone, so it can be piped to `git apply`
+            patch = repo.diff_trees(run.start, run.final) if run.final != run.start else ""
+            sys.stdout.write(patch)
+            sys.stdout.flush()
+            _say(request, notes + summary_lines(run, None, "work tree"), sys.stderr)
+            return 1 if patch else 0
+        written = write_work_tree(
+            root, repo.tree_object(run.start, "work tree"), repo.tree_object(run.final, "work tree + fixes"),
+            "it changed while pr-check reviewed it (or a git filter rewrites it)",
+        )
+        _say(request, notes + summary_lines(run, written, "work tree"), sys.stdout)
+        return 1 if written.written else 0
+
+
+def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+    """`pr-check hook [--fix]`: review the staged change; exit 1 on findings at the fail level or files changed."""
+    with GitRepository(arguments.repo) as repo:
+        root = repo.work_tree_root()
+        base = repo.head_commit() or EMPTY_TREE
+        staged = repo.index_tree_id()
+        touched = parse_diff(repo.diff_trees(base, staged)).paths
+        if not any(touches(path, HOOK_FILE_KINDS) for path in touched):
+            _say(request, ["pr-check hook: no staged Buck, CMake or C++ change to review"], sys.stdout)
+            return 0
+        review = _tree_reviewer(repo, arguments, request, config, base, "index")
+        if not arguments.fix:
+            report, _ = review(staged)
+            write(render(report, request, notes=("head: the staged change (the index)",)), None)
+            return exit_status(report, request)
+        first: list[Report] = []
+
+        def review_keeping_first(tree_id: str) -> tuple[Report, FileTree]:
+            report, tree = review(tree_id)
+            first.append(report)
+            return report, tree
+
+        run = fix_until_settled(staged, review_keeping_first, repo.tree_with_files)
+        written = write_work_tree(
+            root, repo.tree_object(run.start, "index"), repo.tree_object(run.final, "index + fixes"),
+            "it has unstaged changes; stage or stash them and run again",
+        )
+        _say(request, summary_lines(run, written, "index"), sys.stdout)
+        # Nothing written: the staged change is as it was reviewed first, findings and all.
+        return 1 if written.written else exit_status(first[0], request)
+
+
+def _say(request: OutputRequest, lines: list[str], stream) -> None:
+    if request.verbosity >= 0:
+        stream.write("".join(line + "\n" for line in lines))
+        stream.flush()
