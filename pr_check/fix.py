@@ -250,7 +250,8 @@ def summary_lines(run: FixRun, written: Written | None, head_label: str) -> list
     refused = {r.finding.fingerprint: r.reason for r in run.refused}
     files = sorted({f.fix.path for f in fixed if f.fix is not None})
     lines = [
-        f"pr-check fix {_label(run.report.base)}..{head_label}: {_plural(len(fixed), 'finding')} fixed in "
+        f"pr-check fix {_label(run.report.base)}..{head_label} ({_plural(len(run.first.changes.files), 'file')} changed): "
+        f"{_plural(len(fixed), 'finding')} fixed in "
         f"{_plural(len(files), 'file')}, {_plural(len(left), 'finding')} left"
     ]
     for finding in fixed:
