@@ -94,21 +94,14 @@ def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Conf
             report, _ = review(staged)
             write(render(report, request, notes=("head: the staged change (the index)",)), None)
             return exit_status(report, request)
-        first: list[Report] = []
-
-        def review_keeping_first(tree_id: str) -> tuple[Report, FileTree]:
-            report, tree = review(tree_id)
-            first.append(report)
-            return report, tree
-
-        run = fix_until_settled(staged, review_keeping_first, repo.tree_with_files)
+        run = fix_until_settled(staged, review, repo.tree_with_files)
         written = write_work_tree(
             root, repo.tree_object(run.start, "index"), repo.tree_object(run.final, "index + fixes"),
             "it has unstaged changes; stage or stash them and run again",
         )
         _say(request, summary_lines(run, written, "index"), sys.stdout)
         # Nothing written: the staged change is as it was reviewed first, findings and all.
-        return 1 if written.written else exit_status(first[0], request)
+        return 1 if written.written else exit_status(run.first, request)
 
 
 def _say(request: OutputRequest, lines: list[str], stream) -> None:
