@@ -56,6 +56,22 @@ class PullRequest:
     author: str
     clone_url: str  # of the base repository, which holds refs/pull/N/head
     default_branch: str
+    head_repo: str = ""  # owner/name of the head repository; "" when the fork was deleted
+    head_is_fork: bool = False  # the head branch lives in another repository than the base
+    maintainer_can_modify: bool = False  # a fork's author allows pushes from maintainers (and this App)
+
+
+@dataclass(frozen=True, slots=True)
+class FileUpdate:
+    """A file of a commit pushed through the Git Data API: its path, git mode and new text."""
+
+    path: str
+    mode: str  # 100644 | 100755
+    text: str
+
+
+class BranchMoved(GitHubError):
+    """The branch no longer points at the commit a push was built on (GitHub: not a fast forward)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +156,7 @@ class RepositoryClient(Protocol):
     def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None: ...
     def workflow_id(self, workflow_file: str) -> int: ...
     def commit_sha(self, ref: str) -> str: ...
+    def push_commit(self, branch: str, parent_sha: str, files: Sequence[FileUpdate], message: str) -> str: ...
 
 
 class AppClient(Protocol):
@@ -391,6 +408,7 @@ class GitHubRepository:
     def pull(self, number: int) -> PullRequest:
         data = self._request("get pull request", "GET", f"/pulls/{int(number)}")
         base_repo = data["base"].get("repo") or {}
+        head_repo = data["head"].get("repo") or {}  # null once a fork is deleted
         return PullRequest(
             number=int(data["number"]),
             state=str(data.get("state") or "open"),
@@ -402,6 +420,9 @@ class GitHubRepository:
             author=str((data.get("user") or {}).get("login") or ""),
             clone_url=str(base_repo.get("clone_url") or ""),
             default_branch=str(base_repo.get("default_branch") or "main"),
+            head_repo=str(head_repo.get("full_name") or ""),
+            head_is_fork=bool(head_repo) and head_repo.get("id") != base_repo.get("id"),
+            maintainer_can_modify=bool(data.get("maintainer_can_modify")),
         )
 
     def pull_diff(self, number: int) -> str:
@@ -559,6 +580,36 @@ class GitHubRepository:
         """The commit a branch (or any ref) points at now."""
         data = self._request("get commit", "GET", f"/commits/{quote(ref, safe='')}")
         return str(data["sha"])
+
+    # git data
+    def push_commit(self, branch: str, parent_sha: str, files: Sequence[FileUpdate], message: str) -> str:
+        """One commit of `files` on `parent_sha`, then `branch` moved to it without force; its sha.
+
+        No author or committer is sent, so GitHub records the App as both. BranchMoved when the
+        branch is no longer at `parent_sha` (checked first, and again by GitHub's fast-forward rule).
+        """
+        ref = f"heads/{quote(branch, safe='/')}"
+        current = self._request("get branch ref", "GET", f"/git/ref/{ref}")
+        if current["object"]["sha"] != parent_sha:
+            raise BranchMoved("update branch", 422, f"{branch} is at {current['object']['sha'][:12]}, not {parent_sha[:12]}")
+        parent = self._request("get commit object", "GET", f"/git/commits/{quote(parent_sha)}")
+        entries = []
+        for file in files:
+            blob = self._request("create blob", "POST", "/git/blobs", idempotent=True,
+                                 input={"content": file.text, "encoding": "utf-8"})
+            entries.append({"path": file.path, "mode": file.mode, "type": "blob", "sha": blob["sha"]})
+        # Blobs, trees and commits are content-addressed: sending one again makes the same object.
+        tree = self._request("create tree", "POST", "/git/trees", idempotent=True,
+                             input={"base_tree": parent["tree"]["sha"], "tree": entries})
+        commit = self._request("create commit", "POST", "/git/commits", idempotent=True,
+                               input={"message": message, "tree": tree["sha"], "parents": [parent_sha]})
+        try:
+            self._request("update branch", "PATCH", f"/git/refs/{ref}", input={"sha": commit["sha"], "force": False})
+        except GitHubError as error:
+            if error.status == 422 and "fast forward" in error.message.lower():
+                raise BranchMoved(error.operation, error.status, error.message) from None
+            raise
+        return str(commit["sha"])
 
 def _check_run(data: Mapping) -> CheckRun:
     return CheckRun(

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from bot.github import CheckRun, GitHubError, HookDelivery, PullRequest, Review, ReviewComment
+from bot.github import BranchMoved, CheckRun, FileUpdate, GitHubError, HookDelivery, PullRequest, Review, ReviewComment
 
 BOT_LOGIN = "pr-check[bot]"
 _REVIEW_STATES = {"REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "APPROVE": "APPROVED"}
@@ -223,6 +223,14 @@ class RecordingRepository:
         if ref not in self.refs:
             raise _not_found("get commit")
         return self.refs[ref]
+
+    def push_commit(self, branch: str, parent_sha: str, files: Sequence[FileUpdate], message: str) -> str:
+        self._record("push_commit", branch=branch, parent_sha=parent_sha, files=tuple(files), message=message)
+        if self.refs.get(branch, parent_sha) != parent_sha:
+            raise BranchMoved("update branch", 422, "Update is not a fast forward")
+        sha = f"{self._next_id():040x}"
+        self.refs[branch] = sha
+        return sha
 
 
 class RecordingApp:

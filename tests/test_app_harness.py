@@ -82,7 +82,7 @@ class FixtureRepo:
 
     def push(self, number: int, files: dict, parent: str) -> tuple[str, dict]:
         """A new head on top of `parent`; returns it and the synchronize payload."""
-        head = gitrepos.commit(self.path, files, parent=parent, message=f"PR {number} update")
+        head = gitrepos.commit(self.path, files, parent=parent, branch=f"feature-{number}", message=f"PR {number} update")
         gitrepos.set_pull_ref(self.path, number, head)
         return head, self.standin.update_pull_head(self.owner, self.name, number, head)
 
@@ -188,9 +188,11 @@ def completed_check_runs(standin: GitHubStandIn, name: str, repo: str, head: str
 
 
 @contextlib.contextmanager
-def running_app(data_dir: Path, *, run_details: bool = True, **environment: str) -> Iterator["RunningApp"]:
+def running_app(data_dir: Path, *, run_details: bool = True, installation_permissions: dict[str, str] | None = None,
+                **environment: str) -> Iterator["RunningApp"]:
     """A stand-in GitHub and the App with one worker, stopped (both) on the way out."""
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=run_details).start()
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=run_details,
+                            installation_permissions=installation_permissions).start()
     app = start_app(standin, data_dir, **environment)
     app.start_worker()
     try:

@@ -134,7 +134,7 @@ def test_pr_check_commands_are_answered_by_permission(running, tmp_path):
     # The two commands run as separate jobs on concurrent worker threads: their replies may land
     # in either order, so each is found by what it answers.
     later = [reply["body"] for reply in replies[1:]]
-    assert sum("usage: /pr-check [smoke [SHA] | explain RULE | help]" in body for body in later) == 1
+    assert sum("usage: /pr-check [smoke [SHA] | fix | explain RULE | help]" in body for body in later) == 1
     assert sum(body.startswith(f"**{RULE}** (minor)") for body in later) == 1
     wait_for(lambda: running.queue.store.keys("active") == [], what="the queue to drain")
     assert len(_app_replies(standin, "commands", 3)) == 3  # nothing answered the other bot

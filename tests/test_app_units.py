@@ -238,7 +238,7 @@ def test_a_command_that_does_not_parse_gets_the_usage(app):
     services, _, repo = app
     assert answer(services, command("/pr-check smok", "rita")) == "usage"
     assert replies(repo)[0].startswith("Sorry, I could not read that command: ")
-    assert "```\nusage: /pr-check [smoke [SHA] | explain RULE | help]\n```" in replies(repo)[0]
+    assert "```\nusage: /pr-check [smoke [SHA] | fix | explain RULE | help]\n```" in replies(repo)[0]
 
 
 def test_a_read_only_collaborator_is_refused_a_review_and_a_smoke_run(app):

@@ -303,3 +303,79 @@ def test_check_run_external_ids_name_the_pull_request():
     assert pull_number_from_external_id(check_run_external_id(17, HEAD)) == 17
     for other in (HEAD, "prc-0123456789abcdef", "pr=x;head=abc", None, 17, "pr=1;head=" + HEAD + ";x"):
         assert pull_number_from_external_id(other) is None
+
+
+def test_a_fix_outside_the_diff_is_a_collapsed_patch_in_the_comment():
+    # The finding sits on added line 4; its fix rewrites line 10, which no hunk shows.
+    fix = Fix("BUCK", 10, 11, "    deps = [\":a\", \":b\"],", "Declare the dep", "    deps = [\n        \":a\",")
+    item = finding(4, fix=fix)
+    placement = place_finding(item, DIFF)
+    assert (placement.line, placement.suggestion) == (4, None)
+    assert render_comment_body(item, placement) == (
+        "**link-whole-without-python-dlopen** (minor): Title\n"
+        "\n"
+        "why\n"
+        "\n"
+        "Target: `//:shims` (cell `fbcode`)\n"
+        "\n"
+        "Evidence:\n"
+        "- `BUCK:1`: defined here\n"
+        "\n"
+        "<details><summary>Declare the dep (BUCK lines 10-11): patch</summary>\n"
+        "\n"
+        "```diff\n"
+        "--- a/BUCK\n"
+        "+++ b/BUCK\n"
+        "@@ -10,2 +10,1 @@\n"
+        "-    deps = [\n"
+        "-        \":a\",\n"
+        "+    deps = [\":a\", \":b\"],\n"
+        "```\n"
+        "\n"
+        "</details>\n"
+        "\n"
+        "<!-- pr-check:fp=fp1 -->"
+    )
+
+
+def test_a_fix_in_another_file_is_a_patch_of_that_file():
+    fix = Fix("targets.bzl", 7, 7, "x\ny", "", "w")
+    body = render_comment_body(finding(4, fix=fix), place_finding(finding(4, fix=fix), DIFF))
+    assert (
+        "<details><summary>Suggested fix (targets.bzl:7): patch</summary>\n\n"
+        "```diff\n--- a/targets.bzl\n+++ b/targets.bzl\n@@ -7,1 +7,2 @@\n-w\n+x\n+y\n```\n\n</details>"
+    ) in body
+    assert "```suggestion" not in body
+
+
+def test_an_old_fix_without_its_original_lines_shows_the_replacement_folded():
+    fix = Fix("BUCK", 10, 10, "new text", "Use this")
+    body = render_comment_body(finding(4, fix=fix), place_finding(finding(4, fix=fix), DIFF))
+    assert (
+        "<details><summary>Use this (BUCK:10): replacement</summary>\n\n```\nnew text\n```\n\n</details>"
+    ) in body
+    assert "```diff" not in body
+
+
+def test_a_patch_holding_backticks_gets_a_longer_fence():
+    fix = Fix("README.md", 2, 2, "````", "", "```")
+    body = render_comment_body(finding(4, fix=fix), None)
+    assert "`````diff\n--- a/README.md\n+++ b/README.md\n@@ -2,1 +2,1 @@\n-```\n+````\n`````" in body
+
+
+def test_the_check_run_text_folds_each_fix_as_a_patch():
+    fix = Fix("BUCK", 10, 10, "b", "Swap", "a")
+    output = render_check_run(findings=[finding(4, fix=fix)], off_diff=[], suppressed_count=0, base_sha="b" * 40,
+                              head_sha=HEAD, smoke_reasons=(), full_report_pointer="see the report")
+    assert output.text == (
+        "### `link-whole-without-python-dlopen` at `BUCK:4`\n"
+        "\n"
+        "why\n"
+        "- `BUCK:1`: defined here\n"
+        "\n"
+        "<details><summary>Swap (BUCK:10): patch</summary>\n"
+        "\n"
+        "```diff\n--- a/BUCK\n+++ b/BUCK\n@@ -10,1 +10,1 @@\n-a\n+b\n```\n"
+        "\n"
+        "</details>\n"
+    )

@@ -41,6 +41,7 @@ needs_examples = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="GitHub exampl
         ("/pr-check smoke 0123ABCdef", Command("smoke", sha="0123abcdef")),
         ("/pr-check explain cuda-guard-missing", Command("explain", "cuda-guard-missing")),
         ("/pr-check help", Command("help")),
+        ("/pr-check fix", Command("fix")),
     ],
 )
 def test_commands_parse(line, parsed):
@@ -48,11 +49,11 @@ def test_commands_parse(line, parsed):
 
 
 @pytest.mark.parametrize("line", ["/pr-check smok", "/pr-check explain", "/pr-check smoke now", '/pr-check "x',
-                                  "/pr-check --help"])
+                                  "/pr-check --help", "/pr-check fix now"])
 def test_bad_arguments_give_usage(line):
     result = parse_command(line)
     assert isinstance(result, CommandError)
-    assert result.usage == "usage: /pr-check [smoke [SHA] | explain RULE | help]"
+    assert result.usage == "usage: /pr-check [smoke [SHA] | fix | explain RULE | help]"
 
 
 def test_the_command_is_found_on_its_own_line():
@@ -74,6 +75,24 @@ def test_who_may_run_what():
     assert not needs_permission_lookup(smoke, commenter="mallory", pr_author="alice", association="NONE")
     assert needs_permission_lookup(smoke, commenter="maria", pr_author="alice", association="MEMBER")
     assert "write access" in refusal_text(smoke, "mallory")
+
+
+def test_only_writers_may_have_fixes_pushed():
+    fix = Command("fix")
+    assert may_run(fix, commenter="maria", pr_author="alice", permission="write")
+    assert may_run(fix, commenter="maria", pr_author="alice", permission="maintain")
+    assert may_run(fix, commenter="root", pr_author="alice", permission="admin")
+    assert not may_run(fix, commenter="alice", pr_author="alice", permission="read")  # the author, without write
+    assert not may_run(fix, commenter="mallory", pr_author="alice", permission="read")
+    assert not may_run(fix, commenter="triager", pr_author="alice", permission="triage")
+    # The author is asked about: a CONTRIBUTOR cannot hold write, so no API call is needed to refuse.
+    assert not needs_permission_lookup(fix, commenter="alice", pr_author="alice", association="CONTRIBUTOR")
+    assert needs_permission_lookup(fix, commenter="alice", pr_author="alice", association="COLLABORATOR")
+    to_author = refusal_text(fix, "alice", "alice")
+    assert to_author.startswith("Thanks, @alice. `/pr-check fix` pushes to this branch as the App, so it needs write")
+    assert "run `pr-check fix` in your checkout" in to_author
+    assert "`pr-check fix` in your checkout" not in refusal_text(fix, "mallory", "alice")
+    assert "needs write access" in refusal_text(fix, "mallory", "alice")
 
 
 def test_explain_uses_the_checks_documentation():

@@ -134,3 +134,15 @@ def test_settings_are_validated_with_named_errors(tmp_path):
         load_settings({**base, "PR_CHECK_PRIVATE_KEY_FILE": str(tmp_path / "missing.pem")})
     with pytest.raises(InvalidSetting, match="PR_CHECK_SMOKE_TIMEOUT_S"):
         load_settings({**base, "PR_CHECK_SMOKE_TIMEOUT_S": "soon"})
+
+
+def test_fix_pushing_is_off_unless_turned_on(tmp_path):
+    key = tmp_path / "app.pem"
+    key.write_bytes(app_key_pair().private_pem)
+    base = {"PR_CHECK_WEBHOOK_SECRET": "s", "PR_CHECK_APP_ID": "1", "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+            "PR_CHECK_DATA_DIR": str(tmp_path)}
+    assert load_settings(base).fix_push is False
+    assert load_settings({**base, "PR_CHECK_FIX_PUSH": "1"}).fix_push is True
+    assert load_settings({**base, "PR_CHECK_FIX_PUSH": "off"}).fix_push is False
+    with pytest.raises(InvalidSetting, match="PR_CHECK_FIX_PUSH"):
+        load_settings({**base, "PR_CHECK_FIX_PUSH": "maybe"})

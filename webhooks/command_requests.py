@@ -19,6 +19,7 @@ from webhooks.commands import (
     refusal_text,
     usage_reply,
 )
+from webhooks.fix_push import push_fixes
 from webhooks.jobs import CommandCommented
 from webhooks.queue import Attempt
 from webhooks.review_job import review_pull
@@ -55,13 +56,15 @@ def answer_command(services: Services, job: CommandCommented, attempt: Attempt) 
     if needs_permission_lookup(command, commenter=job.commenter, pr_author=pull.author, association=job.association):
         permission = client.collaborator_permission(job.commenter)
     if not may_run(command, commenter=job.commenter, pr_author=pull.author, permission=permission):
-        reply(refusal_text(command, job.commenter))
+        reply(refusal_text(command, job.commenter, pull.author))
         return "refused"
     if pull.state != "open":
         reply(f"@{job.commenter}, this pull request is closed; there is nothing to review.")
         return "closed"
     if command.action == "review":
         return "re-" + review_pull(services, repo, job.number, attempt, expected_head=None, force=True)
+    if command.action == "fix":
+        return push_fixes(services, client, job, installation, pull, reply)
     return _smoke(services, client, job, installation, pull, command)
 
 

@@ -2,6 +2,7 @@
 
     /pr-check              review the pull request again at its head
     /pr-check smoke [SHA]  run the GPU smoke job on the head of the comment's time, or on SHA (write permission)
+    /pr-check fix          push one commit with the review's fixes to the pull request's branch (write permission)
     /pr-check explain ID   what a rule checks and why
     /pr-check help         this text
 """
@@ -26,7 +27,7 @@ WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 class Command:
     """A parsed `/pr-check` request."""
 
-    action: str  # review | smoke | explain | help
+    action: str  # review | smoke | fix | explain | help
     rule: str | None = None  # for explain
     sha: str | None = None  # for smoke: the commit approved, when named
 
@@ -55,10 +56,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> _Parser:
     parser = _Parser(prog=COMMAND_PREFIX, add_help=False, exit_on_error=False,
-                     usage=f"{COMMAND_PREFIX} [smoke [SHA] | explain RULE | help]")
-    actions = parser.add_subparsers(dest="action", parser_class=_Parser, metavar="{smoke,explain,help}")
+                     usage=f"{COMMAND_PREFIX} [smoke [SHA] | fix | explain RULE | help]")
+    actions = parser.add_subparsers(dest="action", parser_class=_Parser, metavar="{smoke,fix,explain,help}")
     smoke = actions.add_parser("smoke", add_help=False, help="run the GPU smoke job (needs write permission)")
     smoke.add_argument("sha", nargs="?", type=_sha, help="the head commit approved (default: the head when commenting)")
+    actions.add_parser("fix", add_help=False, help="push the review's fixes to the branch (needs write permission)")
     explain = actions.add_parser("explain", add_help=False, help="explain a rule")
     explain.add_argument("rule", help="rule id, e.g. link-whole-without-python-dlopen")
     actions.add_parser("help", add_help=False, help="show this help")
@@ -85,6 +87,8 @@ def help_text() -> str:
             "- `/pr-check`: review this pull request again at its head (the author, or anyone with write access)",
             "- `/pr-check smoke [sha]`: run the GPU smoke job on the head commit as of your comment, or on the "
             "commit named (write access); a later push needs a new approval",
+            "- `/pr-check fix`: push one commit with the fixes of the review to this pull request's branch "
+            "(write access; when the App is set up for it)",
             "- `/pr-check explain <rule-id>`: what a rule checks and why",
             "- `/pr-check help`: this text",
         ]
@@ -131,15 +135,21 @@ def may_run(command: Command, *, commenter: str, pr_author: str, permission: str
     if command.action in ("help", "explain"):
         return True
     has_write = permission.lower() in WRITE_PERMISSIONS
-    if command.action == "smoke":
+    if command.action in ("smoke", "fix"):
         return has_write
     return has_write or commenter.lower() == pr_author.lower()
 
 
-def refusal_text(command: Command, commenter: str) -> str:
+def refusal_text(command: Command, commenter: str, pr_author: str = "") -> str:
     """A polite no."""
     if command.action == "smoke":
         need = "The GPU smoke job runs this pull request's code on our GPU machines, so it needs write access to the repository."
+    elif command.action == "fix" and commenter.lower() == pr_author.lower():
+        return (f"Thanks, @{commenter}. `/pr-check fix` pushes to this branch as the App, so it needs write access "
+                "to the repository. You can apply the same fixes yourself: accept the suggestions in the review, "
+                "or run `pr-check fix` in your checkout and push the result.")
+    elif command.action == "fix":
+        need = "`/pr-check fix` pushes a commit to this pull request's branch, so it needs write access to the repository."
     else:
         need = "A re-review can be asked for by the pull request's author or by anyone with write access."
     return f"Thanks, @{commenter}. {need} A maintainer can run it for you."

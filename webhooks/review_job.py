@@ -156,9 +156,16 @@ def _open_check_run(services: Services, client: RepositoryClient, number: int, h
 
 def _review(services: Services, repo: RepoRef, installation: int, client: RepositoryClient,
             pull: PullRequest) -> tuple[Outcome, tuple[str, ...]]:
+    outcome, changed, _ = review_head(services, repo, installation, client, pull)
+    return outcome, changed
+
+
+def review_head(services: Services, repo: RepoRef, installation: int, client: RepositoryClient,
+                pull: PullRequest) -> tuple[Outcome, tuple[str, ...], Path]:
     """Fetch (here, with the token), then review in a child process (isolation.py).
 
-    Also returns the changed paths when the review failed, to blame the failure on a file.
+    Also returns the changed paths when the review failed, to blame the failure on a file, and the
+    mirror the head was fetched into (to read its files, as `/pr-check fix` does).
     """
     url = remote_url(pull.clone_url)
     token = services.github.installation_token(installation) if url.startswith("https://") else None
@@ -180,8 +187,8 @@ def _review(services: Services, repo: RepoRef, installation: int, client: Reposi
     )
     outcome = run_review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
     if not isinstance(outcome, ReviewFailed):
-        return outcome, ()
-    return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha)
+        return outcome, (), fetched.path
+    return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha), fetched.path
 
 
 def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet,

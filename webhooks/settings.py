@@ -49,6 +49,8 @@ class Settings:
     # job is reaped (counted as a crash), so a stuck thread cannot hold a pull request forever.
     job_max_s: float = 1800.0
     allow_volatile_redis: bool = False  # run on a Redis without appendonly (accepted jobs may be lost)
+    # `/pr-check fix` pushes a commit of fixes to the pull request's branch; needs contents: write.
+    fix_push: bool = False
 
     @property
     def mirrors_dir(self) -> Path:
@@ -84,6 +86,14 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         if value < minimum:
             raise InvalidSetting(f"{name}={raw!r} must be at least {minimum:g}")
         return value
+
+    def flag(name: str) -> bool:
+        raw = env.get(name, "").strip().lower()
+        if raw in ("", "0", "no", "false", "off"):
+            return False
+        if raw in ("1", "yes", "true", "on"):
+            return True
+        raise InvalidSetting(f"{name}={raw!r} is not one of 1, 0, yes, no, true, false, on, off")
 
     secret = required("PR_CHECK_WEBHOOK_SECRET")
     app_id = required("PR_CHECK_APP_ID")
@@ -128,6 +138,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         review_memory_bytes=int(number("PR_CHECK_REVIEW_MEMORY_MB", 4096, 256) * (1 << 20)),
         job_max_s=number("PR_CHECK_JOB_MAX_S", max(1800.0, 3 * review_deadline), review_deadline),
         allow_volatile_redis=env.get("PR_CHECK_ALLOW_VOLATILE_REDIS", "").strip().lower() in ("1", "yes", "true"),
+        fix_push=flag("PR_CHECK_FIX_PUSH"),
     )
 
 

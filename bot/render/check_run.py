@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from bot.render.fix_patch import collapsed_fix
 from bot.render.statistics import rule_by_cell_table
 from bot.model import Finding, Severity
 
@@ -113,6 +114,8 @@ def render_check_run(
     for finding in findings:
         details += [f"### `{finding.rule}` at `{finding.path}:{finding.line}`", "", finding.message.strip()]
         details += [f"- `{e.path}:{e.line}`: {e.note}" for e in finding.evidence]
+        if finding.fix is not None:
+            details += ["", *collapsed_fix(finding.fix)]
         details.append("")
     text = _trim("\n".join(details), full_report_pointer)
     # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path.

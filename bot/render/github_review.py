@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from bot.diff import ChangeSet
 from bot.model import Finding, Severity
+from bot.render.fix_patch import collapsed_fix
 from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
     ANNOTATION_MESSAGE_LIMIT,
     ANNOTATION_TITLE_LIMIT,
@@ -217,9 +218,8 @@ def render_comment_body(finding: Finding, placement: Placement | None, smoke: Sm
         description = fix.description.strip() or "Suggested fix"
         if placement is not None and placement.suggestion is not None:
             parts += ["", description + ":", "```suggestion", placement.suggestion.rstrip("\n"), "```"]
-        else:
-            where = f"`{fix.path}` lines {fix.line}-{fix.end_line}" if fix.end_line > fix.line else f"`{fix.path}:{fix.line}`"
-            parts += ["", f"{description} ({where}):", "```", fix.replacement.rstrip("\n"), "```"]
+        else:  # outside the diff (or in another file): no suggestion can stand there, so a patch
+            parts += ["", *collapsed_fix(fix)]
     tail = [fingerprint_marker(finding.fingerprint)]
     if smoke is not None and finding.rule in SMOKE_VERIFIED_RULES:
         tail.insert(0, render_smoke_line(smoke, finding.rule))

@@ -13,11 +13,12 @@ class Repo:
     owner: str
     name: str
     id: int
-    installation_id: int
+    installation_id: int | None  # None: the App is not installed there (a contributor's fork)
     bare_git_path: str | None
     permissions: dict[str, str]  # login -> admin | maintain | write | triage | read | none
     default_branch: str
     private: bool
+    fork: bool = False
 
     @property
     def full_name(self) -> str:
@@ -52,6 +53,7 @@ class Pull:
     heads: list[PullHead]  # oldest first; the last one is current
     created_at: str
     updated_at: str
+    maintainer_can_modify: bool = False  # a fork's author allows maintainers to push to the head branch
 
     @property
     def head(self) -> PullHead:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from . import gitrepos, shapes
+from . import gitdata, gitrepos, shapes
 from .credentials import grants, new_token
 from .exchange import Abort, Call, Reply, error, invalid_request, not_found, page, validation_failed
 from .records import CheckRun, Pull, PullHead, Reaction, Review, ReviewComment, IssueComment, WorkflowRun
@@ -85,7 +85,7 @@ def _installation_shape(s: State, installation_id: int) -> dict[str, Any]:
 
 
 def list_installations(s: State, call: Call) -> Reply:
-    ids = sorted({r.installation_id for r in s.repos.values()})
+    ids = sorted({r.installation_id for r in s.repos.values() if r.installation_id is not None})
     return page(call, [_installation_shape(s, i) for i in ids], s.urls.api)
 
 
@@ -94,7 +94,9 @@ def get_installation(s: State, call: Call) -> Reply:
 
 
 def get_repo_installation(s: State, call: Call) -> Reply:
-    repo = s.repo_for(call)
+    repo = s.repos.get((call.params["owner"].lower(), call.params["repo"].lower()))
+    if repo is None or repo.installation_id is None:
+        raise not_found()
     return Reply(200, _installation_shape(s, repo.installation_id))
 
 
@@ -891,6 +893,7 @@ CHECKS_WRITE: Permission = (("checks", "write"),)
 ACTIONS_READ: Permission = (("actions", "read"),)
 ACTIONS_WRITE: Permission = (("actions", "write"),)
 CONTENTS_READ: Permission = (("contents", "read"),)
+CONTENTS_WRITE: Permission = (("contents", "write"),)
 METADATA: Permission = (("metadata", "read"),)
 
 R = "/repos/{owner}/{repo}"
@@ -940,4 +943,13 @@ ROUTES: tuple[Route, ...] = (
     _route("GET", f"{R}/actions/runs/{{id}}", get_run, permission=ACTIONS_READ),
     _route("GET", f"{R}/collaborators/{{user}}/permission", collaborator_permission, permission=METADATA),
     _route("GET", "/rate_limit", get_rate_limit, "none"),
+    # The Git Data API (gitdata.py): a branch name may hold slashes, hence the wider patterns.
+    Route("GET", re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/ref/heads/(?P<branch>.+)"),
+          gitdata.get_ref, "token", CONTENTS_READ),
+    Route("PATCH", re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/refs/heads/(?P<branch>.+)"),
+          gitdata.update_ref, "token", CONTENTS_WRITE),
+    _route("GET", f"{R}/git/commits/{{sha}}", gitdata.get_commit, permission=CONTENTS_READ),
+    _route("POST", f"{R}/git/blobs", gitdata.create_blob, permission=CONTENTS_WRITE),
+    _route("POST", f"{R}/git/trees", gitdata.create_tree, permission=CONTENTS_WRITE),
+    _route("POST", f"{R}/git/commits", gitdata.create_commit, permission=CONTENTS_WRITE),
 )

@@ -18,14 +18,14 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from . import payloads, routes, shapes
+from . import gitrepos, payloads, routes, shapes
 from .credentials import grants, jwt_problem
 from .exchange import Abort, Call, Reply, error
 from .diffs import FilePatch
@@ -97,6 +97,7 @@ class GitHubStandIn:
         self._prefix = path_prefix.rstrip("/")
         self._faults: list[_Fault] = []
         self._stalls: list[_Stall] = []
+        self._before: list[tuple[str, re.Pattern[str], Callable[[], None]]] = []
         self._log: list[dict[str, Any]] = []
         self._auth_failures: list[str] = []
         self._server: ThreadingHTTPServer | None = None
@@ -162,20 +163,22 @@ class GitHubStandIn:
         bare_git_path: str | None = None,
         permissions: Mapping[str, str] | None = None,
         *,
-        installation_id: int = 1,
+        installation_id: int | None = 1,
         default_branch: str = "main",
         private: bool = False,
+        fork: bool = False,
     ) -> dict[str, Any]:
-        """Register a repository the App is installed on.
+        """Register a repository the App is installed on (`installation_id` None: one it is not, a fork).
 
         `permissions` maps login -> admin | maintain | write | triage | read | none; a login not in it
-        reads as "read" on a public repository and "none" on a private one.
+        reads as "read" on a public repository and "none" on a private one. A fork may have a bare repo
+        of its own; a push to a pull request's head branch there is copied into the base's.
         """
         with self._state.lock:
             repo = Repo(
                 owner, name, self._state.next_id("repo"), installation_id,
                 str(bare_git_path) if bare_git_path is not None else None,
-                dict(permissions or {}), default_branch, private,
+                dict(permissions or {}), default_branch, private, fork,
             )
             self._state.repos[(owner.lower(), name.lower())] = repo
             return shapes.repo(self._state.urls, repo)
@@ -203,12 +206,15 @@ class GitHubStandIn:
         body: str = "",
         head_repo: tuple[str, str] | None = None,
         binary_paths: tuple[str, ...] | frozenset[str] = (),
+        maintainer_can_modify: bool = False,
     ) -> dict[str, Any]:
         """Register an open pull request; returns its JSON.
 
         With `diff_text` None the diff is `git diff base...head` in the repository's bare repo.
         `head_repo` names a registered fork (owner, name). Paths in `binary_paths` come without
         `patch` from the files endpoint, as GitHub does for binary and oversized files.
+        `maintainer_can_modify`: the author of a fork's pull request allows maintainers (and the App)
+        to push to its head branch. The head branch is created in the head repository if missing.
         """
         with self._state.lock:
             repo = self._repo(owner, name)
@@ -220,7 +226,9 @@ class GitHubStandIn:
                 head_repo=self._repo(*head_repo) if head_repo else repo, draft=draft,
                 title=title if title is not None else f"Pull request {number}", body=body, state="open",
                 binary_paths=frozenset(binary_paths), heads=[head], created_at=stamp, updated_at=stamp,
+                maintainer_can_modify=maintainer_can_modify,
             )
+            _create_branch(pull, head_sha)
             self._state.pulls[(owner.lower(), name.lower(), number)] = pull
             return self._state.pull_shape(pull)
 
@@ -236,6 +244,8 @@ class GitHubStandIn:
     ) -> dict[str, Any]:
         """Move the PR to a new head (a push); returns the `pull_request.synchronize` payload.
 
+        The head branch is left where it is: a test that pushes to it moves it itself.
+
         Review comments are re-anchored like GitHub's: a comment whose line still shows the same
         text in the new diff keeps its place; the others become outdated (line and position None,
         original_* kept).
@@ -244,11 +254,7 @@ class GitHubStandIn:
             pull = self._pull(owner, name, number)
             before = pull.head.sha
             head = self._state.make_head(pull.repo, base_sha or pull.head.base_sha, head_sha, diff_text)
-            pull.heads.append(head)
-            pull.updated_at = now_iso()
-            for comment in self._state.review_comments.values():
-                if comment.pull is pull and comment.line is not None:
-                    _reanchor(comment, head)
+            self._state.advance_pull(pull, head)
             return payloads.pull_request(self._state, pull, "synchronize", before)
 
     def add_issue_comment(
@@ -356,6 +362,20 @@ class GitHubStandIn:
         given, must occur in the request's Accept header (the diff media type, say)."""
         with self._state.lock:
             self._stalls.append(_Stall(method.upper(), re.compile(path_regex), accept, seconds, times))
+
+    def before_next(self, method: str, path_regex: str, action: Callable[[], None]) -> None:
+        """Run `action` once, just before the next matching request is answered: what someone else
+        does on GitHub at that moment (a push between the App's review and its own push, say)."""
+        with self._state.lock:
+            self._before.append((method.upper(), re.compile(path_regex), action))
+
+    def _run_before(self, call: Call) -> None:
+        with self._state.lock:
+            due = [hook for hook in self._before if hook[0] in ("*", call.method) and hook[1].search(call.path)]
+            for hook in due:
+                self._before.remove(hook)
+        for _, _, action in due:
+            action()
 
     def _stall_for(self, call: Call) -> float:
         with self._state.lock:
@@ -616,19 +636,15 @@ def _authorize(call: Call, route: routes.Route) -> Reply | None:
     return reply
 
 
-def _reanchor(comment: ReviewComment, head: PullHead) -> None:
-    """Keep a comment on the same text in the new diff, or mark it outdated."""
-    old_text = comment.diff_hunk.split("\n")[-1][1:] if comment.diff_hunk else None
-    file: FilePatch | None = next((f for f in head.files if f.path == comment.path), None)
-    found = None
-    if file is not None and comment.line is not None:
-        found = file.find_line(comment.side or "RIGHT", comment.line)
-    if file is not None and found is not None and found[1].text[1:] == old_text:
-        hunk_index, row = found
-        comment.position, comment.commit_id = row.position, head.sha
-        comment.diff_hunk = file.hunk_text_through(hunk_index, row)
+def _create_branch(pull: Pull, sha: str) -> None:
+    """Create the pull request's head branch in its head repository, unless it exists already."""
+    path = pull.head_repo.bare_git_path
+    if path is None:
         return
-    comment.line = comment.start_line = comment.position = None
+    try:
+        gitrepos.git(path, "update-ref", f"refs/heads/{pull.head_ref}", sha, "")
+    except RuntimeError:  # the branch exists already, or the head is not in that repository
+        pass
 
 
 class _Server(ThreadingHTTPServer):
@@ -690,6 +706,8 @@ class _Handler(BaseHTTPRequestHandler):
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
         )
+        if path is not None:
+            standin._run_before(call)
         stall = standin._stall_for(call) if path is not None else 0.0
         if stall:
             time.sleep(stall)  # outside the state lock: other requests are answered meanwhile

@@ -159,6 +159,14 @@ class State:
         files = tuple(_with_blobs(f, blobs.get(f.path)) for f in parse_diff(diff_text))
         return PullHead(head_sha, base_sha, diff_text, files)
 
+    def advance_pull(self, pull: Pull, head: PullHead) -> None:
+        """The pull request's head moves to `head`; review comments are re-anchored as GitHub does."""
+        pull.heads.append(head)
+        pull.updated_at = now_iso()
+        for comment in self.review_comments.values():
+            if comment.pull is pull and comment.line is not None:
+                _reanchor(comment, head)
+
     def head_of(self, pull: Pull, sha: str | None) -> PullHead | None:
         """The PR head with this commit SHA (the current one when `sha` is None)."""
         if sha is None:
@@ -241,3 +249,18 @@ def _root_head(path: str, sha: str) -> PullHead:
 
 def _utc(iso: str) -> str:
     return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _reanchor(comment: ReviewComment, head: PullHead) -> None:
+    """Keep a comment on the same text in the new diff, or mark it outdated."""
+    old_text = comment.diff_hunk.split("\n")[-1][1:] if comment.diff_hunk else None
+    file: FilePatch | None = next((f for f in head.files if f.path == comment.path), None)
+    found = None
+    if file is not None and comment.line is not None:
+        found = file.find_line(comment.side or "RIGHT", comment.line)
+    if file is not None and found is not None and found[1].text[1:] == old_text:
+        hunk_index, row = found
+        comment.position, comment.commit_id = row.position, head.sha
+        comment.diff_hunk = file.hunk_text_through(hunk_index, row)
+        return
+    comment.line = comment.start_line = comment.position = None

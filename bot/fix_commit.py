@@ -1,0 +1,74 @@
+"""One commit of fixes for a pull request head: which files change, which findings it fixes. Pure.
+
+`/pr-check fix` takes the findings of a review of the head, applies every fix once (one round of
+`bot.fixes.apply_fixes` per file), and pushes the result as one commit. A fix that no longer matches
+the file, or that overlaps one applied before it, is left for the next round (the next review
+recomputes it on the new text) and named in the reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from bot.fixes import apply_fix, apply_fixes
+from bot.model import Finding, Fix
+
+
+@dataclass(frozen=True, slots=True)
+class FixCommit:
+    """The head files after the fixes, and what happened to each finding that had one."""
+
+    files: tuple[tuple[str, str], ...]  # (path, new text), sorted by path; only files that change
+    fixed: tuple[Finding, ...]
+    left: tuple[tuple[Finding, str], ...]  # (finding, why its fix was not applied)
+
+
+def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str | None]) -> FixCommit:
+    """Apply the fixes of `findings` to the head files that `read_text` returns (None: no such file)."""
+    with_fix = [finding for finding in findings if finding.fix is not None]
+    by_path: dict[str, list[Finding]] = {}
+    for finding in with_fix:
+        by_path.setdefault(finding.fix.path, []).append(finding)
+    files: list[tuple[str, str]] = []
+    fixed: list[Finding] = []
+    left: list[tuple[Finding, str]] = []
+    for path in sorted(by_path):
+        text = read_text(path)
+        if text is None:
+            left += [(finding, f"`{path}` is not a text file of the head") for finding in by_path[path]]
+            continue
+        usable: list[Fix] = []
+        for finding in by_path[path]:
+            problem = _problem(text, finding.fix)
+            if problem is not None:
+                left.append((finding, problem))
+            else:
+                usable.append(finding.fix)
+        applied = apply_fixes(text, usable)
+        done = set(applied.applied)
+        for finding in by_path[path]:
+            if finding.fix in done:
+                fixed.append(finding)
+            elif finding.fix in set(applied.overlapping):
+                left.append((finding, "its lines overlap another fix; a new review recomputes it"))
+        if applied.text != text:
+            files.append((path, applied.text))
+    return FixCommit(tuple(files), tuple(fixed), tuple(left))
+
+
+def _problem(text: str, fix: Fix) -> str | None:
+    try:
+        apply_fix(text, fix)
+    except ValueError as error:  # StaleFix is a ValueError
+        return str(error)
+    return None
+
+
+def fix_commit_message(commit: FixCommit, number: int, head_sha: str, requested_by: str) -> str:
+    """The commit message: a subject line, then each finding the commit fixes."""
+    count = len(commit.fixed)
+    lines = [f"pr-check: fix {count} finding{'s' if count != 1 else ''} of #{number}", ""]
+    lines += [f"- {finding.rule} at {finding.path}:{finding.line}: {finding.title}" for finding in commit.fixed]
+    lines += ["", f"Fixes computed by pr-check on {head_sha[:12]}, pushed at the request of @{requested_by}."]
+    return "\n".join(lines)

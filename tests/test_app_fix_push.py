@@ -1,0 +1,199 @@
+"""Fixes on GitHub: a suggestion on a diff line, a folded patch off it, and `/pr-check fix` pushing one commit.
+
+Real uvicorn, a real worker process, the GitHub stand-in (its Git Data endpoints over real bare git
+repositories) and fixture pull requests from fixtures/cases/. The permission rows: the author without
+write access, a maintainer, a read-only user, a fork without and with "Allow edits by maintainers",
+the feature turned off, and a head that moves between the review and the push.
+
+Which expectations depend on which check's fix text (other work may rewrite a check's fix):
+- link-whole-archive-public (whole-archive-public-scope): the whole-archive pair of
+  `aoti_cuda_shims` goes from PUBLIC to PRIVATE scope; FIXED_CMAKE below is written from that.
+- link-export-dynamic-missing (link-export-dynamic-missing-xplat): its fix adds
+  `exported_linker_flags = ["-Wl,--export-dynamic"]` below `link_whole = True` of `runtime_shims`,
+  lines away from the line the finding is on; only its placement (a folded block) is asserted.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fixtures.cases import CASES_DIR, build_case_repository
+from tests.standin import gitrepos
+from tests.test_app_harness import OWNER, completed_check_runs, running_app, wait_for
+
+WRITE_PERMISSIONS = {
+    "actions": "write", "checks": "write", "contents": "write", "issues": "write", "metadata": "read",
+    "pull_requests": "write",
+}
+PEOPLE = {"alice": "read", "maria": "write", "mallory": "read"}  # alice writes the pull requests
+
+WHOLE_ARCHIVE = "whole-archive-public-scope"
+CMAKE = "backends/cuda/CMakeLists.txt"
+CMAKE_HEAD = (CASES_DIR / WHOLE_ARCHIVE / CMAKE).read_text()
+# The fix of link-whole-archive-public: the same whole-archive pair, linked PRIVATE.
+FIXED_CMAKE = CMAKE_HEAD.replace(
+    "    aoti_cuda_shims\n    PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n",
+    "    aoti_cuda_shims\n    PRIVATE -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n",
+)
+assert FIXED_CMAKE != CMAKE_HEAD
+
+
+@pytest.fixture(scope="module")
+def running(tmp_path_factory):
+    with running_app(tmp_path_factory.mktemp("app"), installation_permissions=WRITE_PERMISSIONS,
+                     PR_CHECK_FIX_PUSH="1") as app:
+        yield app
+
+
+def _case_repo(standin, tmp: Path, name: str, case: str, number: int, *, fork: str | None = None,
+               maintainer_can_modify: bool = False) -> tuple[Path, str]:
+    """The case as a bare repository registered with the stand-in, its PR open; returns (head git dir, head)."""
+    built, base, head = build_case_repository(case, tmp / f"{name}-work")
+    bare = tmp / f"{name}.git"
+    subprocess.run(["git", "clone", "--bare", "--quiet", str(built), str(bare)], check=True)
+    gitrepos.set_pull_ref(bare, number, head)
+    standin.add_repo(OWNER, name, bare_git_path=str(bare), permissions=PEOPLE)
+    head_git, head_repo = bare, None
+    if fork is not None:
+        head_git = tmp / f"{fork}-{name}.git"
+        subprocess.run(["git", "clone", "--bare", "--quiet", str(bare), str(head_git)], check=True)
+        standin.add_repo(fork, name, bare_git_path=str(head_git), installation_id=None, fork=True)
+        head_repo = (fork, name)
+    standin.add_pull(OWNER, name, number, head, base, "fix-me", "main", "alice", "CONTRIBUTOR",
+                     head_repo=head_repo, maintainer_can_modify=maintainer_can_modify)
+    return head_git, head
+
+
+def _command(running, name: str, number: int, who: str, association: str) -> dict:
+    comment = running.standin.add_issue_comment(OWNER, name, number, "/pr-check fix", who,
+                                                author_association=association)
+    running.deliver("issue_comment", running.standin.issue_comment_payload(OWNER, name, comment["id"]))
+    return comment
+
+
+def _reply_to(running, name: str, number: int, who: str) -> str:
+    def found():
+        bodies = [c["body"] for c in running.standin.issue_comments(OWNER, name, number)
+                  if c["user"]["login"] == running.standin.bot_login
+                  and (c["body"].startswith(f"@{who}") or c["body"].startswith(f"Thanks, @{who}"))]
+        return bodies[-1] if bodies else None
+    return wait_for(found, timeout=90, what=f"the App's reply to @{who}")
+
+
+def _branch(git_dir: Path, branch: str = "fix-me") -> str:
+    return gitrepos.rev_parse(git_dir, f"refs/heads/{branch}")
+
+
+def _show(git_dir: Path, revision: str, path: str) -> str:
+    return gitrepos.git(git_dir, "show", f"{revision}:{path}")
+
+
+def test_a_fix_on_a_diff_line_is_a_suggestion_and_one_off_it_a_folded_patch(running, tmp_path):
+    standin = running.standin
+    _, on_diff = _case_repo(standin, tmp_path, "suggest", WHOLE_ARCHIVE, 1)
+    _, off_diff = _case_repo(standin, tmp_path, "patch", "link-export-dynamic-missing-xplat", 2)
+    running.deliver("pull_request", standin.pull_request_payload(OWNER, "suggest", 1, "opened"))
+    running.deliver("pull_request", standin.pull_request_payload(OWNER, "patch", 2, "opened"))
+    wait_for(lambda: completed_check_runs(standin, OWNER, "suggest", on_diff), timeout=90, what="review 1")
+    wait_for(lambda: completed_check_runs(standin, OWNER, "patch", off_diff), timeout=90, what="review 2")
+
+    [comment] = [c for c in standin.review_comments(OWNER, "suggest", 1) if c["user"]["type"] == "Bot"]
+    assert (comment["path"], comment["line"], comment["start_line"]) == (CMAKE, 41, None)
+    assert comment["body"].startswith("**link-whole-archive-public**")
+    assert ("```suggestion\n    PRIVATE -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n```"
+            in comment["body"])
+    assert "<details>" not in comment["body"]
+
+    [comment] = [c for c in standin.review_comments(OWNER, "patch", 2) if c["user"]["type"] == "Bot"]
+    assert (comment["path"], comment["line"]) == ("backends/cuda/runtime/targets.bzl", 10)
+    body = comment["body"]
+    assert "```suggestion" not in body
+    folded = body[body.index("<details><summary>"): body.index("</details>")]
+    assert "(backends/cuda/runtime/targets.bzl" in folded
+    assert '+        exported_linker_flags = ["-Wl,--export-dynamic"],' in folded or (
+        '        exported_linker_flags = ["-Wl,--export-dynamic"],' in folded and ": replacement</summary>" in folded)
+
+
+def test_pr_check_fix_on_a_same_repository_pull_request_by_permission(running, tmp_path):
+    standin = running.standin
+    git_dir, head = _case_repo(standin, tmp_path, "rows", WHOLE_ARCHIVE, 3)
+
+    _command(running, "rows", 3, "alice", "CONTRIBUTOR")  # the author, who has no write access
+    reply = _reply_to(running, "rows", 3, "alice")
+    assert reply.startswith("Thanks, @alice. `/pr-check fix` pushes to this branch as the App, so it needs write")
+    assert "run `pr-check fix` in your checkout" in reply
+
+    _command(running, "rows", 3, "mallory", "NONE")  # read-only
+    reply = _reply_to(running, "rows", 3, "mallory")
+    assert reply.startswith("Thanks, @mallory.") and "needs write access" in reply
+    assert _branch(git_dir) == head  # nothing pushed
+
+    _command(running, "rows", 3, "maria", "MEMBER")  # write access
+    reply = _reply_to(running, "rows", 3, "maria")
+    pushed = _branch(git_dir)
+    assert pushed != head
+    assert reply.startswith(f"@maria, pushed `{pushed}` to `fix-me`: it fixes 1 finding of the review of `{head[:12]}`")
+    assert f"- **link-whole-archive-public** at `{CMAKE}:41`" in reply
+    # One commit on the reviewed head, made by the App, changing only the fixed file.
+    assert gitrepos.git(git_dir, "rev-list", f"{head}..{pushed}").split() == [pushed]
+    assert gitrepos.git(git_dir, "log", "-1", "--format=%P %an <%ae>", pushed).strip() == (
+        f"{head} pr-check[bot] <4242+pr-check[bot]@users.noreply.github.com>")
+    assert gitrepos.git(git_dir, "diff", "--name-only", head, pushed).split() == [CMAKE]
+    assert _show(git_dir, pushed, CMAKE) == FIXED_CMAKE
+    message = gitrepos.git(git_dir, "log", "-1", "--format=%B", pushed)
+    assert message.startswith("pr-check: fix 1 finding of #3\n\n- link-whole-archive-public at " f"{CMAKE}:41: ")
+    # The pull request follows its branch, as on GitHub.
+    assert standin.pull(OWNER, "rows", 3)["head"]["sha"] == pushed
+
+
+def test_a_head_that_moves_between_review_and_push_is_not_overwritten(running, tmp_path):
+    standin = running.standin
+    git_dir, head = _case_repo(standin, tmp_path, "moving", WHOLE_ARCHIVE, 4)
+    moved: list[str] = []
+
+    def someone_pushes() -> None:  # the author pushes while the App has reviewed and is about to push
+        sha = gitrepos.commit(git_dir, {"NOTES.md": "more\n"}, parent=head, branch="fix-me", message="more")
+        gitrepos.set_pull_ref(git_dir, 4, sha)
+        standin.update_pull_head(OWNER, "moving", 4, sha)
+        moved.append(sha)
+
+    standin.before_next("POST", r"/repos/pytorch/moving/git/blobs$", someone_pushes)
+    _command(running, "moving", 4, "maria", "MEMBER")
+    reply = _reply_to(running, "moving", 4, "maria")
+    assert reply.startswith(f"@maria, the branch `fix-me` moved on while I was reviewing `{head[:12]}`")
+    assert "Comment `/pr-check fix` again" in reply
+    assert moved and _branch(git_dir) == moved[0]  # the author's commit stands; no force push
+
+
+def test_a_fork_is_pushed_to_only_when_its_author_allows_edits_by_maintainers(running, tmp_path):
+    standin = running.standin
+    closed_git, closed_head = _case_repo(standin, tmp_path, "fork-closed", WHOLE_ARCHIVE, 5, fork="carol")
+    _command(running, "fork-closed", 5, "maria", "MEMBER")
+    reply = _reply_to(running, "fork-closed", 5, "maria")
+    assert reply.startswith("@maria, this pull request comes from the fork `carol/fork-closed`, whose author has not "
+                            "allowed edits by maintainers")
+    assert "run `pr-check fix` in their checkout" in reply
+    assert _branch(closed_git) == closed_head
+
+    open_git, open_head = _case_repo(standin, tmp_path, "fork-open", WHOLE_ARCHIVE, 6, fork="dave",
+                                     maintainer_can_modify=True)
+    _command(running, "fork-open", 6, "maria", "MEMBER")
+    reply = _reply_to(running, "fork-open", 6, "maria")
+    pushed = _branch(open_git)
+    assert pushed != open_head and reply.startswith(f"@maria, pushed `{pushed}` to `fix-me`")
+    assert gitrepos.git(open_git, "log", "-1", "--format=%P", pushed).strip() == open_head
+    assert _show(open_git, pushed, CMAKE) == FIXED_CMAKE
+    assert standin.pull(OWNER, "fork-open", 6)["head"]["sha"] == pushed
+
+
+def test_fix_pushing_turned_off_answers_how_to_turn_it_on(tmp_path):
+    with running_app(tmp_path / "app", installation_permissions=WRITE_PERMISSIONS) as app:
+        git_dir, head = _case_repo(app.standin, tmp_path, "off", WHOLE_ARCHIVE, 7)
+        _command(app, "off", 7, "maria", "MEMBER")
+        reply = _reply_to(app, "off", 7, "maria")
+        assert reply.startswith("@maria, pushing fixes is turned off for this App, so I did not push anything.")
+        assert "`PR_CHECK_FIX_PUSH=1`" in reply and "**Contents: write**" in reply
+        assert _branch(git_dir) == head

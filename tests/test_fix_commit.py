@@ -1,0 +1,42 @@
+"""The commit `/pr-check fix` pushes: which files change and which findings it fixes (pure)."""
+
+from __future__ import annotations
+
+from bot.fix_commit import fix_commit_message, plan_fix_commit
+from bot.model import Finding, Fix, Severity
+
+HEAD_FILES = {"BUCK": "a\nb\nc\n", "x.bzl": "one\ntwo\n", "gone.txt": None}
+
+
+def finding(rule: str, path: str, line: int, fix: Fix | None) -> Finding:
+    return Finding(rule, Severity.MAJOR, f"{rule} title", path, line, line, "why", f"fp-{rule}-{line}", fix=fix)
+
+
+def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
+    findings = [
+        finding("r1", "BUCK", 1, Fix("BUCK", 1, 1, "A", "", "a")),
+        finding("r2", "BUCK", 3, Fix("BUCK", 3, 3, "C", "", "c")),
+        finding("r3", "BUCK", 3, Fix("BUCK", 2, 3, "BC", "", "b\nc")),  # overlaps r2's lines, starts first
+        finding("r4", "x.bzl", 2, Fix("x.bzl", 2, 2, "TWO", "", "deux")),  # stale: the file says "two"
+        finding("r5", "gone.txt", 1, Fix("gone.txt", 1, 1, "x", "", "y")),
+        finding("r6", "BUCK", 2, None),
+    ]
+    plan = plan_fix_commit(findings, HEAD_FILES.get)
+    assert plan.files == (("BUCK", "A\nBC\n"),)
+    assert [f.rule for f in plan.fixed] == ["r1", "r3"]
+    assert [(f.rule, why.split(":")[0]) for f, why in plan.left] == [
+        ("r2", "its lines overlap another fix; a new review recomputes it"),
+        ("r5", "`gone.txt` is not a text file of the head"),
+        ("r4", "x.bzl"),
+    ]
+    assert fix_commit_message(plan, 9, "f" * 40, "maria") == (
+        "pr-check: fix 2 findings of #9\n\n"
+        "- r1 at BUCK:1: r1 title\n"
+        "- r3 at BUCK:3: r3 title\n\n"
+        "Fixes computed by pr-check on ffffffffffff, pushed at the request of @maria."
+    )
+
+
+def test_nothing_to_fix_changes_no_file():
+    plan = plan_fix_commit([finding("r6", "BUCK", 2, None)], HEAD_FILES.get)
+    assert (plan.files, plan.fixed, plan.left) == ((), (), ())

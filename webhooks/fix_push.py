@@ -1,0 +1,121 @@
+"""`/pr-check fix`: push one commit with the review's fixes to the pull request's branch. [I/O]
+
+Who may ask is decided in webhooks/commands.py (write access only). Here: whether the App may push
+(the setting, and for a fork the author's "Allow edits by maintainers"), then a review of the head
+exactly as a push gets one (review_job.review_head: fetched here, evaluated in the isolated child),
+the fixes applied to the head's files as text (bot/fix_commit.py; nothing of the pull request is
+run), and one commit through the Git Data API whose parent is the head that was reviewed. The
+branch is moved without force, so a push that lands in between makes GitHub refuse ours.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
+from bot.github import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
+from bot.repo import GitRepository
+from webhooks.isolation import ReviewDone
+from webhooks.jobs import CommandCommented
+from webhooks.review_job import review_head
+from webhooks.services import Services
+
+log = logging.getLogger("pr_check.fix")
+
+PUSHED_TTL_S = 30 * 24 * 3600.0
+_TEXT_MODES = ("100644", "100755")
+_LISTED = 30  # findings named in a reply; the commit message has them all
+
+ENABLE_HINT = ("An administrator of the App can turn it on with `PR_CHECK_FIX_PUSH=1`, after granting the App "
+               "**Contents: write** (see docs/deploy.md).")
+
+
+def push_fixes(services: Services, client: RepositoryClient, job: CommandCommented, installation: int,
+               pull: PullRequest, reply) -> str:
+    """Carry out `/pr-check fix` for someone already allowed to ask; every answer goes through `reply`."""
+    who = f"@{job.commenter}"
+    if not services.settings.fix_push:
+        reply(f"{who}, pushing fixes is turned off for this App, so I did not push anything. {ENABLE_HINT} "
+              "Meanwhile the suggestions and patches in the review can be applied by hand, or with `pr-check fix` "
+              "in a checkout.")
+        return "fix-disabled"
+    if not pull.head_repo:
+        reply(f"{who}, the branch of this pull request belongs to a fork that no longer exists, so there is "
+              "nowhere to push the fixes.")
+        return "fix-no-head-repo"
+    if pull.head_is_fork and not pull.maintainer_can_modify:
+        reply(f"{who}, this pull request comes from the fork `{pull.head_repo}`, whose author has not allowed edits "
+              "by maintainers, so the App may not push to its branch. The author can apply the suggestions and "
+              "patches in the review, run `pr-check fix` in their checkout, or tick \"Allow edits by maintainers\" "
+              "and ask again.")
+        return "fix-fork-closed"
+    key = f"{job.repo.full_name.lower()}:{job.comment_id}"
+    pushed = services.store.get("command-fix", key)
+    if pushed:  # a retried job whose push went through: say so again, do not push twice
+        reply(f"{who}, pushed `{pushed}` with the fixes to `{pull.head_ref}`.")
+        return "fix-already-pushed"
+
+    outcome, _, mirror = review_head(services, job.repo, installation, client, pull)
+    if not isinstance(outcome, ReviewDone):
+        detail = getattr(outcome, "detail", None) or getattr(outcome, "message", "")
+        reply(f"{who}, I could not review `{pull.head_sha[:12]}`, so I have no fixes to push: {detail}.")
+        return "fix-review-failed"
+    with GitRepository(mirror) as repository:
+        tree = repository.tree(pull.head_sha)
+        plan = plan_fix_commit(outcome.report.findings, lambda path: _head_text(tree, path))
+        modes = {path: tree.entry(path).mode for path, _ in plan.files}
+    if not plan.files:
+        reply(f"{who}, the review of `{pull.head_sha[:12]}` has no fix that applies, so there is nothing to push."
+              + _left_text(plan))
+        return "fix-nothing"
+
+    owner, _, name = pull.head_repo.partition("/")
+    target = services.github.repository(installation, owner, name)
+    updates = [FileUpdate(path, modes[path], text) for path, text in plan.files]
+    message = fix_commit_message(plan, pull.number, pull.head_sha, job.commenter)
+    try:
+        sha = target.push_commit(pull.head_ref, pull.head_sha, updates, message)
+    except BranchMoved:
+        reply(f"{who}, the branch `{pull.head_ref}` moved on while I was reviewing `{pull.head_sha[:12]}`, so I did "
+              "not push fixes computed for an older head. Comment `/pr-check fix` again to fix the new head.")
+        return "fix-head-moved"
+    except GitHubError as error:
+        if error.status not in (403, 404):
+            raise
+        log.warning("push of fixes to %s:%s refused: %s", pull.head_repo, pull.head_ref, error)
+        reply(f"{who}, GitHub refused the push to `{pull.head_repo}` ({error.status} {error.message}). The App "
+              f"needs **Contents: write** on that repository. {ENABLE_HINT}")
+        return "fix-refused"
+    services.store.put("command-fix", key, sha, ttl_s=PUSHED_TTL_S)
+    reply(_pushed_text(who, sha, pull, plan))
+    return "fix-pushed"
+
+
+def _head_text(tree, path: str) -> str | None:
+    """A regular file's text at the head; None for links, submodules, binaries and missing paths."""
+    entry = tree.entry(path)
+    if entry is None or entry.mode not in _TEXT_MODES:
+        return None
+    data = tree.read(path)
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _pushed_text(who: str, sha: str, pull: PullRequest, plan: FixCommit) -> str:
+    count = len(plan.fixed)
+    lines = [f"{who}, pushed `{sha}` to `{pull.head_ref}`: it fixes {count} finding{'s' if count != 1 else ''} "
+             f"of the review of `{pull.head_sha[:12]}`:"]
+    lines += [f"- **{f.rule}** at `{f.path}:{f.line}`: {f.title}" for f in plan.fixed[:_LISTED]]
+    if count > _LISTED:
+        lines.append(f"- ... and {count - _LISTED} more (see the commit message)")
+    return "\n".join(lines) + _left_text(plan)
+
+
+def _left_text(plan: FixCommit) -> str:
+    if not plan.left:
+        return ""
+    lines = ["", "", "Not applied (a new review recomputes these on the new text):"]
+    lines += [f"- **{f.rule}** at `{f.path}:{f.line}`: {why}" for f, why in plan.left[:_LISTED]]
+    return "\n".join(lines)
