@@ -136,6 +136,40 @@ def test_keyword_after_the_target_aligns_the_new_keywords_under_it():
     )
 
 
+def test_a_run_next_to_a_group_of_its_new_scope_joins_it():
+    # The shape ExecuTorch had before "Ship the CUDA delegate in the wheel" made the pair PRIVATE.
+    text = (
+        "  target_link_libraries(\n"
+        "    aoti_cuda_shims\n"
+        "    PRIVATE cuda_platform\n"
+        "    PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n"
+        "           ${_cuda_shim_libraries} extension_cuda ${CMAKE_DL_LIBS}\n"
+        "  )\n"
+    )
+    assert move(text, 4, ["-Wl,--whole-archive", "aoti_common_shims_slim", "-Wl,--no-whole-archive"], "PRIVATE") == (
+        "  target_link_libraries(\n"
+        "    aoti_cuda_shims\n"
+        "    PRIVATE cuda_platform\n"
+        "            -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n"
+        "    PUBLIC ${_cuda_shim_libraries} extension_cuda ${CMAKE_DL_LIBS}\n"
+        "  )\n"
+    )
+
+
+def test_joining_the_next_group_takes_its_keyword_forward():
+    text = "target_link_libraries(\n  t\n  PUBLIC a\n         b\n  PRIVATE c\n          d\n)\n"
+    assert move(text, 4, ["b"], "PRIVATE") == "target_link_libraries(\n  t\n  PUBLIC a\n  PRIVATE b\n          c\n          d\n)\n"
+    one_line = "target_compile_definitions(t PRIVATE A B PUBLIC C)\n"
+    assert move(one_line, 1, ["B"], "PUBLIC") == "target_compile_definitions(t PRIVATE A PUBLIC B C)\n"
+    assert move("target_compile_definitions(t PRIVATE A PUBLIC B C)\n", 1, ["B"], "PRIVATE") == (
+        "target_compile_definitions(t PRIVATE A B PUBLIC C)\n")
+
+
+def test_joining_with_keywords_on_lines_of_their_own_drops_the_keyword_line():
+    text = "target_link_libraries(\n  t\n  PUBLIC\n    a\n  PRIVATE\n    b\n    c\n)\n"
+    assert move(text, 6, ["b", "c"], "PUBLIC") == "target_link_libraries(\n  t\n  PUBLIC\n    a\n    b\n    c\n)\n"
+
+
 def test_legacy_keywords_stay_legacy():
     text = "target_link_libraries(t LINK_PUBLIC a b)\n"
     assert move(text, 1, ["b"], "PRIVATE") == "target_link_libraries(t LINK_PUBLIC a LINK_PRIVATE b)\n"

@@ -112,15 +112,19 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
     """`text` with `items` (a run of adjacent items of one keyword group) under `scope`.
 
     When the run is the whole group its keyword is rewritten; otherwise the group is split
-    around the run, the items before and after it keeping the old keyword. Continuation lines
-    aligned under a group's first item are realigned to the new keyword's width. None when
-    the items are not such a run (or belong to a group written without a keyword).
+    around the run, the items before and after it keeping the old keyword. A run that comes to
+    stand next to a group already in `scope` joins it rather than repeating its keyword.
+    Continuation lines aligned under a group's first item are realigned to the new keyword's
+    width. None when the items are not such a run (or belong to a group written without a
+    keyword).
     """
     if scope not in _LEGACY:
         raise ValueError(f"not a scope: {scope!r}")
-    group = next((g for g in scope_groups(invocation) if items and items[0] in g.items), None)
-    if group is None or group.keyword is None:
+    groups = scope_groups(invocation)
+    index = next((i for i, g in enumerate(groups) if items and items[0] in g.items), None)
+    if index is None or groups[index].keyword is None:
         return None
+    group = groups[index]
     first = group.items.index(items[0])
     last = first + len(items)
     if tuple(group.items[first:last]) != tuple(items):
@@ -131,16 +135,26 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
     new = _LEGACY[scope] if old.startswith("LINK_") else scope
     data = text.encode("utf-8")
     layout = _Layout.of(data, invocation, group)
-    edits: list[tuple[int, int, bytes]] = []
-    if first == 0:
-        edits.append((group.keyword.start, group.keyword.end, new.encode()))
+    previous = groups[index - 1] if index > 0 and groups[index - 1].keyword is not None else None
+    following = groups[index + 1] if index + 1 < len(groups) else None
+    edits: list[tuple[int, int, bytes]] | None = None
+    run_column = None  # where the run's items align once under `new` (None: lines of their own)
+    if first == 0 and previous is not None and previous.keyword.text == new:
+        run_column = _Layout.of(data, invocation, previous).item_column
+        edits = layout.drop_keyword(run_column, items[-1].end)
+    if edits is None and first == 0:
+        edits = [(group.keyword.start, group.keyword.end, new.encode())]
         if layout.item_column is not None:
-            shift = layout.item_column + len(new) - len(old)
-            edits += _realign(data, items[0].end, items[-1].end, layout.item_column, shift)
-    else:
-        edits += layout.open_scope(items[0], new, items[-1].end)
+            run_column = layout.item_column + len(new) - len(old)
+            edits += _realign(data, items[0].end, items[-1].end, layout.item_column, run_column)
+    elif edits is None:
+        edits = layout.open_scope(items[0], new, items[-1].end)
+        run_column = layout.opened_column(new)
     if last < len(group.items):
         edits += layout.open_scope(group.items[last], old, group.items[-1].end)
+    elif following is not None and following.keyword.text == new and following.items:
+        merged = _Layout.of(data, invocation, following).drop_keyword(run_column, following.items[-1].end)
+        edits += merged or []
     for start, end, replacement in sorted(edits, reverse=True):
         data = data[:start] + replacement + data[end:]
     return data.decode("utf-8")
@@ -152,6 +166,8 @@ class _Layout:
 
     data: bytes
     invocation: Invocation
+    group: ScopeGroup
+    keyword: Argument
     keyword_indent: bytes  # what goes before a keyword written on a line of its own
     item_column: int | None  # column of the first item when it shares the keyword's line
 
@@ -164,7 +180,29 @@ class _Layout:
         indent = before if not before.strip() else b" " * keyword.column
         first = group.items[0] if group.items else None
         column = first.column if first is not None and first.line == keyword.line else None
-        return cls(data, invocation, indent, column)
+        return cls(data, invocation, group, keyword, indent, column)
+
+    def opened_column(self, keyword: str) -> int | None:
+        """The column items take after `open_scope` writes `keyword` (None: lines of their own)."""
+        return None if self.item_column is None else len(self.keyword_indent) + len(keyword) + 1
+
+    def drop_keyword(self, column: int | None, group_end: int) -> list[tuple[int, int, bytes]] | None:
+        """Edits that remove this group's keyword, its items joining the group before it and
+        aligning at `column`. None where that cannot be written cleanly."""
+        keyword = self.keyword
+        line_start = _line_start(self.data, keyword.start)
+        if self.invocation.line == self.invocation.end_line or self.data[line_start : keyword.start].strip():
+            previous_end = max((end for start, end in self.invocation.spans if end <= keyword.start), default=None)
+            return None if previous_end is None else [(previous_end, keyword.end, b"")]
+        if self.item_column is None:  # the keyword alone on its line: the line goes
+            line_end = self.data.find(b"\n", keyword.end)
+            if line_end < 0 or self.data[keyword.end : line_end].strip() or column is not None:
+                return None
+            return [(line_start, line_end + 1, b"")]
+        if column is None:
+            return None
+        first = self.group.items[0]
+        return [(line_start, first.start, b" " * column), *_realign(self.data, first.end, group_end, self.item_column, column)]
 
     def open_scope(self, item: Argument, keyword: str, group_end: int) -> list[tuple[int, int, bytes]]:
         """Edits that start `keyword` at `item` (the items up to `group_end` follow it)."""
