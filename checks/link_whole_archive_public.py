@@ -46,7 +46,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 if (pair.path, pair.line, f"{name}:{pair.library}") in seen:
                     continue
                 seen.add((pair.path, pair.line, f"{name}:{pair.library}"))
-                yield _hit(snap, name, target, pair, model.targets.get(pair.library))
+                yield _hit(snap, model.profile, name, target, pair, model.targets.get(pair.library))
 
 
 def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
@@ -64,10 +64,11 @@ def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
 
 
 def _hit(
-    snap: Snapshot, name: str, target: cmake.CMakeTarget, pair: cmake.WholeArchive, library: cmake.CMakeTarget | None
+    snap: Snapshot, profile: cmake.CMakeProfile, name: str, target: cmake.CMakeTarget, pair: cmake.WholeArchive,
+    library: cmake.CMakeTarget | None,
 ) -> Hit:
     text = snap.head.text(pair.path) or ""
-    fix = None if pair.via else _private_fix(pair.path, text, pair)
+    fix = None if pair.via else _private_fix(pair.path, text, pair, cmake.GenexContext.of(profile))
     advice = "move the pair into PRIVATE scope" + ("" if fix else " (in a `PRIVATE` group of its own)")
     evidence = [Evidence(target.path, target.line, f"`{name}` is defined here as a {target.kind.lower().replace('_', ' ')}")]
     if library is not None and not library.imported:
@@ -89,15 +90,18 @@ def _hit(
     )
 
 
-def _private_fix(path: str, text: str, pair: cmake.WholeArchive) -> Fix | None:
-    """The pair's items moved into PRIVATE scope, splitting their group when it holds more."""
+def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.GenexContext) -> Fix | None:
+    """The pair's items moved into PRIVATE scope, splitting their group when it holds more.
+
+    The items are read as the profile does (`$<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>`
+    is the flag under GCC) to find where the pair starts and ends; they are moved as written."""
     invocation = edits.invocation_at(text, pair.line, ("target_link_libraries", "target_link_options"))
     if invocation is None:
         return None
     for group in edits.scope_groups(invocation):
         if group.scope != pair.scope or not any(item.line == pair.line for item in group.items):
             continue
-        run = whole_archive_run([item.value for item in group.items], pair.library)
+        run = whole_archive_run([cmake.evaluate_generator_expressions(i.value, context) for i in group.items], pair.library)
         if run is None:
             continue
         fixed = edits.set_scope(text, invocation, group.items[run[0] : run[1]], "PRIVATE")

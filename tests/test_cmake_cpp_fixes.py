@@ -270,3 +270,47 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
                 assert after.whole_archive == before.whole_archive, where
     # Most calls are evaluated under the default profile (the rest sit under other platforms).
     assert len(changed_by) >= 20 and any(f.split for f in changed_by) and {f.path for f in changed_by} == set(FILES)
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason=f"no ExecuTorch mirror at {MIRROR}")
+def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write():
+    # eac0673bd5 linked aoti_common_shims_slim whole in PUBLIC scope of the shared aoti_cuda_shims
+    # (3a00cc1897 later made it PRIVATE); the flags are wrapped in a generator expression.
+    from bot.repo import GitRepository
+
+    tree = GitRepository(MIRROR).tree("eac0673bd5")
+    path = "backends/cuda/CMakeLists.txt"
+    snapshot = Snapshot(BuildModel(tree), BuildModel(tree), ChangeSet(()))
+    (hit,) = [h for h in LINK_WHOLE_ARCHIVE_PUBLIC.run(snapshot, None) if h.key == "aoti_cuda_shims:aoti_common_shims_slim"]
+    text = tree.read_text(path)
+    fixed = apply_fixes(text, [hit.fix]).text
+    before = (
+        "target_link_libraries(\n"
+        "  aoti_cuda_shims\n"
+        "  PRIVATE cuda_platform\n"
+        "  PUBLIC $<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>\n"
+        "         aoti_common_shims_slim\n"
+        "         $<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--no-whole-archive>\n"
+        "         cuda_tensor_maker\n"
+        "         CUDA::cudart\n"
+        "         ${CMAKE_DL_LIBS}\n"
+        ")\n"
+    )
+    after = (
+        "target_link_libraries(\n"
+        "  aoti_cuda_shims\n"
+        "  PRIVATE cuda_platform\n"
+        "          $<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>\n"
+        "          aoti_common_shims_slim\n"
+        "          $<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--no-whole-archive>\n"
+        "  PUBLIC cuda_tensor_maker\n"
+        "         CUDA::cudart\n"
+        "         ${CMAKE_DL_LIBS}\n"
+        ")\n"
+    )
+    assert before in text and fixed == text.replace(before, after)
+    model = evaluate_cmake(_with_file(tree, path, fixed), DEFAULT_PROFILE)
+    pairs = [(w.library, w.scope) for w in model.targets["aoti_cuda_shims"].whole_archive]
+    assert ("aoti_common_shims_slim", "PRIVATE") in pairs and ("aoti_common_shims_slim", "PUBLIC") not in pairs
+    fixed_snapshot = Snapshot(BuildModel(tree), BuildModel(_with_file(tree, path, fixed)), ChangeSet(()))
+    assert [h.key for h in LINK_WHOLE_ARCHIVE_PUBLIC.run(fixed_snapshot, None) if h.path == path] == []
