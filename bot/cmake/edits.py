@@ -103,11 +103,6 @@ def scope_groups(invocation: Invocation) -> tuple[ScopeGroup, ...]:
     return tuple(groups)
 
 
-def group_of(invocation: Invocation, argument: Argument) -> ScopeGroup | None:
-    """The scope group holding `argument` as an item."""
-    return next((g for g in scope_groups(invocation) if argument in g.items), None)
-
-
 def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scope: str) -> str | None:
     """`text` with `items` (a run of adjacent items of one keyword group) under `scope`.
 
@@ -155,7 +150,15 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
     elif following is not None and following.keyword.text == new and following.items:
         merged = _Layout.of(data, invocation, following).drop_keyword(run_column, following.items[-1].end)
         edits += merged or []
-    for start, end, replacement in sorted(edits, reverse=True):
+    return _replace(data, edits)
+
+
+def _replace(data: bytes, edits: list[tuple[int, int, bytes]]) -> str | None:
+    """`data` with each (start, end) span replaced, last first; None if two spans overlap."""
+    ordered = sorted(edits)
+    if any(earlier[1] > later[0] for earlier, later in zip(ordered, ordered[1:])):
+        return None
+    for start, end, replacement in reversed(ordered):
         data = data[:start] + replacement + data[end:]
     return data.decode("utf-8")
 
