@@ -26,6 +26,8 @@ from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.cpp import ConditionalBlock, Declaration, SourceFacts
+from bot.cpp.edits import gate_declaration
+from bot.fixes import fix_between
 from bot.snapshot import BuildModel, Snapshot
 
 
@@ -93,7 +95,7 @@ def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate
         candidates = outside
     if not candidates:
         return []
-    hits = []
+    flagged = []
     all_definitions = gating.definitions(model, candidates)
     for declaration in candidates:
         found = all_definitions.get(declaration.qualified_name, ())
@@ -102,8 +104,14 @@ def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate
         evidence = _gate_evidence(model, gate, found)
         if evidence is None:
             continue
-        hits.append(_hit(model, header, facts, block, declaration, gate, found, evidence))
-    return hits
+        flagged.append((declaration, found, evidence))
+    text = model.text(header) or ""
+    flagged_declarations = [d for d, _found, _evidence in flagged]
+    return [
+        _hit(model, header, facts, block, declaration, gate, found, evidence,
+             _gate_fix(header, text, facts, block, declaration, flagged_declarations))
+        for declaration, found, evidence in flagged
+    ]
 
 
 def _written_under(model: BuildModel, macro: str) -> tuple[str, ...]:
@@ -154,7 +162,8 @@ def _gate_evidence(model: BuildModel, gate: _Gate, found) -> list[Evidence] | No
     return evidence
 
 
-def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration, gate: _Gate, found, evidence) -> Hit:
+def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration, gate: _Gate, found, evidence,
+         fix: Fix | None) -> Hit:
     text = model.text(header) or ""
     lines = text.splitlines()
     opening = lines[block.line - 1].strip() if block.line <= len(lines) else f"#if defined({gate.macro})"
@@ -178,20 +187,28 @@ def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration
             Evidence(definition_path, definition.line, f"`{declaration.name}` is defined here"),
             *evidence,
         ),
-        fix=_move_inside(lines, header, declaration, block),
+        fix=fix,
     )
 
 
-def _move_inside(lines: list[str], path: str, declaration: Declaration, block: ConditionalBlock) -> Fix | None:
-    """Move the `#if` line above the declaration (and its comment) when nothing else sits between."""
-    start = declaration.line
-    while start > 1 and lines[start - 2].strip().startswith(("//", "/*", "*")):
-        start -= 1
-    end = declaration.end_line
-    if not block.line > end or any(l.strip() for l in lines[end : block.line - 1]):
+def _gate_fix(header: str, text: str, facts: SourceFacts, block: ConditionalBlock, declaration: Declaration,
+              flagged: list[Declaration]) -> Fix | None:
+    """The `#if` moved above the declaration: above the first of the flagged declarations that
+    run down to it, so every declaration it then covers is one that belongs inside. One fix for
+    all of them, applied once."""
+    if declaration.end_line >= block.line:
         return None
-    moved = [lines[block.line - 1], *lines[start - 1 : block.line - 1]]
-    return Fix(path, start, block.line, "\n".join(moved), f"move `{lines[block.line - 1].strip()}` above the declaration")
+    for top in sorted(flagged, key=lambda d: d.line):
+        if top.line > declaration.line:
+            break
+        covered = [d for d in facts.declarations if top.line <= d.line < block.line]
+        if all(d in flagged for d in covered):
+            fixed = gate_declaration(header, text, top.line, block.line)
+            if fixed is None:
+                return None
+            opening = text.split("\n")[block.line - 1].strip()
+            return fix_between(header, text, fixed, f"move `{opening}` above the declaration")
+    return None
 
 
 _CMAKE_ROOT = (
@@ -250,7 +267,67 @@ CHECK = Check(
     doc=__doc__,
     run=run,
     bad=(
-        Example(head=_files(_cache_header("int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n", ""))),
+        Example(
+            head=_files(_cache_header("int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n", "")),
+            fixed={
+                "backends/cuda/runtime/cuda_kv_cache.h": (
+                    "#pragma once\n"
+                    "namespace executorch::backends::cuda {\n"
+                    "#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n"
+                    "class KvCache {\n"
+                    " public:\n"
+                    "  int size() const;\n"
+                    "};\n"
+                    "#endif\n"
+                    "} // namespace executorch::backends::cuda\n"
+                )
+            },
+        ),
+        # Two declarations with their doc comment, a blank line before the gate: the `#if`
+        # goes above the comment, and one fix gates both.
+        Example(
+            head={
+                **_files(""),
+                "backends/cuda/runtime/cuda_kv_cache.cpp": _CACHE_CPP.replace(
+                    "int KvCache::size", "int detach_offgraph_kv_cache(int slot) { return slot; }\nint KvCache::size"
+                ),
+                "backends/cuda/runtime/cuda_kv_cache.h": (
+                    "#pragma once\n"
+                    "namespace executorch::backends::cuda {\n"
+                    "\n"
+                    "// Attach and detach the off-graph KV cache of a slot.\n"
+                    "int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n"
+                    "int detach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n"
+                    "\n"
+                    "#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "class KvCache {\n"
+                    " public:\n"
+                    "  int size() const;\n"
+                    "};\n"
+                    "#endif\n"
+                    "} // namespace executorch::backends::cuda\n"
+                ),
+            },
+            fixed={
+                "backends/cuda/runtime/cuda_kv_cache.h": (
+                    "#pragma once\n"
+                    "namespace executorch::backends::cuda {\n"
+                    "\n"
+                    "#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "// Attach and detach the off-graph KV cache of a slot.\n"
+                    "int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n"
+                    "int detach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n"
+                    "\n"
+                    "class KvCache {\n"
+                    " public:\n"
+                    "  int size() const;\n"
+                    "};\n"
+                    "#endif\n"
+                    "} // namespace executorch::backends::cuda\n"
+                ),
+            },
+        ),
     ),
     good=(
         Example(head=_files(_cache_header("", "int attach_offgraph_kv_cache(int slot);\n"))),

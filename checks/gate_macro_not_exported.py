@@ -30,6 +30,8 @@ from bot.buck.cells import CELLS
 from checks.support.callsite import attribute_line, item_line
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
+from bot.cmake import edits
+from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -96,7 +98,7 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
                     continue
                 if any(d.value.split("=", 1)[0] == macro and d.scope != "PRIVATE" for d in target.compile_definitions):
                     continue
-                if _command_at(model, definition.path, definition.line)[0] != "target_compile_definitions":
+                if edits.invocation_at(model.text(definition.path) or "", definition.line, ("target_compile_definitions",)) is None:
                     continue  # a directory-wide definition reaches the directory's dependents too
                 private.append((target, definition, macro))
         if not private:
@@ -153,14 +155,7 @@ def _cmake_defines(cmake_model, target, macro: str) -> bool:
 
 def _cmake_hit(model, target, definition, macro, header, block, consumer) -> Hit:
     consumer_target, consumer_path, consumer_line = consumer
-    _name, start = _command_at(model, definition.path, definition.line)
-    lines = [(n, _line(model, definition.path, n)) for n in range(start, definition.line + 1)]
-    scoped = [(n, text) for n, text in lines if re.search(r"\bPRIVATE\b", text)]
-    fix = None
-    if len(scoped) == 1:
-        number, text = scoped[0]
-        fix = Fix(definition.path, number, number, re.sub(r"\bPRIVATE\b", "PUBLIC", text),
-                  f"make `{macro}` a PUBLIC definition of `{target.name}`")
+    fix = _public_fix(model.text(definition.path) or "", definition, macro, target.name)
     return Hit(
         path=definition.path,
         line=definition.line,
@@ -186,18 +181,23 @@ def _directory_prefix(path: str) -> str:
     return directory + "/" if directory else ""
 
 
-def _command_at(model: BuildModel, path: str, line: int) -> tuple[str, int]:
-    """(name, first line) of the CMake command whose arguments include `line`."""
-    for number in range(line, max(0, line - 12), -1):
-        match = re.match(r"\s*(\w+)\s*\(", _line(model, path, number))
-        if match:
-            return match.group(1).lower(), number
-    return "", line
+def _public_fix(text: str, definition, macro: str, target: str) -> Fix | None:
+    """The definition moved to PUBLIC scope; other definitions of its group stay PRIVATE."""
+    invocation = edits.invocation_at(text, definition.line, ("target_compile_definitions",))
+    if invocation is None:
+        return None
+    for group in edits.scope_groups(invocation):
+        for item in group.items:
+            if group.scope == "PRIVATE" and item.line == definition.line and _defined_macro(item.value) == macro:
+                fixed = edits.set_scope(text, invocation, (item,), "PUBLIC")
+                if fixed is not None:
+                    return fix_between(definition.path, text, fixed, f"make `{macro}` a PUBLIC definition of `{target}`")
+    return None
 
 
-def _line(model: BuildModel, path: str, line: int) -> str:
-    lines = (model.text(path) or "").splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else ""
+def _defined_macro(item: str) -> str:
+    """The macro a target_compile_definitions item defines (`-DM=1` and `M=1` define M)."""
+    return item.removeprefix("-D").split("=", 1)[0]
 
 
 # -- Buck -----------------------------------------------------------------------------------
@@ -338,7 +338,53 @@ CHECK = Check(
     doc=__doc__,
     run=run,
     bad=(
-        Example(head=_files("PRIVATE", "  # expect: gate-macro-not-exported")),
+        Example(
+            head=_files("PRIVATE", "  # expect: gate-macro-not-exported"),
+            fixed={
+                "backends/cuda/CMakeLists.txt": (
+                    "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+                    "if(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "  target_sources(aoti_cuda_backend PRIVATE runtime/cuda_kv_cache.cpp)\n"
+                    "  target_compile_definitions(aoti_cuda_backend PUBLIC EXECUTORCH_BUILD_EXTENSION_LLM)"
+                    "  # expect: gate-macro-not-exported\n"
+                    "  add_executable(test_cuda_kv_cache runtime/tests/test_cuda_kv_cache.cpp)\n"
+                    "  target_link_libraries(test_cuda_kv_cache PRIVATE aoti_cuda_backend)\n"
+                    "endif()\n"
+                )
+            },
+        ),
+        # The macro shares its group with a definition only the library's own sources need:
+        # that one stays PRIVATE, the group is split.
+        Example(
+            head={
+                **_files("PRIVATE", ""),
+                "backends/cuda/CMakeLists.txt": (
+                    "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+                    "if(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "  target_sources(aoti_cuda_backend PRIVATE runtime/cuda_kv_cache.cpp)\n"
+                    "  target_compile_definitions(\n"
+                    "    aoti_cuda_backend PRIVATE CUDA_AVAILABLE=1 EXECUTORCH_BUILD_EXTENSION_LLM  # expect: gate-macro-not-exported\n"
+                    "  )\n"
+                    "  add_executable(test_cuda_kv_cache runtime/tests/test_cuda_kv_cache.cpp)\n"
+                    "  target_link_libraries(test_cuda_kv_cache PRIVATE aoti_cuda_backend)\n"
+                    "endif()\n"
+                ),
+            },
+            fixed={
+                "backends/cuda/CMakeLists.txt": (
+                    "add_library(aoti_cuda_backend STATIC runtime/cuda_backend.cpp)\n"
+                    "if(EXECUTORCH_BUILD_EXTENSION_LLM)\n"
+                    "  target_sources(aoti_cuda_backend PRIVATE runtime/cuda_kv_cache.cpp)\n"
+                    "  target_compile_definitions(\n"
+                    "    aoti_cuda_backend PRIVATE CUDA_AVAILABLE=1\n"
+                    "                      PUBLIC EXECUTORCH_BUILD_EXTENSION_LLM  # expect: gate-macro-not-exported\n"
+                    "  )\n"
+                    "  add_executable(test_cuda_kv_cache runtime/tests/test_cuda_kv_cache.cpp)\n"
+                    "  target_link_libraries(test_cuda_kv_cache PRIVATE aoti_cuda_backend)\n"
+                    "endif()\n"
+                )
+            },
+        ),
         Example(
             head={
                 ".buckconfig": "[repositories]\n  root = .\n",

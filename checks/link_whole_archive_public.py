@@ -19,20 +19,18 @@ Use instead: `target_link_libraries(aoti_cuda_shims PRIVATE -Wl,--whole-archive 
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
 from bot import cmake
 from bot.check import CMAKE_FILES, Check, Example
+from bot.cmake import edits
+from bot.cmake.whole_archive import whole_archive_run
+from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 
 _REPLAYING_SCOPES = ("PUBLIC", "INTERFACE")
 _SHARED_KINDS = ("SHARED_LIBRARY", "MODULE_LIBRARY")
-_SCOPE_WORD = re.compile(r"(?<![\w$<{:])(PUBLIC|PRIVATE|INTERFACE|LINK_PUBLIC|LINK_PRIVATE|LINK_INTERFACE_LIBRARIES)(?![\w>}])")
-_PAIR_WORDS = re.compile(
-    r"^(?:-Wl,-?-(?:no-)?whole-archive|LINKER:-?-(?:no-)?whole-archive|-Wl,--(?:push|pop)-state|\$<LINK_LIBRARY:WHOLE_ARCHIVE,[^>]*>)$"
-)
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -48,7 +46,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 if (pair.path, pair.line, f"{name}:{pair.library}") in seen:
                     continue
                 seen.add((pair.path, pair.line, f"{name}:{pair.library}"))
-                yield _hit(snap, name, target, pair, model.targets.get(pair.library))
+                yield _hit(snap, model.profile, name, target, pair, model.targets.get(pair.library))
 
 
 def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
@@ -66,10 +64,11 @@ def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
 
 
 def _hit(
-    snap: Snapshot, name: str, target: cmake.CMakeTarget, pair: cmake.WholeArchive, library: cmake.CMakeTarget | None
+    snap: Snapshot, profile: cmake.CMakeProfile, name: str, target: cmake.CMakeTarget, pair: cmake.WholeArchive,
+    library: cmake.CMakeTarget | None,
 ) -> Hit:
     text = snap.head.text(pair.path) or ""
-    fix = None if pair.via else _private_fix(text, pair)
+    fix = None if pair.via else _private_fix(pair.path, text, pair, cmake.GenexContext.of(profile))
     advice = "move the pair into PRIVATE scope" + ("" if fix else " (in a `PRIVATE` group of its own)")
     evidence = [Evidence(target.path, target.line, f"`{name}` is defined here as a {target.kind.lower().replace('_', ' ')}")]
     if library is not None and not library.imported:
@@ -91,47 +90,23 @@ def _hit(
     )
 
 
-def _private_fix(text: str, pair: cmake.WholeArchive) -> Fix | None:
-    """PUBLIC -> PRIVATE on the scope keyword's line, when that scope group holds only the pair."""
-    lines = text.splitlines()
-    if not 0 < pair.line <= len(lines):
-        return None
-    keyword_line = None
-    for number in range(pair.line, max(0, pair.line - 20), -1):
-        row = lines[number - 1].split("#", 1)[0]
-        if number == pair.line:
-            row = row[: row.find(pair.library)] if pair.library in row else row
-        matches = list(_SCOPE_WORD.finditer(row))
-        if matches:
-            if matches[-1].group(1) != pair.scope:
-                return None
-            keyword_line = number
-            break
-        if "(" in row:
-            return None
-    if keyword_line is None:
-        return None
-    group = _group_words(lines, keyword_line)
-    if group is None or any(word != pair.library and not _PAIR_WORDS.match(word) for word in group):
-        return None
-    original = lines[keyword_line - 1]
-    replaced = _SCOPE_WORD.sub(lambda m: "PRIVATE" if m.group(1) == pair.scope else m.group(1), original, count=1)
-    return Fix(pair.path, keyword_line, keyword_line, replaced, "link the archive whole for this library's own link only")
+def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.GenexContext) -> Fix | None:
+    """The pair's items moved into PRIVATE scope, splitting their group when it holds more.
 
-
-def _group_words(lines: list[str], keyword_line: int) -> list[str] | None:
-    """The words of the scope group that starts on `keyword_line`, up to the next scope or `)`."""
-    words: list[str] = []
-    started = False
-    for number in range(keyword_line, min(len(lines), keyword_line + 20) + 1):
-        row = lines[number - 1].split("#", 1)[0]
-        for token in re.findall(r'"[^"]*"|[^\s()]+|[()]', row):
-            if not started:
-                started = bool(_SCOPE_WORD.fullmatch(token))
-                continue
-            if token == ")" or _SCOPE_WORD.fullmatch(token):
-                return words
-            words.append(token.strip('"'))
+    The items are read as the profile does (`$<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>`
+    is the flag under GCC) to find where the pair starts and ends; they are moved as written."""
+    invocation = edits.invocation_at(text, pair.line, ("target_link_libraries", "target_link_options"))
+    if invocation is None:
+        return None
+    for group in edits.scope_groups(invocation):
+        if group.scope != pair.scope or not any(item.line == pair.line for item in group.items):
+            continue
+        run = whole_archive_run([cmake.evaluate_generator_expressions(i.value, context) for i in group.items], pair.library)
+        if run is None:
+            continue
+        fixed = edits.set_scope(text, invocation, group.items[run[0] : run[1]], "PRIVATE")
+        if fixed is not None:
+            return fix_between(path, text, fixed, "link the archive whole for this library's own link only")
     return None
 
 
@@ -156,7 +131,37 @@ CHECK = Check(
                 "  PUBLIC -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
                 "         -Wl,--no-whole-archive\n"
                 ")\n"
-            }
+            },
+            fixed={
+                "CMakeLists.txt": _HEADER
+                + "target_link_libraries(\n"
+                "  aoti_cuda_shims\n"
+                "  PRIVATE -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
+                "          -Wl,--no-whole-archive\n"
+                ")\n"
+            },
+        ),
+        # The pair shares its group with libraries that consumers need: the group is split
+        # where the pair stands, so the link order stays as written.
+        Example(
+            head={
+                "CMakeLists.txt": _HEADER
+                + "target_link_libraries(\n"
+                "  aoti_cuda_shims\n"
+                "  PUBLIC cuda_platform -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
+                "         -Wl,--no-whole-archive extension_cuda\n"
+                ")\n"
+            },
+            fixed={
+                "CMakeLists.txt": _HEADER
+                + "target_link_libraries(\n"
+                "  aoti_cuda_shims\n"
+                "  PUBLIC cuda_platform\n"
+                "  PRIVATE -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
+                "          -Wl,--no-whole-archive\n"
+                "  PUBLIC extension_cuda\n"
+                ")\n"
+            },
         ),
     ),
     good=(

@@ -14,6 +14,7 @@ value size, regular-expression time) are also listed in `CMakeModel.limits`.
 
 Where things are:
   syntax.py                 tree-sitter-cmake parse -> flat command list
+  edits.py                  span edits for fixes: a call's arguments, moving items between scopes
   blocks.py                 block structure of a file (if/endif, function/endfunction, ...)
   interpreter.py            Evaluation: files, directories, the command loop, expansion
   control_flow.py           if, foreach, while, block, function and macro calls

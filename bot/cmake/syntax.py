@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import tree_sitter_cmake
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +64,15 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_cmake.language()))
 
 
+def syntax_tree(data: bytes) -> Tree:
+    """The tree-sitter-cmake tree of UTF-8 CMake source (span edits read it, bot/cmake/edits.py)."""
+    return _parser().parse(data)
+
+
 def parse_cmake(source: str | bytes, path: str) -> CMakeFile:
     """Parse CMake `source` (the text of `path`) into its flat command list."""
     data = source.encode("utf-8") if isinstance(source, str) else source
-    root = _parser().parse(data).root_node
+    root = syntax_tree(data).root_node
     commands: list[Command] = []
     problems: list[ParseProblem] = []
     _collect(root, path, commands, problems)

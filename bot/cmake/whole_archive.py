@@ -73,3 +73,51 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
                 force_load_next = False
     return found
 
+
+
+def whole_archive_run(items: Sequence[str], library: str) -> tuple[int, int] | None:
+    """[start, stop) of the items, as written, that take `library` whole: from the item that
+    turns whole-archive on to the one that turns it off (with a `--push-state` and
+    `--pop-state` of their own around them), or the one item that does both. None when
+    `library` is not taken whole by these items alone."""
+    words = [_linker_words(item) for item in items]
+    on_at: list[int | None] = [None]
+    force_load_at = None
+    for index, item_words in enumerate(words):
+        for word in item_words:
+            link_library = _LINK_LIBRARY_WHOLE.match(word)
+            flag = _WHOLEARCHIVE_FLAG.match(word)
+            if word in ("--whole-archive", "-whole-archive"):
+                on_at[-1] = index if on_at[-1] is None else on_at[-1]
+            elif word in ("--no-whole-archive", "-no-whole-archive", "--pop-state"):
+                if word == "--pop-state" and len(on_at) > 1:
+                    on_at.pop()
+                else:
+                    on_at[-1] = None
+            elif word == "--push-state":
+                on_at.append(on_at[-1])
+            elif word == "-force_load":
+                force_load_at = index
+            elif word.startswith("-force_load,") or flag or link_library:
+                names = [word[len("-force_load,"):]] if word.startswith("-force_load,") else (
+                    [flag.group(1)] if flag else split_top_level(link_library.group(1), ","))
+                if library in map(_library_name, names):
+                    return index, index + 1
+            elif word.startswith("-") or _MSVC_FLAG.match(word):
+                force_load_at = None
+            elif _library_name(word) == library and force_load_at is not None:
+                return force_load_at, index + 1
+            elif _library_name(word) == library and on_at[-1] is not None:
+                return _closed_run(words, on_at[-1], index)
+    return None
+
+
+def _closed_run(words: Sequence[list[str]], start: int, library_at: int) -> tuple[int, int] | None:
+    """The run from `start` to the item that turns whole-archive off after `library_at`."""
+    off = ("--no-whole-archive", "-no-whole-archive", "--pop-state")
+    stop = next((i + 1 for i in range(library_at, len(words)) if any(w in off for w in words[i])), None)
+    if stop is None:
+        return None
+    if start > 0 and words[start - 1] == ["--push-state"] and stop < len(words) and words[stop] == ["--pop-state"]:
+        return start - 1, stop + 1
+    return start, stop

@@ -1,5 +1,6 @@
 """The C, C++ and CUDA layer: the preprocessor scan and conditions (preprocessor.py) and the
-declarations and assembled source facts (declarations.py), importable from here."""
+declarations and assembled source facts (declarations.py), importable from here; span edits
+for fixes (edits.py) are imported from their module."""
 
 from bot.cpp.declarations import (
     CUDA_SUFFIXES,
