@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from bot.fixes import apply_fix, apply_fixes
+from bot.fixes import StaleFix, apply_fix, apply_fixes
 from bot.model import Finding, Fix
 
 
@@ -22,6 +22,7 @@ class FixCommit:
     files: tuple[tuple[str, str], ...]  # (path, new text), sorted by path; only files that change
     fixed: tuple[Finding, ...]
     left: tuple[tuple[Finding, str], ...]  # (finding, why its fix was not applied)
+    overlapping: tuple[Finding, ...] = ()  # of `left`: those a later round recomputes on the new text
 
 
 def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str | None]) -> FixCommit:
@@ -33,6 +34,7 @@ def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str 
     files: list[tuple[str, str]] = []
     fixed: list[Finding] = []
     left: list[tuple[Finding, str]] = []
+    overlapping: list[Finding] = []
     for path in sorted(by_path):
         text = read_text(path)
         if text is None:
@@ -52,17 +54,28 @@ def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str 
                 fixed.append(finding)
             elif finding.fix in set(applied.overlapping):
                 left.append((finding, "its lines overlap another fix; a new review recomputes it"))
-        if applied.text != text:
-            files.append((path, applied.text))
-    return FixCommit(tuple(files), tuple(fixed), tuple(left))
+                overlapping.append(finding)
+        new_text = _keep_line_endings(text, applied.text)
+        if new_text != text:
+            files.append((path, new_text))
+    return FixCommit(tuple(files), tuple(fixed), tuple(left), tuple(overlapping))
 
 
 def _problem(text: str, fix: Fix) -> str | None:
     try:
         apply_fix(text, fix)
-    except ValueError as error:  # StaleFix is a ValueError
-        return str(error)
+    except StaleFix:
+        return "the lines it replaces are no longer in the file"
+    except ValueError:
+        return "its lines are past the end of the file"
     return None
+
+
+def _keep_line_endings(before: str, after: str) -> str:
+    """A file whose lines all ended in CRLF keeps CRLF on the lines a fix wrote (fixes are made with LF)."""
+    if "\r\n" in before and before.count("\r\n") == before.count("\n"):
+        return after.replace("\r\n", "\n").replace("\n", "\r\n")
+    return after
 
 
 def fix_commit_message(commit: FixCommit, number: int, head_sha: str, requested_by: str) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from bot.fixes import StaleFix, apply_fix, apply_fixes
+from bot.fix_commit import plan_fix_commit
 from bot.model import Finding, Fix
 from bot.pipeline import Report
 from bot.tree import FileTree, blob_id_of
@@ -52,11 +52,12 @@ def fix_round(findings: Iterable[Finding], tree: FileTree, withheld: Mapping[str
     """Apply the fixes of `findings` to the files of `tree` (pure: returns the new contents).
 
     `withheld` maps the fingerprints of findings whose fix must not be applied to the reason
-    (fixed in an earlier round yet still there, or a fix that made a new finding).
+    (fixed in an earlier round yet still there, or a fix that made a new finding). The edit
+    itself is the App's (`bot.fix_commit.plan_fix_commit`), so `fix` and `/pr-check fix` agree.
     """
     withheld = withheld or {}
-    by_path: dict[str, list[Finding]] = {}
     refused: list[Refusal] = []
+    candidates: list[Finding] = []
     for finding in findings:
         if finding.fix is None:
             continue
@@ -64,33 +65,16 @@ def fix_round(findings: Iterable[Finding], tree: FileTree, withheld: Mapping[str
         if reason:
             refused.append(Refusal(finding, reason))
         else:
-            by_path.setdefault(finding.fix.path, []).append(finding)
-    files: dict[str, bytes] = {}
-    applied: list[Finding] = []
-    postponed: list[Finding] = []
-    for path in sorted(by_path):
+            candidates.append(finding)
+
+    def read_text(path: str) -> str | None:
         data = tree.read(path)
-        assert data is not None  # _why_not checked the path is a readable regular file
-        text = data.decode("utf-8", "surrogateescape")
-        fresh: list[Finding] = []
-        for finding in by_path[path]:
-            try:
-                apply_fix(text, finding.fix)
-            except StaleFix:
-                refused.append(Refusal(finding, "the lines it replaces are no longer in the file"))
-                continue
-            except ValueError:
-                refused.append(Refusal(finding, "its lines are past the end of the file"))
-                continue
-            fresh.append(finding)
-        result = apply_fixes(text, [f.fix for f in fresh])
-        done = set(result.applied)
-        applied += [f for f in fresh if f.fix in done]
-        postponed += [f for f in fresh if f.fix not in done]
-        new_text = _keep_line_endings(text, result.text)
-        if new_text != text:
-            files[path] = new_text.encode("utf-8", "surrogateescape")
-    return Round(files, tuple(applied), tuple(refused), tuple(postponed))
+        return None if data is None else data.decode("utf-8", "surrogateescape")
+
+    plan = plan_fix_commit(candidates, read_text)
+    refused += [Refusal(finding, reason) for finding, reason in plan.left if finding not in plan.overlapping]
+    files = {path: text.encode("utf-8", "surrogateescape") for path, text in plan.files}
+    return Round(files, plan.fixed, tuple(refused), plan.overlapping)
 
 
 def _why_not(finding: Finding, tree: FileTree) -> str:
@@ -103,13 +87,6 @@ def _why_not(finding: Finding, tree: FileTree) -> str:
     if entry.mode not in _REGULAR_MODES or tree.read(fix.path) is None:
         return "the file is not a regular file whose contents are at hand"
     return ""
-
-
-def _keep_line_endings(before: str, after: str) -> str:
-    """A file whose lines all ended in CRLF keeps CRLF on the lines a fix wrote."""
-    if "\r\n" in before and before.count("\r\n") == before.count("\n"):
-        return after.replace("\r\n", "\n").replace("\n", "\r\n")
-    return after
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
     assert [(f.rule, why.split(":")[0]) for f, why in plan.left] == [
         ("r2", "its lines overlap another fix; a new review recomputes it"),
         ("r5", "`gone.txt` is not a text file of the head"),
-        ("r4", "x.bzl"),
+        ("r4", "the lines it replaces are no longer in the file"),
     ]
     assert fix_commit_message(plan, 9, "f" * 40, "maria") == (
         "pr-check: fix 2 findings of #9\n\n"
