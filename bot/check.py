@@ -18,6 +18,7 @@ class Example:
 
     head: Mapping[str, str]
     base: Mapping[str, str] | None = None  # None: the same tree without the head's changed files
+    fixed: Mapping[str, str] | None = None  # the head files after applying every fix, written by hand
 
     def expected_lines(self, rule: str) -> frozenset[tuple[str, int]]:
         """(path, line) pairs carrying `expect: <rule>` in the head files."""

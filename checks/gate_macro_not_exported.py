@@ -27,7 +27,9 @@ from typing import Iterator
 
 from bot.facts import gating, xref
 from bot.buck.cells import CELLS
-from checks.support.callsite import attribute_line, item_line
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import attribute_line, call_of, item_line
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
@@ -265,12 +267,16 @@ def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
     text = model.text(target.path) or ""
     line = item_line(text, target, f"-D{macro}") or attribute_line(text, target, "preprocessor_flags") or target.line
     fix = None
-    written = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
-    if re.fullmatch(rf"""\s*preprocessor_flags\s*=\s*\[\s*["']-D{re.escape(macro)}(=[^"']*)?["']\s*,?\s*\]\s*,?\s*(#.*)?""", written) and (
-        attribute_line(text, target, "exported_preprocessor_flags") is None
-    ):
-        fix = Fix(target.path, line, line, written.replace("preprocessor_flags", "exported_preprocessor_flags", 1),
-                  f"export `-D{macro}` to dependents")
+    call = call_of(text, target)
+    private = call.keyword("preprocessor_flags") if call is not None else None
+    if (
+        private is not None
+        and private.value_list is not None
+        and call.keyword("exported_preprocessor_flags") is None
+        and [e.string.split("=")[0] if e.string else None for e in private.value_list.elements] == [f"-D{macro}"]
+    ):  # the macro is the only flag written: the keyword becomes the exported one
+        fixed = edits.rename_keyword(text, private, "exported_preprocessor_flags")
+        fix = fix_between(target.path, text, fixed, f"export `-D{macro}` to dependents")
     return Hit(
         path=target.path,
         line=line,
@@ -362,7 +368,23 @@ CHECK = Check(
                 ),
                 "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
                 "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-            }
+            },
+            fixed={
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["caller_stream.h"],\n'
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

@@ -198,3 +198,9 @@ def test_move_statement_above_another_at_its_indentation():
     assert edits.move_statement(text, syntax.statement_at(2), before=syntax.statement_at(4)) == (
         "def f():\n    if a:\n        a = 1\n        b = 2\n    c = 3\n"
     )
+
+
+def test_insert_splat_goes_last_without_a_trailing_comma():
+    text = 'cxx_library(\n    name = "a",\n    deps = [":b"],\n)\n'
+    call = parse_starlark(text).call_at(1)
+    assert edits.insert_splat(text, call, "cuda_kwargs") == 'cxx_library(\n    name = "a",\n    deps = [":b"],\n    **cuda_kwargs\n)\n'

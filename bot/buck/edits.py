@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from bot.buck.syntax import Call, Keyword, ListLiteral, Statement
+from bot.buck.syntax import Call, Keyword, ListLiteral, Span, Statement
 
 ONE_LINE_LIMIT = 100  # a one-line list that would grow past this is written one element a line
 
@@ -29,7 +29,21 @@ def insert_keyword(text: str, call: Call, name: str, value_source: str, *, after
         anchor = anchor or keywords[-1]
     if anchor is None:
         return _insert_first(text, call, written)
-    return _insert_after_argument(text, call, anchor, written)
+    return _insert_after_argument(text, call, anchor.span, written)
+
+
+def insert_splat(text: str, call: Call, expression: str) -> str:
+    """`call` with `**expression` added as its last argument (where Starlark wants it)."""
+    if not call.argument_spans:
+        return _insert_first(text, call, f"**{expression}")
+    # Written without a trailing comma, as build files write a closing splat.
+    return _insert_after_argument(text, call, call.argument_spans[-1], f"**{expression}", trailing_comma=False)
+
+
+def string_literal(text: str, value: str) -> str:
+    """`value` as a string literal in the file's quotes."""
+    quote = _file_quote(text)
+    return f"{quote}{value}{quote}"
 
 
 def add_list_element(text: str, literal: ListLiteral, value: str) -> str:
@@ -143,8 +157,8 @@ def _add_to_one_line(text: str, literal: ListLiteral, position: int, written: st
     return _splice(text, literal.span.start, literal.span.end, f"[\n{body}{indent}]")
 
 
-def _insert_after_argument(text: str, call: Call, anchor: Keyword, written: str) -> str:
-    after = anchor.span.end
+def _insert_after_argument(text: str, call: Call, anchor: Span, written: str, trailing_comma: bool | None = None) -> str:
+    after = anchor.end
     comma = re.match(r"[ \t]*,", text[after:])
     if call.span.line == call.span.end_line:  # a one-line call stays one line
         at = after + comma.end() if comma else after
@@ -156,11 +170,11 @@ def _insert_after_argument(text: str, call: Call, anchor: Keyword, written: str)
         # More arguments, or the closing parenthesis, follow on the line: insert there.
         return _splice(text, rest_start, rest_start, f" {written}," if comma else f", {written}")
     end = _line_end(text, after)
-    if comma:
-        return _splice(text, end, end, f"\n{indent}{written},")
     closing_follows = text[end:].lstrip().startswith(")")
-    new = _splice(text, end, end, f"\n{indent}{written}" + ("" if closing_follows else ","))
-    return _splice(new, after, after, ",")
+    if trailing_comma is None:  # as the call writes its last argument
+        trailing_comma = bool(comma) or not closing_follows
+    new = _splice(text, end, end, f"\n{indent}{written}" + ("," if trailing_comma or not closing_follows else ""))
+    return new if comma else _splice(new, after, after, ",")
 
 
 def _insert_first(text: str, call: Call, written: str) -> str:
@@ -175,13 +189,13 @@ def _insert_first(text: str, call: Call, written: str) -> str:
     return _splice(text, opening, opening, f"\n{indent}{written},")
 
 
-def _argument_indent(text: str, call: Call, anchor: Keyword) -> str:
-    if _first_on_line(text, anchor.span.start):
-        return _indent_at(text, anchor.span.start)
-    for keyword in call.keywords:
-        if _first_on_line(text, keyword.span.start):
-            return _indent_at(text, keyword.span.start)
-    return " " * (anchor.span.column - 1)
+def _argument_indent(text: str, call: Call, anchor: Span) -> str:
+    if _first_on_line(text, anchor.start):
+        return _indent_at(text, anchor.start)
+    for argument in call.argument_spans:
+        if _first_on_line(text, argument.start):
+            return _indent_at(text, argument.start)
+    return " " * (anchor.column - 1)
 
 
 # -- text positions ----------------------------------------------------------------------------

@@ -20,6 +20,8 @@ import starlark as sl
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
+from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -85,6 +87,7 @@ class Call:
     arguments: Span  # from `(` to `)`
     keywords: tuple[Keyword, ...]
     splats: tuple[str, ...]  # the expressions splatted with `**`, as written
+    argument_spans: tuple[Span, ...]  # every argument in order: positional, keyword, splat
     statement: Span  # the whole statement the call is part of
 
     @property
@@ -158,6 +161,12 @@ def syntax_of(text: str) -> StarlarkSyntax:
 
 def parse_starlark(text: str) -> StarlarkSyntax:
     """Index a Starlark file and locate every syntax error in it."""
+    depth, deepest_line = bracket_depth(text)
+    if depth > MAX_BRACKET_DEPTH:
+        # The interpreter's parser (and this walk) recurse per bracket: such a file is refused,
+        # as the evaluator refuses it, not parsed.
+        refused = SyntaxProblem(deepest_line, 1, f"brackets nested {depth} deep (more than {MAX_BRACKET_DEPTH})")
+        return StarlarkSyntax((refused,), (), (), (), (), (refused,))
     data = text.encode("utf-8")
     root = _parser().parse(data).root_node
     index = _Index(text, data)
@@ -167,7 +176,7 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     comments: list[Comment] = []
     recovered: list[SyntaxProblem] = []
     python_only: list[SyntaxProblem] = []
-    _walk(root, index, None, 0, calls, lists, statements, comments, recovered, python_only)
+    _walk(root, index, calls, lists, statements, comments, recovered, python_only)
     first = _interpreter_error(text)
     errors = () if first is None else _merged(first, recovered + python_only)
     return StarlarkSyntax(errors, tuple(calls), tuple(lists), tuple(statements), tuple(comments), tuple(recovered))
@@ -238,44 +247,58 @@ _CLOSERS = {"list": "]", "argument_list": ")", "dictionary": "}", "parenthesized
 _STATEMENT_PARENTS = frozenset({"module", "block"})
 
 
-def _walk(node, index, parent_statement, depth, calls, lists, statements, comments, recovered, python_only) -> None:
+def _walk(root, index, calls, lists, statements, comments, recovered, python_only) -> None:
+    """Visit every node in document order (iteratively: a long `a + a + ...` nests deeply)."""
+    # `node.parent` walks down from the root in tree-sitter: the parent's kind travels with the node.
+    pending: list[tuple[Node, str, Node | None, int]] = [(root, "", None, 0)]
+    while pending:
+        node, parent_kind, statement, depth = pending.pop()
+        kind = node.type
+        if node.is_missing:
+            span = index.span(node)
+            recovered.append(SyntaxProblem(span.line, span.column, f"expected `{kind}`"))
+            continue
+        if kind == "comment":
+            comments.append(Comment(index.span(node), index.source(node)))
+            continue
+        problem = _error_problem(node, parent_kind, index) if kind == "ERROR" else None
+        if problem is not None:
+            recovered.append(problem)
+        else:
+            problem = _python_only(node, index)
+            if problem is not None:
+                python_only.append(problem)
+        if parent_kind in _STATEMENT_PARENTS and node.is_named and kind != "ERROR":
+            statements.append(Statement(index.span(node), kind, depth))
+            statement = node
+        if kind == "call":
+            call = _call(node, index, statement)
+            if call is not None:
+                calls.append(call)
+        elif kind == "list":
+            lists.append(_list(node, index))
+        inner = depth + 1 if kind == "block" else depth
+        pending.extend((child, kind, statement, inner) for child in reversed(node.children))
+
+
+def _python_only(node: Node, index: _Index) -> SyntaxProblem | None:
+    """Python that tree-sitter accepts and Starlark does not."""
     kind = node.type
-    if node.is_missing:
-        span = index.span(node)
-        recovered.append(SyntaxProblem(span.line, span.column, f"expected `{kind}`"))
-        return
-    if kind == "ERROR":
-        recovered.append(_error_problem(node, index))
-    elif kind == "comment":
-        comments.append(Comment(index.span(node), index.source(node)))
-        return
-    elif not node.is_named and kind in _RESERVED:
-        span = index.span(node)
-        python_only.append(SyntaxProblem(span.line, span.column, f"cannot use reserved keyword `{kind}`"))
-    elif not node.is_named and kind == "@":
-        span = index.span(node)
-        python_only.append(SyntaxProblem(span.line, span.column, "invalid input `@`"))
-    elif kind == "concatenated_string" and node.named_child_count > 1:
-        span = index.span(node.named_children[1])
-        python_only.append(SyntaxProblem(span.line, span.column, f"unexpected string literal `{index.source(node.named_children[1])}`, expected `,`"))
-    elif kind == "string_start" and re.search(r"[fFbB]", index.source(node)):
-        span = index.span(node)
-        python_only.append(SyntaxProblem(span.line, span.column, f"a `{index.source(node)}` string is not Starlark"))
-    if node.parent is not None and node.parent.type in _STATEMENT_PARENTS and node.is_named and kind not in ("comment", "ERROR"):
-        statements.append(Statement(index.span(node), kind, depth))
-        parent_statement = node
-    if kind == "call":
-        call = _call(node, index, parent_statement)
-        if call is not None:
-            calls.append(call)
-    elif kind == "list":
-        lists.append(_list(node, index))
-    inner = depth + 1 if kind == "block" else depth
-    for child in node.children:
-        _walk(child, index, parent_statement, inner, calls, lists, statements, comments, recovered, python_only)
+    span = index.span(node)
+    if not node.is_named and kind in _RESERVED:
+        return SyntaxProblem(span.line, span.column, f"cannot use reserved keyword `{kind}`")
+    if not node.is_named and kind == "@":
+        return SyntaxProblem(span.line, span.column, "invalid input `@`")
+    if kind == "concatenated_string" and node.named_child_count > 1:
+        second = node.named_children[1]
+        where = index.span(second)
+        return SyntaxProblem(where.line, where.column, f"unexpected string literal `{index.source(second)}`, expected `,`")
+    if kind == "string_start" and re.search(r"[fFbB]", index.source(node)):
+        return SyntaxProblem(span.line, span.column, f"a `{index.source(node)}` string is not Starlark")
+    return None
 
 
-def _error_problem(node: Node, index: _Index) -> SyntaxProblem:
+def _error_problem(node: Node, parent_kind: str, index: _Index) -> SyntaxProblem:
     """An ERROR node: the first token tree-sitter could not place, and what would close its bracket."""
     leaf = node
     while leaf.child_count:
@@ -285,7 +308,7 @@ def _error_problem(node: Node, index: _Index) -> SyntaxProblem:
     before, after = node.prev_sibling, node.next_sibling
     if index.source(node).strip() == "=" and before is not None and after is not None and after.type in (",", ")"):
         return SyntaxProblem(span.line, span.column, f"`{index.source(before)} =` has no value")
-    closer = _CLOSERS.get(node.parent.type) if node.parent is not None else None
+    closer = _CLOSERS.get(parent_kind)
     expected = f", expected `,` or `{closer}`" if closer else ""
     return SyntaxProblem(span.line, span.column, f"unexpected `{token}`{expected}")
 
@@ -295,6 +318,7 @@ def _call(node: Node, index: _Index, statement: Node | None) -> Call | None:
     if function is None or arguments is None or arguments.type != "argument_list":
         return None
     keywords, splats = [], []
+    spans = tuple(index.span(a) for a in arguments.named_children if a.type not in ("comment", "ERROR"))
     for argument in arguments.named_children:
         if argument.type == "keyword_argument":
             name, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
@@ -312,7 +336,7 @@ def _call(node: Node, index: _Index, statement: Node | None) -> Call | None:
         elif argument.type == "dictionary_splat":
             splats.append(index.source(argument)[2:].strip())
     whole = statement if statement is not None else node
-    return Call(re.sub(r"\s+", "", index.source(function)), index.span(node), index.span(arguments), tuple(keywords), tuple(splats), index.span(whole))
+    return Call(re.sub(r"\s+", "", index.source(function)), index.span(node), index.span(arguments), tuple(keywords), tuple(splats), spans, index.span(whole))
 
 
 def _list(node: Node, index: _Index) -> ListLiteral:
