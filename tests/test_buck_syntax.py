@@ -204,3 +204,14 @@ def test_insert_splat_goes_last_without_a_trailing_comma():
     text = 'cxx_library(\n    name = "a",\n    deps = [":b"],\n)\n'
     call = parse_starlark(text).call_at(1)
     assert edits.insert_splat(text, call, "cuda_kwargs") == 'cxx_library(\n    name = "a",\n    deps = [":b"],\n    **cuda_kwargs\n)\n'
+
+
+def test_a_bracket_left_open_at_the_end_of_the_file_is_placed_at_the_bracket():
+    # The interpreter points at 1:1 when it runs out of text; the opening bracket is the place.
+    text = 'load(":targets.bzl", "define_common_targets")\ndefine_common_targets(\n'
+    assert parse_starlark(text).errors == (SyntaxProblem(2, 22, "`(` is never closed, expected `)`"),)
+
+
+def test_a_file_nested_too_deep_is_refused_not_reported_as_a_syntax_error():
+    syntax = parse_starlark("deep = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert (syntax.errors, syntax.calls, syntax.refused) == ((), (), "brackets nested 5000 deep on line 1")

@@ -125,6 +125,7 @@ class StarlarkSyntax:
     statements: tuple[Statement, ...]
     comments: tuple[Comment, ...]
     recovered: tuple[SyntaxProblem, ...]  # tree-sitter's own errors, whatever the interpreter says
+    refused: str = ""  # why the file was not parsed at all (nothing above is known then)
 
     @property
     def parses(self) -> bool:
@@ -163,10 +164,9 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     """Index a Starlark file and locate every syntax error in it."""
     depth, deepest_line = bracket_depth(text)
     if depth > MAX_BRACKET_DEPTH:
-        # The interpreter's parser (and this walk) recurse per bracket: such a file is refused,
-        # as the evaluator refuses it, not parsed.
-        refused = SyntaxProblem(deepest_line, 1, f"brackets nested {depth} deep (more than {MAX_BRACKET_DEPTH})")
-        return StarlarkSyntax((refused,), (), (), (), (), (refused,))
+        # The interpreter's parser recurses per bracket: such a file is refused, not parsed, as
+        # the evaluator refuses it (a limit, reported by `buck-eval-error`, not a syntax error).
+        return StarlarkSyntax((), (), (), (), (), (), refused=f"brackets nested {depth} deep on line {deepest_line}")
     data = text.encode("utf-8")
     root = _parser().parse(data).root_node
     index = _Index(text, data)
@@ -178,7 +178,7 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     python_only: list[SyntaxProblem] = []
     _walk(root, index, calls, lists, statements, comments, recovered, python_only)
     first = _interpreter_error(text)
-    errors = () if first is None else _merged(first, recovered + python_only)
+    errors = () if first is None else _merged(first, recovered + python_only, len(text.splitlines()))
     return StarlarkSyntax(errors, tuple(calls), tuple(lists), tuple(statements), tuple(comments), tuple(recovered))
 
 
@@ -191,7 +191,9 @@ def _interpreter_error(text: str) -> SyntaxProblem | None:
         where = re.search(r"--> [^\n]*?:(\d+):(\d+)", message)
         first = next((l.strip() for l in message.splitlines() if l.strip()), "does not parse")
         first = re.sub(r"^error:\s*(?:Parse error:\s*)?", "", first)
-        line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
+        line, column = (int(where.group(1)), int(where.group(2))) if where else (0, 0)
+        if not re.search(rf"^\s*{line} \|", message, re.M):
+            line = column = 0  # at the end of the file the interpreter points at 1:1, showing no line
         return SyntaxProblem(line, column, _shortened(first))
     return None
 
@@ -204,10 +206,14 @@ def _shortened(message: str) -> str:
     return message
 
 
-def _merged(first: SyntaxProblem, found: list[SyntaxProblem]) -> tuple[SyntaxProblem, ...]:
+def _merged(first: SyntaxProblem, found: list[SyntaxProblem], index_lines: int) -> tuple[SyntaxProblem, ...]:
     """The interpreter's error, then tree-sitter's after it: the text before the interpreter's
     error is a valid Starlark prefix, so what tree-sitter places there or on that line is the
     same error placed elsewhere by recovery."""
+    if first.line == 0:  # the interpreter ran out of text: tree-sitter knows where it broke
+        if not found:
+            return (SyntaxProblem(max(1, index_lines), 1, f"unexpected end of file: {first.message}"),)
+        first, found = min(found, key=lambda p: (p.line, p.column)), found
     later = {(p.line, p.column): p for p in found if p.line > first.line}
     by_line: dict[int, SyntaxProblem] = {}
     for problem in sorted(later.values(), key=lambda p: (p.line, p.column)):
@@ -308,9 +314,31 @@ def _error_problem(node: Node, parent_kind: str, index: _Index) -> SyntaxProblem
     before, after = node.prev_sibling, node.next_sibling
     if index.source(node).strip() == "=" and before is not None and after is not None and after.type in (",", ")"):
         return SyntaxProblem(span.line, span.column, f"`{index.source(before)} =` has no value")
+    unclosed = _unclosed_bracket(node)
+    if unclosed is not None:
+        where = index.span(unclosed)
+        return SyntaxProblem(where.line, where.column, f"`{unclosed.type}` is never closed, expected `{_PAIRS[unclosed.type]}`")
     closer = _CLOSERS.get(parent_kind)
     expected = f", expected `,` or `{closer}`" if closer else ""
     return SyntaxProblem(span.line, span.column, f"unexpected `{token}`{expected}")
+
+
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _unclosed_bracket(node: Node) -> Node | None:
+    """The first opening bracket among an ERROR's tokens that nothing there closes."""
+    opened: list[Node] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current.child_count:
+            pending.extend(reversed(current.children))
+        elif current.type in _PAIRS:
+            opened.append(current)
+        elif opened and current.type == _PAIRS[opened[-1].type]:
+            opened.pop()
+    return opened[0] if opened else None
 
 
 def _call(node: Node, index: _Index, statement: Node | None) -> Call | None:
