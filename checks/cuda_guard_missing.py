@@ -312,6 +312,31 @@ CHECK = Check(
                 ),
             },
         ),
+        # No target uses the constraint; the package's CUDA targets are fbcode-only: so is this one.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "gpu/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target")\n'
+                    'fbcode_target(_kind = cxx_library, name = "old_kernels", srcs = ["old.cu"])\n'
+                    "cxx_library(  # expect: cuda-guard-missing\n"
+                    '    name = "new_kernels",\n'
+                    '    srcs = ["new.cu"],\n'
+                    ")\n"
+                ),
+            },
+            fixed={
+                "gpu/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target")\n'
+                    'fbcode_target(_kind = cxx_library, name = "old_kernels", srcs = ["old.cu"])\n'
+                    "fbcode_target(  # expect: cuda-guard-missing\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "new_kernels",\n'
+                    '    srcs = ["new.cu"],\n'
+                    ")\n"
+                ),
+            },
+        ),
     ),
     good=(
         Example(

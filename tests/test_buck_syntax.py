@@ -215,3 +215,14 @@ def test_a_bracket_left_open_at_the_end_of_the_file_is_placed_at_the_bracket():
 def test_a_file_nested_too_deep_is_refused_not_reported_as_a_syntax_error():
     syntax = parse_starlark("deep = " + "[" * 5000 + "]" * 5000 + "\n")
     assert (syntax.errors, syntax.calls, syntax.refused) == ((), (), "brackets nested 5000 deep on line 1")
+
+
+def test_insert_keyword_first_below_a_comment_on_the_parenthesis_line():
+    text = 'cxx_library(  # the kernels\n    name = "a",\n)\n'
+    call = parse_starlark(text).call_at(1)
+    assert edits.insert_keyword(text, call, "_kind", "cxx_library", first=True) == (
+        'cxx_library(  # the kernels\n    _kind = cxx_library,\n    name = "a",\n)\n'
+    )
+    one_line = 'cxx_library(name = "a")\n'
+    call = parse_starlark(one_line).call_at(1)
+    assert edits.insert_keyword(one_line, call, "_kind", "cxx_library", first=True) == 'cxx_library(_kind = cxx_library, name = "a")\n'

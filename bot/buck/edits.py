@@ -179,14 +179,13 @@ def _insert_after_argument(text: str, call: Call, anchor: Span, written: str, tr
 
 def _insert_first(text: str, call: Call, written: str) -> str:
     opening = call.arguments.start + 1
-    inner = text[opening : call.arguments.end - 1]
-    if not inner.strip():
+    if not call.argument_spans:
         return _splice(text, opening, opening, written)
-    if call.span.line == call.span.end_line or not inner.startswith(("\n", " \n")):
-        return _splice(text, opening, opening, f"{written}, ")
-    first_argument = opening + len(inner) - len(inner.lstrip())
-    indent = _indent_at(text, first_argument)
-    return _splice(text, opening, opening, f"\n{indent}{written},")
+    first = call.argument_spans[0]
+    if first.line == call.arguments.line:  # the arguments start on the parenthesis' line
+        return _splice(text, first.start, first.start, f"{written}, ")
+    end = _line_end(text, opening)  # after a comment on the parenthesis' line, if any
+    return _splice(text, end, end, f"\n{_indent_at(text, first.start)}{written},")
 
 
 def _argument_indent(text: str, call: Call, anchor: Span) -> str:
