@@ -18,11 +18,25 @@ from typing import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.packages import build_file_names, load_buckconfig
 from bot.buck.syntax import syntax_of
+from checks.support.eval_failures import failure_hits
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    yield from _syntax_hits(snap)
+    # What the interpreter calls a parse failure where the file's syntax is fine (a package
+    # newly loading a file that does not parse): reported as evaluation saw it, never lost.
+    for hit in failure_hits(snap, frozenset({"parse"}), _describe_failure):
+        if not syntax_of(snap.head.text(hit.path) or "").errors:
+            yield hit
+
+
+def _describe_failure(error, graph) -> str:
+    return f"`{error.path}` does not parse, so `//{error.package}` fails to load: {error.message}"
+
+
+def _syntax_hits(snap: Snapshot) -> Iterator[Hit]:
     config = load_buckconfig(snap.head.tree)
     build_files = frozenset(name for cell in CELLS for name in build_file_names(config, cell))
     for change in sorted(snap.changes.files, key=lambda c: c.path):

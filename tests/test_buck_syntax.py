@@ -226,3 +226,13 @@ def test_insert_keyword_first_below_a_comment_on_the_parenthesis_line():
     one_line = 'cxx_library(name = "a")\n'
     call = parse_starlark(one_line).call_at(1)
     assert edits.insert_keyword(one_line, call, "_kind", "cxx_library", first=True) == 'cxx_library(_kind = cxx_library, name = "a")\n'
+
+
+def test_remove_list_element_one_line_and_multi_line():
+    text = 'cxx_library(name = "a", deps = [":a", ":b", ":c"])\n'
+    assert edits.remove_list_element(text, _deps(text), 0) == 'cxx_library(name = "a", deps = [":b", ":c"])\n'
+    assert edits.remove_list_element(text, _deps(text), 2) == 'cxx_library(name = "a", deps = [":a", ":b"])\n'
+    multi = 'cxx_library(\n    deps = [\n        ":a",\n        ":b",  # why\n    ],\n)\n'
+    assert edits.remove_list_element(multi, _deps(multi), 1) == 'cxx_library(\n    deps = [\n        ":a",\n    ],\n)\n'
+    bare = 'cxx_library(\n    deps = [\n        ":a",\n        ":b"\n    ],\n)\n'
+    assert edits.remove_list_element(bare, _deps(bare), 1) == 'cxx_library(\n    deps = [\n        ":a"\n    ],\n)\n'

@@ -77,6 +77,23 @@ def add_list_element(text: str, literal: ListLiteral, value: str) -> str:
     return _splice(new, last.span.end, last.span.end, ",")  # the old last element needs its comma now
 
 
+def remove_list_element(text: str, literal: ListLiteral, index: int) -> str:
+    """`literal` without its element `index`: its line goes where it stood alone on one."""
+    elements = literal.elements
+    element = elements[index]
+    last = index == len(elements) - 1
+    line_start, line_end = _line_start(text, element.span.start), _line_end(text, element.span.end)
+    after = text[element.span.end : line_end]
+    alone = _first_on_line(text, element.span.start) and re.fullmatch(r"\s*,?\s*(#.*)?", after) is not None
+    if alone and not (last and not literal.trailing_comma and index > 0):
+        return text[:line_start] + text[min(len(text), line_end + 1) :]
+    if not last:
+        return _splice(text, element.span.start, elements[index + 1].span.start if not alone else line_end + 1, "")
+    if index > 0:  # the last one: the comma before it goes with it, a trailing comma stays
+        return _splice(text, elements[index - 1].span.end, element.span.end, "")
+    return _splice(text, element.span.start, element.span.end, "")
+
+
 def replace_value(text: str, keyword: Keyword, value_source: str) -> str:
     """`keyword`'s value replaced by `value_source`."""
     return _splice(text, keyword.value_span.start, keyword.value_span.end, value_source)
