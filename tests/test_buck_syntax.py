@@ -236,3 +236,16 @@ def test_remove_list_element_one_line_and_multi_line():
     assert edits.remove_list_element(multi, _deps(multi), 1) == 'cxx_library(\n    deps = [\n        ":a",\n    ],\n)\n'
     bare = 'cxx_library(\n    deps = [\n        ":a",\n        ":b"\n    ],\n)\n'
     assert edits.remove_list_element(bare, _deps(bare), 1) == 'cxx_library(\n    deps = [\n        ":a"\n    ],\n)\n'
+
+
+def test_parse_error_reports_each_error_of_a_file_with_line_and_column():
+    from bot import engine
+    from checks import parse_error
+    from tests.test_check_examples import _snapshot
+
+    result = engine.run([parse_error.CHECK], _snapshot(parse_error.CHECK.bad[1]))
+    assert [(f.line, f.message) for f in result.findings] == [
+        (3, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 3, column 21: unexpected symbol ']' here, expected one of \")\" or \",\""),
+        (5, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 5, column 38: unexpected string literal `\":c\"`, expected `,`"),
+        (6, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 6, column 30: `srcs =` has no value"),
+    ]

@@ -140,10 +140,6 @@ class StarlarkSyntax:
         found = [s for s in self.statements if s.span.line == line]
         return max(found, key=lambda s: s.depth) if found else None
 
-    def list_at(self, offset: int) -> ListLiteral | None:
-        """The list literal that starts at character `offset`."""
-        return next((item for item in self.lists if item.span.start == offset), None)
-
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
