@@ -26,13 +26,14 @@ import re
 from typing import Iterator
 
 from bot.facts import xref
-from checks.support.callsite import attribute_line, call_lines, insert_after, item_line, outermost_frame
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
 _CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
-_SPLAT = re.compile(r"\*\*([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -100,20 +101,23 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[Hit]:
                     Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
                 )
             splat = guarded_splats.get(target.path)
-            name_line = attribute_line(text, target, "name")
+            call = call_of(text, target)
+            if call is not None and call.keyword("name") is None:
+                call = None  # not the rule's own call: nowhere to put the guard
             if splat:
-                insertion, advice = f"**{splat},", f"splat the package's guard dict (`**{splat}`) as its other CUDA targets do"
-                fix = None if name_line is None else insert_after(text, target.path, name_line, insertion, advice)
+                advice = f"splat the package's guard dict (`**{splat}`) as its other CUDA targets do"
+                fix = None if call is None else fix_between(target.path, text, edits.insert_splat(text, call, splat), advice)
             elif target.package in fbcode_only:
                 advice = (
                     "define it fbcode-only, as this repository defines its CUDA targets: with "
                     "`fbcode_target(_kind = ...)` in BUCK, or below an `if not is_fbcode(): return` in targets.bzl"
                 )
-                fix = _fbcode_target_fix(text, target, advice)
+                fix = _fbcode_target_fix(text, target, call, advice)
             else:
-                insertion = f'compatible_with = ["{settings.cuda_constraint}"],'
-                advice = f"add `{insertion.rstrip(',')}`"
-                fix = None if name_line is None else insert_after(text, target.path, name_line, insertion, advice)
+                constraint = f"[{edits.string_literal(text, settings.cuda_constraint)}]"
+                advice = f"add `compatible_with = {constraint}`"
+                fixed = None if call is None else edits.insert_keyword(text, call, "compatible_with", constraint, after="name")
+                fix = None if fixed is None else fix_between(target.path, text, fixed, advice)
             yield Hit(
                 path=target.path,
                 line=target.line,
@@ -146,17 +150,12 @@ def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[
     )
 
 
-def _fbcode_target_fix(text: str, target, advice: str):
+def _fbcode_target_fix(text: str, target, call, advice: str):
     """In a BUCK file that loads `fbcode_target`, wrap the call: `fbcode_target(_kind = K, ...)`."""
-    if target.path.endswith(".bzl") or "fbcode_target" not in text:
+    if call is None or target.path.endswith(".bzl") or "fbcode_target" not in text:
         return None
-    lines = text.splitlines()
-    first = lines[target.line - 1] if 0 < target.line <= len(lines) else ""
-    match = re.match(r"^(\s*)([A-Za-z_][A-Za-z0-9_.]*)\(\s*$", first)
-    if match is None:
-        return None
-    replacement = f"{match.group(1)}fbcode_target(\n{match.group(1)}    _kind = {match.group(2)},"
-    return Fix(target.path, target.line, target.line, replacement, advice)
+    fixed = edits.insert_keyword(text, call, "_kind", call.callee, first=True)
+    return fix_between(target.path, text, edits.replace_callee(fixed, call, "fbcode_target"), advice)
 
 
 def _is_guarded(target, constraint: str) -> bool:
@@ -169,12 +168,10 @@ def _guard_dicts(snap: Snapshot, graph, constraint: str) -> dict[str, str]:
     for target in graph.targets.values():
         if target.path in found or not _is_guarded(target, constraint):
             continue
-        text = snap.head.text(target.path) or ""
-        for _number, line in call_lines(text, target):
-            match = _SPLAT.search(line)
-            if match:
-                found[target.path] = match.group(1)
-                break
+        call = call_of(snap.head.text(target.path) or "", target)
+        named = [splat for splat in (call.splats if call is not None else ()) if splat.isidentifier()]
+        if named:
+            found[target.path] = named[0]
     return found
 
 
@@ -247,7 +244,98 @@ CHECK = Check(
                     '        deps = [":allocator"],\n'
                     "    )\n"
                 ),
-            }
+            },
+            fixed={
+                "extension/cuda/targets.bzl": (
+                    'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+                    "\n"
+                    "def define_common_targets():\n"
+                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    '        name = "caller_stream",\n'
+                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    '        srcs = ["caller_stream.cu"],\n'
+                    "    )\n"
+                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    '        name = "allocator",\n'
+                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    '        srcs = ["allocator.cpp"],\n'
+                    '        external_deps = [("cuda", None, "cuda-lazy")],\n'
+                    "    )\n"
+                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    '        name = "user",\n'
+                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    '        srcs = ["user.cpp"],\n'
+                    '        deps = [":allocator"],\n'
+                    "    )\n"
+                ),
+            },
+        ),
+        # The package guards its CUDA targets with a dict: the new one gets the dict too, last.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "extension/cuda/BUCK": _XPLAT_BUCK,
+                "extension/cuda/targets.bzl": (
+                    'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+                    "\n"
+                    "def define_common_targets():\n"
+                    '    cuda_kwargs = {"compatible_with": ["ovr_config//cuda:has_cuda"]}\n'
+                    "    runtime.cxx_library(\n"
+                    '        name = "caller_stream",\n'
+                    '        srcs = ["caller_stream.cu"],\n'
+                    "        **cuda_kwargs\n"
+                    "    )\n"
+                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    '        name = "memory",\n'
+                    '        srcs = ["memory.cu"],\n'
+                    '        deps = [":caller_stream"],\n'
+                    "    )\n"
+                ),
+            },
+            fixed={
+                "extension/cuda/targets.bzl": (
+                    'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+                    "\n"
+                    "def define_common_targets():\n"
+                    '    cuda_kwargs = {"compatible_with": ["ovr_config//cuda:has_cuda"]}\n'
+                    "    runtime.cxx_library(\n"
+                    '        name = "caller_stream",\n'
+                    '        srcs = ["caller_stream.cu"],\n'
+                    "        **cuda_kwargs\n"
+                    "    )\n"
+                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    '        name = "memory",\n'
+                    '        srcs = ["memory.cu"],\n'
+                    '        deps = [":caller_stream"],\n'
+                    "        **cuda_kwargs\n"
+                    "    )\n"
+                ),
+            },
+        ),
+        # No target uses the constraint; the package's CUDA targets are fbcode-only: so is this one.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "gpu/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target")\n'
+                    'fbcode_target(_kind = cxx_library, name = "old_kernels", srcs = ["old.cu"])\n'
+                    "cxx_library(  # expect: cuda-guard-missing\n"
+                    '    name = "new_kernels",\n'
+                    '    srcs = ["new.cu"],\n'
+                    ")\n"
+                ),
+            },
+            fixed={
+                "gpu/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target")\n'
+                    'fbcode_target(_kind = cxx_library, name = "old_kernels", srcs = ["old.cu"])\n'
+                    "fbcode_target(  # expect: cuda-guard-missing\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "new_kernels",\n'
+                    '    srcs = ["new.cu"],\n'
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

@@ -37,7 +37,9 @@ from typing import Iterator, Mapping
 from bot.facts import xref
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line, call_lines, item_line
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import attribute_line, call_of, item_line
 from bot.facts.cache import current, digest, fact
 from bot.facts.gating import graph_fact
 from bot.tree import missing_reads
@@ -332,23 +334,23 @@ def _flag_origin(model: BuildModel, target: BuckTarget, conditions: tuple[str, .
 
 
 def _add_dep_fix(text: str, target: BuckTarget, owner_label: str) -> Fix | None:
-    """Add the owner to a literal `deps = [...]` list written in the target's call."""
-    line = attribute_line(text, target, "deps")
-    if line is None:
+    """Add the owner to the `deps = [...]` list written in the target's call, or write a `deps`
+    keyword where the call has none; a `deps` computed by a macro is left to its author."""
+    call = call_of(text, target)
+    if call is None or call.keyword("name") is None:
         return None
     written = _written_label(text, target, owner_label)
-    original = text.splitlines()[line - 1]
-    single = re.fullmatch(r"(\s*deps\s*=\s*\[)(.*)(\]\s*,?\s*)", original)
-    if single and single.group(2).strip():
-        items = single.group(2).rstrip().rstrip(",")
-        replacement = f'{single.group(1)}{items}, "{written}"{single.group(3)}'
-        return Fix(target.path, line, line, replacement, f"add `{written}` to deps")
-    if re.fullmatch(r"\s*deps\s*=\s*\[\s*", original):
-        lines = dict(call_lines(text, target))
-        following = lines.get(line + 1, "")
-        indent = following[: len(following) - len(following.lstrip())] or original[: len(original) - len(original.lstrip())] + "    "
-        return Fix(target.path, line, line, f'{original}\n{indent}"{written}",', f"add `{written}` to deps")
-    return None
+    deps = call.keyword("deps")
+    if deps is None:
+        # Where build files write it: after the sources and headers, before `exported_deps`.
+        written_before = [k for k in call.keywords if k.name in ("name", "srcs", "headers", "exported_headers")]
+        after = max(written_before, key=lambda k: k.span.start).name
+        fixed = edits.insert_keyword(text, call, "deps", f"[{edits.string_literal(text, written)}]", after=after)
+    elif deps.value_list is not None:
+        fixed = edits.add_list_element(text, deps.value_list, written)
+    else:
+        return None
+    return fix_between(target.path, text, fixed, f"add `{written}` to deps")
 
 
 def _written_label(text: str, target: BuckTarget, label: str) -> str:
@@ -463,7 +465,43 @@ CHECK = Check(
                     "#include <executorch/runtime/core/result.h>\n"
                     "#include <executorch/runtime/core/error.h>  // expect: dep-undeclared-header\n"
                 ),
-            }
+            },
+            fixed={
+                "runtime/executor/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "program",\n'
+                    '    srcs = ["program.cpp"],\n'
+                    '    deps = ["//runtime/core:core", "//runtime/core:result"],\n'
+                    ")\n"
+                ),
+            },
+        ),
+        # No `deps` at all: the fix writes the keyword.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "runtime/core/BUCK": _RUNNER_BUCK,
+                "runtime/core/error.h": "#pragma once\n",
+                "runtime/core/result.h": "#pragma once\n",
+                "runtime/executor/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "program",\n'
+                    '    srcs = ["program.cpp"],\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                ),
+                "runtime/executor/program.cpp": "#include <executorch/runtime/core/result.h>  // expect: dep-undeclared-header\n",
+            },
+            fixed={
+                "runtime/executor/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "program",\n'
+                    '    srcs = ["program.cpp"],\n'
+                    '    deps = ["//runtime/core:result"],\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

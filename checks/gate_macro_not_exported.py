@@ -27,7 +27,9 @@ from typing import Iterator
 
 from bot.facts import gating, xref
 from bot.buck.cells import CELLS
-from checks.support.callsite import attribute_line, item_line
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import attribute_line, call_of, item_line
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake import edits
@@ -264,13 +266,8 @@ def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
     consumer_target, consumer_path, consumer_line = consumer
     text = model.text(target.path) or ""
     line = item_line(text, target, f"-D{macro}") or attribute_line(text, target, "preprocessor_flags") or target.line
-    fix = None
-    written = text.splitlines()[line - 1] if 0 < line <= len(text.splitlines()) else ""
-    if re.fullmatch(rf"""\s*preprocessor_flags\s*=\s*\[\s*["']-D{re.escape(macro)}(=[^"']*)?["']\s*,?\s*\]\s*,?\s*(#.*)?""", written) and (
-        attribute_line(text, target, "exported_preprocessor_flags") is None
-    ):
-        fix = Fix(target.path, line, line, written.replace("preprocessor_flags", "exported_preprocessor_flags", 1),
-                  f"export `-D{macro}` to dependents")
+    call = call_of(text, target)
+    fix = None if call is None else _export_flag_fix(text, target.path, call, macro)
     return Hit(
         path=target.path,
         line=line,
@@ -290,6 +287,30 @@ def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
         ),
         fix=fix,
     )
+
+
+def _export_flag_fix(text: str, path: str, call, macro: str) -> Fix | None:
+    """Move `-D<macro>` from the call's `preprocessor_flags` list to `exported_preprocessor_flags`."""
+    private, exported = call.keyword("preprocessor_flags"), call.keyword("exported_preprocessor_flags")
+    if private is None or private.value_list is None or (exported is not None and exported.value_list is None):
+        return None
+    flags = [e.string.split("=")[0] if e.string else None for e in private.value_list.elements]
+    if f"-D{macro}" not in flags:
+        return None  # the flag comes from elsewhere (a variable, a macro): its author moves it
+    index = flags.index(f"-D{macro}")
+    element = private.value_list.elements[index]
+    if exported is None and len(flags) == 1:  # the only flag: the keyword itself becomes the exported one
+        fixed = edits.rename_keyword(text, private, "exported_preprocessor_flags")
+    elif exported is None:
+        added = edits.insert_keyword(text, call, "exported_preprocessor_flags", f"[{element.text}]", after="preprocessor_flags")
+        fixed = edits.remove_list_element(added, private.value_list, index)  # above the insertion: spans hold
+    elif exported.span.start > private.span.start:
+        added = edits.add_list_element(text, exported.value_list, element.string)
+        fixed = edits.remove_list_element(added, private.value_list, index)
+    else:
+        removed = edits.remove_list_element(text, private.value_list, index)
+        fixed = edits.add_list_element(removed, exported.value_list, element.string)
+    return fix_between(path, text, fixed, f"export `-D{macro}` to dependents")
 
 
 _CMAKE_ROOT = (
@@ -408,7 +429,71 @@ CHECK = Check(
                 ),
                 "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
                 "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-            }
+            },
+            fixed={
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["caller_stream.h"],\n'
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+            },
+        ),
+        # With other flags beside it, only the macro's flag moves.
+        Example(
+            head={
+                ".buckconfig": "[repositories]\n  root = .\n",
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["caller_stream.h"],\n'
+                    "    preprocessor_flags = [\n"
+                    '        "-DCUDA_CALLER_STREAM_POOL",  # expect: gate-macro-not-exported\n'
+                    '        "-DET_LOG_ENABLED=0",\n'
+                    "    ],\n"
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+                "extension/cuda/caller_stream.h": (
+                    "#pragma once\nstruct CallerStream {\n  void* stream;\n#ifdef CUDA_CALLER_STREAM_POOL\n  void* pool;\n#endif\n};\n"
+                    "#ifdef CUDA_CALLER_STREAM_POOL\nvoid* pooled_stream();\n#endif\n"
+                ),
+                "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+                "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+            },
+            fixed={
+                "extension/cuda/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "caller_stream",\n'
+                    '    srcs = ["caller_stream.cpp"],\n'
+                    '    exported_headers = ["caller_stream.h"],\n'
+                    "    preprocessor_flags = [\n"
+                    '        "-DET_LOG_ENABLED=0",\n'
+                    "    ],\n"
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],\n'
+                    '    visibility = ["PUBLIC"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "user",\n'
+                    '    srcs = ["user.cpp"],\n'
+                    '    deps = [":caller_stream"],\n'
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

@@ -30,7 +30,9 @@ from bot import cmake
 from bot.facts import linkage, pairing
 from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line, insert_after
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import call_of
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -119,12 +121,13 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
     cmake_target = snap.head.cmake(profile).targets[cmake_name]
     option = _exported_option(cmake_target)
     text = snap.head.text(target.path) or ""
-    anchor = attribute_line(text, target, "link_whole") or attribute_line(text, target, "name")
+    call = call_of(text, target)
     fix = None
-    if anchor is not None:
-        fix = insert_after(
-            text, target.path, anchor, f"exported_linker_flags = [{_FLAG}],", "export the executable's symbols as CMake does"
-        )
+    if call is not None and call.keyword("exported_linker_flags") is None:
+        after = "link_whole" if call.keyword("link_whole") is not None else "name"
+        flag = edits.string_literal(text, _FLAG.strip('"'))
+        fixed = edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after=after)
+        fix = fix_between(target.path, text, fixed, "export the executable's symbols as CMake does")
     static = cell_named(cell).static_linking
     also = ""
     if above:
@@ -180,7 +183,17 @@ CHECK = Check(
                     "    link_whole = True,\n"
                     ")\n"
                 ),
-            }
+            },
+            fixed={
+                "backends/cuda/runtime/BUCK": (
+                    "cxx_library(  # expect: link-export-dynamic-missing\n"
+                    '    name = "cuda_backend",\n'
+                    '    srcs = ["cuda_backend.cpp"],\n'
+                    "    link_whole = True,\n"
+                    '    exported_linker_flags = ["-Wl,--export-dynamic"],\n'
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

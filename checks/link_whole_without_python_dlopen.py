@@ -22,7 +22,9 @@ from typing import Iterator
 
 from bot.buck.cells import CELLS
 from bot.facts.linkage import python_loadable
-from checks.support.callsite import attribute_line, insert_after
+from bot.buck import edits
+from bot.fixes import fix_between
+from checks.support.callsite import call_of
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -38,12 +40,13 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             if "library" not in target.kind or label not in loadable:
                 continue
             text = snap.head.text(target.path) or ""
-            line = attribute_line(text, target, "link_whole") or target.line
-            fix = (
-                insert_after(text, target.path, line, "supports_python_dlopen = True,", "let Python extensions keep it whole")
-                if attribute_line(text, target, "link_whole")
-                else None
-            )
+            call = call_of(text, target)
+            written = call.keyword("link_whole") if call is not None else None
+            line = written.name_span.line if written is not None else target.line
+            fix = None
+            if written is not None:  # set next to the flag it goes with, in the call that sets it
+                fixed = edits.insert_keyword(text, call, "supports_python_dlopen", "True", after="link_whole")
+                fix = fix_between(target.path, text, fixed, "let Python extensions keep it whole")
             yield Hit(
                 path=target.path,
                 line=line,
@@ -81,7 +84,17 @@ CHECK = Check(
                 "extension/pybindings/BUCK": (
                     'cxx_python_extension(name = "_portable_lib", deps = ["//backends/aoti:common_shims_slim"])\n'
                 ),
-            }
+            },
+            fixed={
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims_slim",\n'
+                    '    srcs = ["common_shims_slim.cpp"],\n'
+                    "    link_whole = True,  # expect: link-whole-without-python-dlopen\n"
+                    "    supports_python_dlopen = True,\n"
+                    ")\n"
+                ),
+            },
         ),
     ),
     good=(

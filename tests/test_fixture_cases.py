@@ -29,7 +29,8 @@ def test_pr24817_flags_exactly_the_unguarded_cuda_targets_in_xplat(case_repo, tm
     assert "3 CUDA targets" in exposing.message and "//extension/cuda:caller_stream" in exposing.message
     platform = by_path["backends/cuda/runtime/targets.bzl"]
     assert platform.target == "//backends/cuda/runtime:cuda_platform"
-    assert "**cuda_kwargs," in platform.fix.replacement  # the package's own guard dict is suggested
+    # The package's own guard dict is suggested, last in the call (Starlark wants `**` last).
+    assert (platform.fix.line, platform.fix.replacement) == (39, '        visibility = ["PUBLIC"],\n        **cuda_kwargs')
     assert report.smoke.required
 
 

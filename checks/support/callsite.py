@@ -1,11 +1,20 @@
-"""Where things are inside a rule call: the line of an attribute or an item, and edits to it."""
+"""Where things are inside a rule call: the call itself, the line of an attribute or an item.
+
+Evaluation says where a target is defined (its call-site line); the syntax layer
+(`bot/buck/syntax.py`) says what is written there. The two meet by that line.
+"""
 
 from __future__ import annotations
 
 import re
 
 from bot.buck.evaluation import BuckTarget, Frame
-from bot.model import Evidence, Fix
+from bot.buck.syntax import Call, syntax_of
+
+
+def call_of(text: str, target: BuckTarget) -> Call | None:
+    """The call written at the target's call site, if `text` (its file) has one there."""
+    return syntax_of(text).call_at(target.line) if text else None
 
 
 def call_lines(text: str, target: BuckTarget) -> list[tuple[int, str]]:
@@ -16,15 +25,25 @@ def call_lines(text: str, target: BuckTarget) -> list[tuple[int, str]]:
 
 def attribute_line(text: str, target: BuckTarget, attribute: str) -> int | None:
     """The line of `attribute = ...` inside the call, if written there."""
+    call = call_of(text, target)
+    if call is not None:
+        keyword = call.keyword(attribute)
+        return keyword.name_span.line if keyword is not None else None
+    # No call starts on the recorded line (a file that changed under the evaluation): scan it.
     pattern = re.compile(rf"^\s*{re.escape(attribute)}\s*=")
-    for number, line in call_lines(text, target):
-        if pattern.search(line):
-            return number
-    return None
+    return next((number for number, line in call_lines(text, target) if pattern.search(line)), None)
 
 
 def item_line(text: str, target: BuckTarget, item: str) -> int | None:
     """The line of a quoted item (a source, a dep) inside the call, if written there."""
+    call = call_of(text, target)
+    if call is not None:
+        for literal in syntax_of(text).lists:
+            if call.span.start <= literal.span.start < call.span.end:
+                for element in literal.elements:
+                    if element.string == item:
+                        return element.span.line
+    # An item inside a tuple or a dict (`external_deps = [("cuda", None, "cuda-lazy")]`).
     for quote in ('"', "'"):
         for number, line in call_lines(text, target):
             if f"{quote}{item}{quote}" in line:
@@ -32,15 +51,6 @@ def item_line(text: str, target: BuckTarget, item: str) -> int | None:
     return None
 
 
-def insert_after(text: str, path: str, line: int, insertion: str, description: str) -> Fix:
-    """A fix that keeps `line` and adds `insertion` below it at the same indentation."""
-    original = text.splitlines()[line - 1]
-    indent = original[: len(original) - len(original.lstrip())]
-    return Fix(path, line, line, f"{original}\n{indent}{insertion}", description)
-
-
 def outermost_frame(target: BuckTarget) -> Frame | None:
     """The build-file line whose evaluation defined the target (what made it visible)."""
     return target.stack[0] if target.stack else None
-
-
