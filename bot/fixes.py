@@ -14,6 +14,8 @@ from typing import Iterable
 
 from bot.model import Fix
 
+PATCH_CONTEXT = 3  # unchanged lines kept around a fix, as `git diff` shows them
+
 
 def fix_between(path: str, before: str, after: str, description: str) -> Fix | None:
     """The Fix that turns `before` into `after` (None when they are equal).
@@ -44,7 +46,10 @@ def fix_between(path: str, before: str, after: str, description: str) -> Fix | N
     if last > line_count:  # the anchor fell on the empty string after the final newline
         last = line_count
     end = max(first + 1, last)
-    return Fix(path, first + 1, end, "\n".join(replaced), description, "\n".join(old[first:end]))
+    above = old[max(0, first - PATCH_CONTEXT) : first]
+    below = old[end : min(line_count, end + PATCH_CONTEXT)]
+    return Fix(path, first + 1, end, "\n".join(replaced), description, "\n".join(old[first:end]),
+               "\n".join(above), "\n".join(below))
 
 
 class StaleFix(ValueError):

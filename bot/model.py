@@ -43,7 +43,8 @@ class Fix:
     """A mechanical fix: replace lines [line, end_line] of `path` with `replacement`.
 
     `original` is the text of those lines as the fix was computed (empty when unknown): it lets a
-    fix be shown as a patch and refused where the file no longer holds those lines.
+    fix be shown as a patch and refused where the file no longer holds those lines. `above` and
+    `below` are up to three unchanged lines around them, the context a patch needs to apply.
     """
 
     path: str
@@ -52,6 +53,8 @@ class Fix:
     replacement: str
     description: str = ""
     original: str = ""
+    above: str = ""
+    below: str = ""
 
 
 @dataclass(frozen=True, slots=True)

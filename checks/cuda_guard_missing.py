@@ -27,10 +27,10 @@ from typing import Iterator
 
 from bot.facts import xref
 from bot.buck import edits
-from bot.fixes import fix_between
+from bot.fixes import apply_fixes, fix_between
 from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 
 _CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
@@ -81,7 +81,29 @@ def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
                 Evidence(h.path, h.line, f"`{h.key}`: {h.evidence[0].note if h.evidence else 'CUDA target'}")
                 for h in group
             ),
+            fix=_guard_each(snap, group),
         )
+
+
+def _guard_each(snap: Snapshot, group: list[Hit]) -> Fix | None:
+    """One fix that guards every target of a group, when they sit in one file and each has a fix.
+
+    Their fixes were computed on the same text and touch different calls, so they are applied
+    together and turned into one edit of that file (the file is often one the change did not
+    touch, so the fix is a patch rather than a suggestion).
+    """
+    fixes = [hit.fix for hit in group]
+    if any(fix is None for fix in fixes) or len({fix.path for fix in fixes}) != 1:
+        return None
+    path = fixes[0].path
+    text = snap.head.text(path)
+    if text is None:
+        return None
+    together = apply_fixes(text, fixes)
+    if together.overlapping:
+        return None
+    advice = "; ".join(dict.fromkeys(fix.description for fix in fixes))
+    return fix_between(path, text, together.text, f"guard each of them: {advice}")
 
 
 def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[Hit]:

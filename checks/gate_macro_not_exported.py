@@ -25,17 +25,16 @@ import posixpath
 import re
 from typing import Iterator
 
-from bot.facts import gating, xref
+from bot.buck import edits as buck_edits
 from bot.buck.cells import CELLS
-from bot.buck import edits
-from bot.fixes import fix_between
-from checks.support.callsite import attribute_line, call_of, item_line
-from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.cmake import edits
+from bot.cmake import edits as cmake_edits
+from bot.facts import gating, xref
+from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import attribute_line, call_of, item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -100,7 +99,7 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
                     continue
                 if any(d.value.split("=", 1)[0] == macro and d.scope != "PRIVATE" for d in target.compile_definitions):
                     continue
-                if edits.invocation_at(model.text(definition.path) or "", definition.line, ("target_compile_definitions",)) is None:
+                if cmake_edits.invocation_at(model.text(definition.path) or "", definition.line, ("target_compile_definitions",)) is None:
                     continue  # a directory-wide definition reaches the directory's dependents too
                 private.append((target, definition, macro))
         if not private:
@@ -185,13 +184,13 @@ def _directory_prefix(path: str) -> str:
 
 def _public_fix(text: str, definition, macro: str, target: str) -> Fix | None:
     """The definition moved to PUBLIC scope; other definitions of its group stay PRIVATE."""
-    invocation = edits.invocation_at(text, definition.line, ("target_compile_definitions",))
+    invocation = cmake_edits.invocation_at(text, definition.line, ("target_compile_definitions",))
     if invocation is None:
         return None
-    for group in edits.scope_groups(invocation):
+    for group in cmake_edits.scope_groups(invocation):
         for item in group.items:
             if group.scope == "PRIVATE" and item.line == definition.line and _defined_macro(item.value) == macro:
-                fixed = edits.set_scope(text, invocation, (item,), "PUBLIC")
+                fixed = cmake_edits.set_scope(text, invocation, (item,), "PUBLIC")
                 if fixed is not None:
                     return fix_between(definition.path, text, fixed, f"make `{macro}` a PUBLIC definition of `{target}`")
     return None
@@ -300,16 +299,16 @@ def _export_flag_fix(text: str, path: str, call, macro: str) -> Fix | None:
     index = flags.index(f"-D{macro}")
     element = private.value_list.elements[index]
     if exported is None and len(flags) == 1:  # the only flag: the keyword itself becomes the exported one
-        fixed = edits.rename_keyword(text, private, "exported_preprocessor_flags")
+        fixed = buck_edits.rename_keyword(text, private, "exported_preprocessor_flags")
     elif exported is None:
-        added = edits.insert_keyword(text, call, "exported_preprocessor_flags", f"[{element.text}]", after="preprocessor_flags")
-        fixed = edits.remove_list_element(added, private.value_list, index)  # above the insertion: spans hold
+        added = buck_edits.insert_keyword(text, call, "exported_preprocessor_flags", f"[{element.text}]", after="preprocessor_flags")
+        fixed = buck_edits.remove_list_element(added, private.value_list, index)  # above the insertion: spans hold
     elif exported.span.start > private.span.start:
-        added = edits.add_list_element(text, exported.value_list, element.string)
-        fixed = edits.remove_list_element(added, private.value_list, index)
+        added = buck_edits.add_list_element(text, exported.value_list, element.string)
+        fixed = buck_edits.remove_list_element(added, private.value_list, index)
     else:
-        removed = edits.remove_list_element(text, private.value_list, index)
-        fixed = edits.add_list_element(removed, exported.value_list, element.string)
+        removed = buck_edits.remove_list_element(text, private.value_list, index)
+        fixed = buck_edits.add_list_element(removed, exported.value_list, element.string)
     return fix_between(path, text, fixed, f"export `-D{macro}` to dependents")
 
 

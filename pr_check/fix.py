@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from bot.fix_commit import plan_fix_commit
-from bot.model import Finding, Fix
+from bot.model import Finding, Fix, Severity
 from bot.pipeline import Report
 from bot.tree import FileTree, blob_id_of
 
@@ -159,10 +159,18 @@ def fix_until_settled(
 
 
 def new_findings(before: Report, after: Report) -> tuple[Finding, ...]:
-    """Findings of `after` that `before` has not: neither their fingerprint nor their rule, path and
-    target (a fix may change the text another finding's fingerprint is made of)."""
+    """Defects of `after` that `before` has not: neither their fingerprint nor their rule, path and
+    target (a fix may change the text another finding's fingerprint is made of).
+
+    Informational findings do not count: they describe the change, not a defect in it (a guard
+    added to a CUDA target is a guard change without a test, `test-missing`, whoever wrote it),
+    so they cannot make a fix worse than the finding it removes.
+    """
     known = {f.fingerprint for f in before.findings} | {(f.rule, f.path, f.target) for f in before.findings}
-    return tuple(f for f in after.findings if f.fingerprint not in known and (f.rule, f.path, f.target) not in known)
+    return tuple(
+        f for f in after.findings
+        if f.severity > Severity.INFO and f.fingerprint not in known and (f.rule, f.path, f.target) not in known
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,13 @@ def test_equal_texts_make_no_fix():
 
 def test_an_insertion_at_the_top_anchors_on_the_first_line():
     fix = fix_between("f", "a\nb\n", "x\na\nb\n", "add x")
-    assert fix == Fix("f", 1, 1, "x\na", "add x", "a")
+    assert fix == Fix("f", 1, 1, "x\na", "add x", "a", above="", below="b")
     assert apply_fix("a\nb\n", fix) == "x\na\nb\n"
 
 
 def test_an_insertion_at_the_end_of_a_file_without_a_final_newline_keeps_it_without():
     fix = fix_between("f", "a\nb", "a\nb\nc", "add c")
-    assert fix == Fix("f", 2, 2, "b\nc", "add c", "b")
+    assert fix == Fix("f", 2, 2, "b\nc", "add c", "b", above="a", below="")
     assert apply_fix("a\nb", fix) == "a\nb\nc"
 
 
@@ -32,13 +32,13 @@ def test_an_insertion_after_the_last_line_stays_inside_the_file():
 
 def test_a_deletion_keeps_the_line_above_as_its_anchor():
     fix = fix_between("f", "a\nb\nc\n", "a\nc\n", "drop b")
-    assert fix == Fix("f", 1, 2, "a", "drop b", "a\nb")
+    assert fix == Fix("f", 1, 2, "a", "drop b", "a\nb", above="", below="c")
     assert apply_fix("a\nb\nc\n", fix) == "a\nc\n"
 
 
 def test_a_changed_line_is_replaced_alone():
     fix = fix_between("f", "a\nb\nc\n", "a\nB\nc\n", "upper b")
-    assert fix == Fix("f", 2, 2, "B", "upper b", "b")
+    assert fix == Fix("f", 2, 2, "B", "upper b", "b", above="a", below="c")
 
 
 def test_fixes_apply_bottom_up_so_an_insertion_above_does_not_shift_the_one_below():

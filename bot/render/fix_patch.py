@@ -9,21 +9,42 @@ has no `-` side to show, so its replacement is shown instead.
 
 from __future__ import annotations
 
+import difflib
+
 from bot.model import Fix
 
 
-def unified_patch(fix: Fix) -> str:
-    """The fix as a one-hunk unified diff (`--- a/` `+++ b/` `@@ -l,n +l,m @@`); needs `fix.original`."""
-    removed = fix.original.split("\n")
-    added = fix.replacement.split("\n")
-    lines = [
-        f"--- a/{fix.path}",
-        f"+++ b/{fix.path}",
-        f"@@ -{fix.line},{len(removed)} +{fix.line},{len(added)} @@",
-        *(f"-{line}" for line in removed),
-        *(f"+{line}" for line in added),
-    ]
+def unified_patch(fix: Fix, context: int = 3) -> str:
+    """The fix as a unified diff (`--- a/` `+++ b/` `@@ -l,n +l,m @@`); needs `fix.original`.
+
+    A fix replaces whole lines and often keeps most of them (an anchor line, a call it adds one
+    keyword to), so the hunks show only the lines that change, with `context` lines around them,
+    as `git diff` would.
+    """
+    above = fix.above.split("\n") if fix.above else []
+    below = fix.below.split("\n") if fix.below else []
+    removed = above + fix.original.split("\n") + below
+    added = above + fix.replacement.split("\n") + below
+    first = fix.line - len(above)
+    lines = [f"--- a/{fix.path}", f"+++ b/{fix.path}"]
+    matcher = difflib.SequenceMatcher(None, removed, added, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        old_start, old_end = group[0][1], group[-1][2]
+        new_start, new_end = group[0][3], group[-1][4]
+        lines.append(f"@@ -{_hunk_range(first + old_start, old_end - old_start)} "
+                     f"+{_hunk_range(first + new_start, new_end - new_start)} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [f" {line}" for line in removed[i1:i2]]
+                continue
+            lines += [f"-{line}" for line in removed[i1:i2]]
+            lines += [f"+{line}" for line in added[j1:j2]]
     return "\n".join(lines)
+
+
+def _hunk_range(start: int, count: int) -> str:
+    """`start,count` as a hunk header writes it; an empty side names the line before it."""
+    return f"{start - 1 if count == 0 else start},{count}"
 
 
 def fix_location(fix: Fix) -> str:

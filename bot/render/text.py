@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.model import Finding, Severity
+from bot.render.fix_patch import unified_patch
 from bot.render.statistics import count_findings, render_statistics_lines
 
 if TYPE_CHECKING:
@@ -100,7 +101,9 @@ def _finding(finding: Finding, options: TextOptions) -> list[str]:
     lines += [f"  evidence: {e.path}:{e.line}: {e.note}" for e in finding.evidence]
     if finding.fix is not None:
         lines.append(f"  fix: {finding.fix.path}:{finding.fix.line}: {finding.fix.description or 'replace with'}")
-        lines += [f"    {line}" for line in finding.fix.replacement.splitlines()]
+        # The patch when the replaced lines are known (only what changes, with context); else the new text.
+        shown = unified_patch(finding.fix).splitlines()[2:] if finding.fix.original else finding.fix.replacement.splitlines()
+        lines += [f"    {line}" for line in shown]
     return lines
 
 
