@@ -213,6 +213,28 @@ def mount(tree: FileTree, at: str, subtree: FileTree) -> FileTree:
     return FileTree(entries, read, tree.revision, {**tree.mounts, at: commit})
 
 
+def with_files(tree: FileTree, files: Mapping[str, bytes | str], revision: str | None = None) -> FileTree:
+    """`tree` with these files' contents replaced or added (modes kept; new files 100644).
+
+    How a fix or an in-memory edit becomes a tree to review again, without a work tree.
+    """
+    written = {path: data.encode("utf-8") if isinstance(data, str) else data for path, data in files.items()}
+    by_blob = {blob_id_of(data): data for data in written.values()}
+    entries = dict(tree._entries)
+    for path, data in written.items():
+        old = entries.get(path)
+        entries[path] = Entry(blob_id_of(data), old.mode if old is not None and not old.is_gitlink else "100644")
+
+    def read(blobs: Iterable[str]) -> Mapping[str, bytes | None]:
+        wanted = list(blobs)
+        found = dict(tree._read_blobs([b for b in wanted if b not in by_blob]))
+        found.update({b: by_blob[b] for b in wanted if b in by_blob})
+        return found
+
+    name = revision or f"{tree.revision}+{hashlib.sha256(repr(sorted(by_blob)).encode()).hexdigest()[:12]}"
+    return FileTree(entries, read, name, tree.mounts)
+
+
 def blob_id_of(data: bytes) -> str:
     """git's blob id of `data`, so memory trees share cache keys with git trees."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

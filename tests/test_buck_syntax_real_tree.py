@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import posixpath
-from typing import Iterable
 
 import pytest
 
@@ -14,7 +13,7 @@ from bot.buck import edits
 from bot.buck.evaluation import CellEvaluator, find_packages, load_buckconfig
 from bot.buck.syntax import parse_starlark
 from bot.repo import GitRepository
-from bot.tree import Entry, FileTree, blob_id_of
+from bot.tree import FileTree, with_files
 
 PACKAGES = ("backends/cuda/runtime", "backends/aoti", "extension/tensor", "runtime/core")
 PROBE = "//pr_check/probe:probe"  # a label no target has: only the edit can put it in a deps list
@@ -27,18 +26,7 @@ def main_tree(executorch_mirror) -> FileTree:
 
 
 def _with_file(tree: FileTree, path: str, text: str) -> FileTree:
-    """`tree` with one file's text replaced."""
-    data = text.encode()
-    blob = blob_id_of(data)
-
-    def read(blobs: Iterable[str]):
-        wanted = list(blobs)
-        found = dict(tree._read_blobs([b for b in wanted if b != blob]))
-        if blob in wanted:
-            found[blob] = data
-        return found
-
-    return FileTree({**tree._entries, path: Entry(blob)}, read, "edited")
+    return with_files(tree, {path: text})
 
 
 def _evaluate(tree: FileTree, packages: dict[str, str]):

@@ -20,7 +20,7 @@ from bot.cpp import source_facts
 from bot.diff import ChangeSet, FileChange
 from bot.fixes import apply_fixes, fix_between
 from bot.snapshot import BuildModel, Snapshot
-from bot.tree import Entry, FileTree, blob_id_of, memory_tree
+from bot.tree import FileTree, memory_tree, with_files
 from checks import ALL
 from checks.gate_declaration_outside import CHECK as GATE_DECLARATION_OUTSIDE
 from checks.gate_macro_not_exported import CHECK as GATE_MACRO_NOT_EXPORTED
@@ -102,20 +102,7 @@ OTHER_SCOPE = {"PRIVATE": "PUBLIC", "PUBLIC": "PRIVATE", "INTERFACE": "PUBLIC"}
 
 
 def _with_file(tree: FileTree, path: str, text: str) -> FileTree:
-    """`tree` with `path` holding `text` (a one-file working-tree change)."""
-    data = text.encode("utf-8")
-    blob = blob_id_of(data)
-    entries = dict(tree._entries)
-    entries[path] = Entry(blob, "100644")
-
-    def read(blobs):
-        wanted = list(blobs)
-        found = dict(tree._read_blobs([b for b in wanted if b != blob]))
-        if blob in wanted:
-            found[blob] = data
-        return found
-
-    return FileTree(entries, read, f"{tree.revision}+{path}")
+    return with_files(tree, {path: text})
 
 
 @dataclasses.dataclass(frozen=True)
