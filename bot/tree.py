@@ -8,6 +8,7 @@ facts: their contents are not in the tree.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import posixpath
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ class FileTree:
         self._by_blob: dict[str, bytes | None] = {}
         self._dirs: frozenset[str] | None = None
         self._digest: str | None = None
+        self._paths: tuple[str, ...] | None = None
         self._symlink_dirs = {p: e for p, e in self._entries.items() if e.is_symlink}
 
     # -- paths ---------------------------------------------------------------------------
@@ -76,8 +78,19 @@ class FileTree:
         return self._digest
 
     def paths(self) -> tuple[str, ...]:
-        """Every file path (symlinks and gitlinks included), sorted."""
-        return tuple(sorted(self._entries))
+        """Every file path (symlinks and gitlinks included), sorted (once: globs ask for it often)."""
+        if self._paths is None:
+            self._paths = tuple(sorted(self._entries))
+        return self._paths
+
+    def paths_under(self, prefix: str) -> tuple[str, ...]:
+        """The sorted paths that start with `prefix` (a directory with its `/`, or "" for all)."""
+        paths = self.paths()
+        if not prefix:
+            return paths
+        start = bisect.bisect_left(paths, prefix)
+        end = bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1), start)
+        return paths[start:end]
 
     def entry(self, path: str) -> Entry | None:
         """The entry at `path`, following symlinks inside the tree."""

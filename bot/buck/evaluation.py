@@ -14,6 +14,7 @@ import posixpath
 import re
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterator
 
 import starlark as sl
@@ -159,7 +160,7 @@ class CellEvaluator:
         package = self._context.package
         prefix = f"{package}/" if package else ""
         self._loaded_files.add(prefix or "/")  # the listing is an input: see listing_digest
-        candidates = [p[len(prefix) :] for p in self.tree.paths() if p.startswith(prefix)]
+        candidates = [p[len(prefix) :] for p in self.tree.paths_under(prefix)]
         matched = [c for c in candidates if any(_glob_match(c, pattern) for pattern in include)]
         return sorted(c for c in matched if not any(_glob_match(c, pattern) for pattern in exclude or ()))
 
@@ -448,6 +449,13 @@ class CellEvaluator:
 MAX_BRACKET_DEPTH = 200  # real build files stay under 10
 
 
+@lru_cache(maxsize=64)
+def _lines_of(text: str) -> tuple[str, ...]:
+    """A build file's lines, split once for all the targets it defines."""
+    return tuple(text.splitlines())
+
+
+@lru_cache(maxsize=1024)
 def bracket_depth(text: str) -> tuple[int, int]:
     """The deepest nesting of (), [] and {} outside strings and comments, and its line: linear."""
     depth = deepest = 0
@@ -501,8 +509,16 @@ def _call_site(frames: tuple[Frame, ...], macro_roots: tuple[str, ...]) -> Frame
 
 
 def _call_end_line(text: str, line: int) -> int:
-    """The line where the call starting on `line` closes its parenthesis."""
-    lines = text.splitlines()
+    """The line where the call starting on `line` closes its parenthesis.
+
+    From the syntax layer's one pass over the file; the bracket scan below is kept for a line
+    where tree-sitter sees no call start (a file it cannot make sense of)."""
+    from bot.buck.syntax import call_end_lines  # the syntax layer imports this module
+
+    end = call_end_lines(text).get(line)
+    if end is not None:
+        return end
+    lines = _lines_of(text)
     depth, started, quote = 0, False, ""
     for number in range(line - 1, len(lines)):
         row = lines[number]
@@ -537,6 +553,12 @@ def _call_end_line(text: str, line: int) -> int:
 
 def _glob_match(path: str, pattern: str) -> bool:
     """buck glob semantics: `*` stays within a directory, `**` spans directories."""
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+@lru_cache(maxsize=4096)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob pattern as a compiled regex (a package's globs test every file under it)."""
     regex = ""
     i = 0
     while i < len(pattern):
@@ -555,4 +577,4 @@ def _glob_match(path: str, pattern: str) -> bool:
         else:
             regex += re.escape(pattern[i])
             i += 1
-    return re.fullmatch(regex, path) is not None
+    return re.compile(regex)

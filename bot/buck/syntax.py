@@ -178,6 +178,23 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     return StarlarkSyntax(errors, tuple(calls), tuple(lists), tuple(statements), tuple(comments), tuple(recovered))
 
 
+@lru_cache(maxsize=256)
+def call_end_lines(text: str) -> dict[int, int]:
+    """First line of each call -> the line of its closing parenthesis (the outermost call, where
+    several start on one line). The evaluator asks this for every target it records, so it is
+    one tree-sitter pass per file, without the interpreter's check or the index `parse_starlark`
+    builds. A caller must not mutate the result (it is shared through the cache)."""
+    ends: dict[int, int] = {}
+    pending = [_parser().parse(text.encode("utf-8")).root_node]
+    while pending:
+        node = pending.pop()
+        if node.type == "call":
+            start, end = node.start_point[0] + 1, node.end_point[0] + 1
+            ends.setdefault(start, end)  # document order, outer before inner: the outermost wins
+        pending.extend(reversed(node.children))
+    return ends
+
+
 def _interpreter_error(text: str) -> SyntaxProblem | None:
     """The interpreter's first error, or None when it accepts the file."""
     try:
