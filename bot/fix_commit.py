@@ -11,6 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from bot.buck.syntax import parse_starlark
+from bot.check import BUCK_FILES, CMAKE_FILES, touches
+from bot.cmake.syntax import parse_cmake
 from bot.fixes import StaleFix, apply_fix, apply_fixes
 from bot.model import Finding, Fix
 
@@ -56,9 +59,31 @@ def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str 
                 left.append((finding, "its lines overlap another fix; a new review recomputes it"))
                 overlapping.append(finding)
         new_text = _keep_line_endings(text, applied.text)
+        broken = _syntax_broken(path, text, new_text)
+        if broken:  # never hand out a file that no longer parses: every fix of it is left
+            done_here = [finding for finding in by_path[path] if finding.fix in done]
+            fixed = [finding for finding in fixed if finding not in done_here]
+            left += [(finding, f"with it the file would not parse ({broken})") for finding in done_here]
+            continue
         if new_text != text:
             files.append((path, new_text))
     return FixCommit(tuple(files), tuple(fixed), tuple(left), tuple(overlapping))
+
+
+def _syntax_broken(path: str, before: str, after: str) -> str:
+    """The first syntax error `after` has and `before` had not, for Buck and CMake files; else "".
+
+    The cheap guard both `/pr-check fix` and `pr-check fix` get: a fix is computed from spans of a
+    file that parses, so a result that does not parse is a bug of the fix, and is not applied."""
+    if touches(path, BUCK_FILES) and not path.endswith(".buckconfig"):
+        errors = parse_starlark(after).errors
+        if errors and not parse_starlark(before).errors:
+            return f"line {errors[0].line}, column {errors[0].column}: {errors[0].message}"
+    elif touches(path, CMAKE_FILES):
+        problems = parse_cmake(after, path).problems
+        if problems and not parse_cmake(before, path).problems:
+            return f"line {problems[0].line}: {problems[0].message}"
+    return ""
 
 
 def _problem(text: str, fix: Fix) -> str | None:
