@@ -197,3 +197,15 @@ def test_fix_pushing_turned_off_answers_how_to_turn_it_on(tmp_path):
         assert reply.startswith("@maria, pushing fixes is turned off for this App, so I did not push anything.")
         assert "`PR_CHECK_FIX_PUSH=1`" in reply and "**Contents: write**" in reply
         assert _branch(git_dir) == head
+
+
+def test_fix_pushing_on_without_contents_write_is_refused_by_github_and_said_so(tmp_path):
+    # The operator turned pushing on but the installation was granted Contents: read only: GitHub
+    # refuses the first Git Data write, and the reply says so instead of failing silently.
+    read_only_contents = {**WRITE_PERMISSIONS, "contents": "read"}
+    with running_app(tmp_path / "app", installation_permissions=read_only_contents, PR_CHECK_FIX_PUSH="1") as app:
+        git_dir, head = _case_repo(app.standin, tmp_path, "readonly", WHOLE_ARCHIVE, 8)
+        _command(app, "readonly", 8, "maria", "MEMBER")
+        reply = _reply_to(app, "readonly", 8, "maria")
+        assert reply.startswith("@maria, GitHub refused the push to `pytorch/readonly` (403 ")
+        assert _branch(git_dir) == head
