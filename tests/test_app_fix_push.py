@@ -209,3 +209,22 @@ def test_fix_pushing_on_without_contents_write_is_refused_by_github_and_said_so(
         reply = _reply_to(app, "readonly", 8, "maria")
         assert reply.startswith("@maria, GitHub refused the push to `pytorch/readonly` (403 ")
         assert _branch(git_dir) == head
+
+
+def test_a_hostile_build_file_in_the_pull_request_does_not_stop_the_fix_of_another_finding(running, tmp_path):
+    # The head also adds a BUCK file nested 5,000 brackets deep (it crashed the interpreter before
+    # the depth guard). The review in the isolated child refuses that file (a finding without a
+    # fix), the CMake finding's fix is still pushed, and the hostile file is left as written.
+    standin = running.standin
+    git_dir, head = _case_repo(standin, tmp_path, "hostile", WHOLE_ARCHIVE, 9)
+    nested = "X = " + "[" * 5000 + "]" * 5000 + "\n"
+    hostile = gitrepos.commit(git_dir, {"evil/BUCK": nested}, parent=head, branch="fix-me", message="nested")
+    gitrepos.set_pull_ref(git_dir, 9, hostile)
+    standin.update_pull_head(OWNER, "hostile", 9, hostile)
+    _command(running, "hostile", 9, "maria", "MEMBER")
+    reply = _reply_to(running, "hostile", 9, "maria")
+    pushed = _branch(git_dir)
+    assert pushed != hostile and reply.startswith(f"@maria, pushed `{pushed}` to `fix-me`")
+    assert gitrepos.git(git_dir, "diff", "--name-only", hostile, pushed).split() == [CMAKE]
+    assert _show(git_dir, pushed, CMAKE) == FIXED_CMAKE
+    assert _show(git_dir, pushed, "evil/BUCK") == nested
