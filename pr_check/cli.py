@@ -32,6 +32,8 @@ SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (def
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
 MEMORY_CAP_BYTES = 12 << 30
 DEFAULT_DEMO_CASE = "pr24817-cuda-outside-fbcode"
+# Import names of the `app` extra's packages (pyproject.toml), which `pip install pr-check` leaves out.
+APP_MODULES = frozenset({"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -192,7 +194,15 @@ def _delegate(command: str, rest: list[str]) -> int:
         return smoke_main(rest)
     from webhooks import cli as service
 
-    return service.serve(rest) if command == "serve" else service.worker(rest)
+    try:
+        return service.serve(rest) if command == "serve" else service.worker(rest)
+    except ModuleNotFoundError as error:
+        # `pip install pr-check` is the CLI alone; the App's packages come with the `app` extra.
+        if (error.name or "").split(".")[0] not in APP_MODULES:
+            raise
+        print(f"pr-check {command}: the GitHub App needs its own packages (missing: {error.name}); "
+              "install them with: pip install 'pr-check[app]'", file=sys.stderr)
+        return 2
 
 
 def _cap_memory() -> None:
@@ -377,6 +387,8 @@ def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict,
 def _demo(arguments: argparse.Namespace) -> int:
     from fixtures.cases import CASES, build_case_repository
 
+    if not CASES:  # an install that dropped the package data; say so rather than crash
+        raise PrCheckError("no bundled example PRs found: this installation lacks pr-check's fixtures/ data")
     if arguments.list:
         width = max(len(name) for name in CASES)
         for name, description in CASES.items():
