@@ -121,3 +121,16 @@ def test_app_modules_name_every_package_of_the_app_extra():
 
 def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_action_and_the_pre_commit_hooks_install_the_cli_alone():
+    """They run `pr-check action` and `pr-check hook`, which the wheel without extras runs (above)."""
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    installs = [step["run"] for step in action["runs"]["steps"] if "pip install" in step.get("run", "")]
+    assert installs and all(re.search(r'pip install --quiet "\$GITHUB_ACTION_PATH"\n', run) for run in installs)
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert {hook["language"] for hook in hooks} == {"python"}
+    assert all("additional_dependencies" not in hook for hook in hooks)
+    assert {hook["entry"].split()[:2][1] for hook in hooks} == {"hook"}
