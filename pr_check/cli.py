@@ -32,6 +32,7 @@ SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (def
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
 MEMORY_CAP_BYTES = 12 << 30
 DEFAULT_DEMO_CASE = "pr24817-cuda-outside-fbcode"
+WORK_TREE = "work tree"  # the head's name when `review` reads the work tree (the text's first line shows it)
 # Import names of the `app` extra's packages (pyproject.toml), which `pip install pr-check` leaves out.
 APP_MODULES = frozenset({"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"})
 
@@ -54,7 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="base revision (default: the merge base of the remote's default branch and --head; "
         "with --diff: the commit HEAD points at)",
     )
-    review.add_argument("--head", default="HEAD", help="head revision (default: HEAD); not used with --diff")
+    review.add_argument(
+        "--head", default=None, metavar="REV",
+        help="review this committed revision (default: the work tree: tracked edits, staged or not, and untracked "
+        "files that are not ignored; in a bare repository HEAD); not used with --diff",
+    )
     review.add_argument(
         "--diff", default=None, metavar="FILE",
         help="unified diff to apply to --base in memory ('-' reads stdin); the result is the head",
@@ -335,11 +340,15 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             patched = apply_diff(base_tree, diff_text)
             head_tree, changes = patched.tree, patched.changes
             notes = (f"head: the diff applied to {base_sha[:12]}",)
+        elif arguments.head is None and not revisions.is_bare(repo):
+            base_tree, head_tree, changes, notes = _work_tree_change(repo, arguments.base)
         else:
-            head_sha = repo.resolve(arguments.head)
+            head_sha = repo.resolve(arguments.head or "HEAD")
+            notes = (f"head: {arguments.head or 'HEAD'} ({head_sha[:12]}, committed"
+                     f"{'; a bare repository has no work tree' if arguments.head is None else ''})",)
             if arguments.base is None:
                 base = revisions.default_base(repo, head_sha)
-                base_sha, notes = base.sha, (base.description,)
+                base_sha, notes = base.sha, notes + (base.description,)
             else:
                 base_sha = repo.resolve(arguments.base)
             changes = parse_diff(repo.diff(base_sha, head_sha))
@@ -353,6 +362,26 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
                 base_tree, head_tree, changes, checks=request.checks(checks.ALL), cache=cache, progress=progress, config=config
             )
         return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
+
+
+def _work_tree_change(repo: GitRepository, base: str | None):
+    """The work tree as `git add -A` would stage it (in a copy of the index), against --base or the
+    default base of HEAD: (base tree, head tree, changes, notes). Nothing on disk or in the index changes."""
+    from bot.diff import parse_diff
+
+    head_commit = repo.head_commit()
+    if base is None:
+        if head_commit is None:
+            raise UsageError(f"{repo.path}: no commit yet to find a base from; pass --base")
+        chosen = revisions.default_base(repo, head_commit)
+        base_sha, base_note = chosen.sha, chosen.description
+    else:
+        base_sha, base_note = repo.resolve(base), None
+    tree_id = repo.work_tree_id()
+    notes = (f"head: {WORK_TREE} (tracked edits, staged or not, and untracked files not ignored; --head REV "
+             "reviews a commit)",) + ((base_note,) if base_note else ())
+    changes = parse_diff(repo.diff_trees(base_sha, tree_id))
+    return repo.tree(base_sha), repo.tree_object(tree_id, WORK_TREE), changes, notes
 
 
 def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
