@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz soak bench rules clean
+.PHONY: demo test fuzz soak bench rules readme clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(STAMP)
 
 rules: $(STAMP)
 	$(BIN)/pr-check rules --markdown > RULES.md
+
+# The README's generated sections (the configuration reference): pr_check/readme_sections.py.
+readme: $(STAMP)
+	$(BIN)/python -m pr_check.readme_sections README.md
 
 clean:
 	-$(BIN)/pr-check cache clean --repo .

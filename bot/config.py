@@ -1,4 +1,4 @@
-"""`.github/pr-check.toml`: the one configuration reader. Unknown keys are errors.
+"""`.github/pr-check.toml` for the review. Keys, shapes and defaults: bot/config_schema.py.
 
 The file is read at the *base* revision, so a pull request cannot switch off its own checks.
 """
@@ -10,50 +10,30 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
-from bot.buck.cells import cells_where
+from bot.config_schema import CONFIG_PATH, default, validate
 from bot.errors import ConfigError
 from bot.model import Severity
 
 if TYPE_CHECKING:
     from bot.cmake.profiles import CMakeProfile
 
-CONFIG_PATH = ".github/pr-check.toml"
-
-
 @dataclass(frozen=True, slots=True)
 class BuckSettings:
     """Which cells build for CPU-only platforms and what guards a CUDA target there."""
 
-    cpu_only_cells: tuple[str, ...] = cells_where(cpu_only=True)
-    cuda_constraint: str = "ovr_config//cuda:has_cuda"
-    cuda_external_deps: tuple[str, ...] = (
-        "cuda",
-        "cuda-lazy",
-        "cudart",
-        "cudart_static",
-        "curand",
-        "cublas",
-        "cublasLt",
-        "cusparse",
-        "cufft",
-        "nvrtc",
-        "cudnn",
-        "nccl",
-        "thrust",
-        "cub",
-    )
+    cpu_only_cells: tuple[str, ...] = default("buck", "cpu_only_cells")
+    cuda_constraint: str = default("buck", "cuda_constraint")
+    cuda_external_deps: tuple[str, ...] = default("buck", "cuda_external_deps")
 
 
 @dataclass(frozen=True, slots=True)
 class SmokeSettings:
-    """Where the GPU smoke job is and what counts as CUDA-touching."""
+    """What counts as CUDA-touching, so that the review says whether the GPU smoke job runs.
 
-    cuda_paths: tuple[str, ...] = ("backends/cuda/", "backends/aoti/", "extension/cuda/", "shim_et/")
-    workflow: str = "gpu-smoke.yml"
-    timeout_minutes: int = 60
-    host_build: str = ""
-    host: str = ""
-    host_load_args: tuple[str, ...] = ()
+    The `[smoke]` keys about the host under test are the smoke job's (smoke/config.py reads them).
+    """
+
+    cuda_paths: tuple[str, ...] = default("smoke", "cuda_paths")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,29 +42,13 @@ class Config:
 
     disabled: frozenset[str] = frozenset()
     severities: Mapping[str, Severity] = field(default_factory=dict)
-    fail_level: Severity = Severity.MAJOR
+    fail_level: Severity = Severity.parse(default("review", "fail_level"))
     # The CMake profiles checks evaluate, first the default; names are built-in profiles
     # (bot/cmake/profiles.py) or ones `[cmake.profile.NAME]` defines (kept in cmake_defined).
-    cmake_profiles: tuple[str, ...] = ("linux-gcc-cuda", "msvc", "cpu-only")
+    cmake_profiles: tuple[str, ...] = default("cmake", "profiles")
     cmake_defined: Mapping[str, "CMakeProfile"] = field(default_factory=lambda: MappingProxyType({}))
     buck: BuckSettings = BuckSettings()
     smoke: SmokeSettings = SmokeSettings()
-
-
-_SCHEMA: Mapping[str, Mapping[str, type | tuple[type, ...]]] = {
-    "rules": {"disable": list, "severity": dict},
-    "review": {"fail_level": str},
-    "cmake": {"profiles": list, "profile": dict},
-    "buck": {"cpu_only_cells": list, "cuda_constraint": str, "cuda_external_deps": list},
-    "smoke": {
-        "cuda_paths": list,
-        "workflow": str,
-        "timeout_minutes": int,
-        "host_build": str,
-        "host": str,
-        "host_load_args": list,
-    },
-}
 
 
 def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) -> Config:
@@ -95,17 +59,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{CONFIG_PATH}: {error}") from None
-    for section, values in data.items():
-        if section not in _SCHEMA:
-            raise ConfigError(f"{CONFIG_PATH}: unknown section [{section}] (known: {', '.join(_SCHEMA)})")
-        if not isinstance(values, dict):
-            raise ConfigError(f"{CONFIG_PATH}: [{section}] must be a table")
-        for key, value in values.items():
-            expected = _SCHEMA[section].get(key)
-            if expected is None:
-                raise ConfigError(f"{CONFIG_PATH}: unknown key {section}.{key}")
-            if not isinstance(value, expected):
-                raise ConfigError(f"{CONFIG_PATH}: {section}.{key} must be a {_type_name(expected)}")
+    validate(data)
     rules = data.get("rules", {})
     disabled = frozenset(rules.get("disable", ()))
     severities = {}
@@ -119,7 +73,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
         if unknown:
             raise ConfigError(f"{CONFIG_PATH}: unknown rule id(s): {', '.join(sorted(unknown))}")
     try:
-        fail_level = Severity.parse(data.get("review", {}).get("fail_level", "major"))
+        fail_level = Severity.parse(data.get("review", {}).get("fail_level", default("review", "fail_level")))
     except ValueError as error:
         raise ConfigError(f"{CONFIG_PATH}: review.fail_level: {error}") from None
     buck = data.get("buck", {})
@@ -137,14 +91,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
             cuda_constraint=buck.get("cuda_constraint", defaults.buck.cuda_constraint),
             cuda_external_deps=tuple(buck.get("cuda_external_deps", defaults.buck.cuda_external_deps)),
         ),
-        smoke=SmokeSettings(
-            cuda_paths=tuple(smoke.get("cuda_paths", defaults.smoke.cuda_paths)),
-            workflow=smoke.get("workflow", defaults.smoke.workflow),
-            timeout_minutes=smoke.get("timeout_minutes", defaults.smoke.timeout_minutes),
-            host_build=smoke.get("host_build", ""),
-            host=smoke.get("host", ""),
-            host_load_args=tuple(smoke.get("host_load_args", ())),
-        ),
+        smoke=SmokeSettings(cuda_paths=tuple(smoke.get("cuda_paths", defaults.smoke.cuda_paths))),
     )
 
 
@@ -158,10 +105,3 @@ def _cmake_profiles(cmake: Mapping[str, Any], defaults: Config) -> tuple[tuple[s
     from bot.cmake.profiles import define_profiles  # imported on use: most configs define none
 
     return active, define_profiles(cmake.get("profile", {}), active)
-
-
-def _type_name(expected: Any) -> str:
-    names = {list: "list", dict: "table", str: "string", int: "integer"}
-    if isinstance(expected, tuple):
-        return " or ".join(names.get(t, t.__name__) for t in expected)
-    return names.get(expected, expected.__name__)

@@ -9,6 +9,8 @@
     host_link_args = ["-lcudart", "-lstdc++"]                            # optional; what the archive needs
 
 `host` and `host_archive` may each be given alone: the stage checks whichever is configured.
+The whole file is validated against the one schema (bot/config_schema.py) that the review reads it
+with too, so the two never disagree about a key.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-CONFIG_PATH = Path(".github/pr-check.toml")
-KNOWN_KEYS = frozenset({"host_build", "host", "host_load_args", "host_archive", "host_link_args"})
-LIST_KEYS = ("host_load_args", "host_link_args")
+from bot.config_schema import CONFIG_PATH as _CONFIG_NAME
+from bot.config_schema import validate
+from bot.errors import ConfigError
+
+CONFIG_PATH = Path(_CONFIG_NAME)
 
 
 class SmokeConfigError(Exception):
@@ -72,24 +76,11 @@ def _read_smoke_table(path: Path) -> dict:
     except ImportError:  # Python 3.10 on some GPU machines
         raise SmokeConfigError(f"{path}: reading it needs Python 3.11 (tomllib); pass --host instead") from None
     try:
-        table = tomllib.loads(path.read_text()).get("smoke", {})
+        document = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SmokeConfigError(f"{path}: {error}") from None
-    _validate(table, path)
-    return table
-
-
-def _validate(table: object, path: Path) -> None:
-    if not isinstance(table, dict):
-        raise SmokeConfigError(f"{path}: [smoke] must be a table")
-    unknown = sorted(set(table) - KNOWN_KEYS)
-    if unknown:
-        known = ", ".join(sorted(KNOWN_KEYS))
-        raise SmokeConfigError(f"{path}: unknown [smoke] keys: {', '.join(unknown)} (known: {known})")
-    for key in ("host_build", "host", "host_archive"):
-        if key in table and not isinstance(table[key], str):
-            raise SmokeConfigError(f"{path}: [smoke] {key} must be a string")
-    for key in LIST_KEYS:
-        args = table.get(key)
-        if args is not None and not (isinstance(args, list) and all(isinstance(arg, str) for arg in args)):
-            raise SmokeConfigError(f"{path}: [smoke] {key} must be a list of strings")
+    try:
+        validate(document, str(path))
+    except ConfigError as error:
+        raise SmokeConfigError(str(error)) from None
+    return document.get("smoke", {})

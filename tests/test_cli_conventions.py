@@ -100,8 +100,12 @@ def test_default_base_is_the_merge_base_with_the_remotes_default_branch(case_rep
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(upstream), str(clone)], check=True)
     git(clone, "checkout", "-q", "feature")
-    result = pr_check("review", "--repo", str(clone), "--format", "json")
+    result = pr_check("review", "--repo", str(clone), "--head", "HEAD", "--format", "json")
     assert json.loads(result.stdout)["base"] == base and json.loads(result.stdout)["head"] == head
+    # Without --head the work tree (here equal to HEAD's) is reviewed against the same base.
+    work_tree = json.loads(pr_check("review", "--repo", str(clone), "--format", "json").stdout)
+    assert (work_tree["base"], work_tree["head"]) == (base, "work tree")
+    assert work_tree["findings"] == json.loads(result.stdout)["findings"]
     text = pr_check("review", "--repo", str(clone))
     assert f"base: origin/HEAD ({base[:12]})" in text.stdout
 

@@ -86,7 +86,7 @@ def test_a_profile_of_its_own_names_its_compiler_and_platform():
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nplatform = "Linux"\n', "needs compiler_id, cuda"),
         ('[cmake.profile.msvc]\nextends = "msvc"\n', "redefines a built-in"),
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "msvc"\nvariables = { X = [1] }\n', "variables.X"),
-        ("[cmake]\nprofiles = [1]\n", "list of profile names"),
+        ("[cmake]\nprofiles = [1]\n", "cmake.profiles must be a list of strings"),
     ],
 )
 def test_a_profile_the_config_cannot_make_sense_of_is_a_config_error(text, says):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from bot.config_schema import CONFIG_PATH, PROFILE_TABLE, validate_table
 from bot.errors import ConfigError
 
 _DEFAULT_PRELUDE = (
@@ -89,15 +90,7 @@ DEFAULT_PROFILE = PROFILES["linux-gcc-cuda"]
 
 # -- profiles a repository defines ----------------------------------------------------------
 
-_CONFIG = ".github/pr-check.toml"
-_KEYS: Mapping[str, type | tuple[type, ...]] = {
-    "extends": str,
-    "compiler_id": str,
-    "platform": str,
-    "cuda": bool,
-    "variables": dict,
-    "prelude": list,
-}
+_CONFIG = CONFIG_PATH
 # Without `extends` a profile must say what it builds with.
 _REQUIRED_ALONE = ("compiler_id", "platform", "cuda")
 
@@ -115,12 +108,7 @@ def define_profiles(tables: Mapping[str, Any], active: tuple[str, ...]) -> Mappi
                               f"give it a new name with extends = \"{name}\"")
         if not isinstance(table, dict):
             raise ConfigError(f"{_CONFIG}: cmake.profile.{name} must be a table")
-        for key, value in table.items():
-            expected = _KEYS.get(key)
-            if expected is None:
-                raise ConfigError(f"{_CONFIG}: unknown key cmake.profile.{name}.{key} (known: {', '.join(_KEYS)})")
-            if not isinstance(value, expected):
-                raise ConfigError(f"{_CONFIG}: cmake.profile.{name}.{key} has the wrong type")
+        validate_table(PROFILE_TABLE, f"cmake.profile.{name}", table, _CONFIG)
     defined: dict[str, CMakeProfile] = {}
     for name in tables:
         _resolve(name, tables, defined, ())
