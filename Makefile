@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz soak bench rules readme clean
+.PHONY: demo test fuzz soak bench rules generated clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +36,10 @@ bench: $(STAMP)
 rules: $(STAMP)
 	$(BIN)/pr-check rules --markdown > RULES.md
 
-# The README's generated sections (the configuration reference): pr_check/readme_sections.py.
-readme: $(STAMP)
-	$(BIN)/python -m pr_check.readme_sections README.md
+# What is generated from the code into files people read: README sections (the configuration
+# reference) and the report schema's cell list (pr_check/generated.py).
+generated: $(STAMP)
+	$(BIN)/python -m pr_check.generated
 
 clean:
 	-$(BIN)/pr-check cache clean --repo .

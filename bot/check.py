@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
+from bot.buck.cells import BUILD_FILE_NAMES
 from bot.model import Hit, Severity
 
 if TYPE_CHECKING:  # the snapshot imports the build models, which import nothing of checks
@@ -36,7 +37,7 @@ class Example:
 
 # What a check reads, by file name: a change that touches none of a check's inputs cannot
 # change its verdict, so the engine skips it (base and head would agree).
-BUCK_FILES = ("BUCK", "TARGETS", ".bzl", ".buckconfig")
+BUCK_FILES = (*BUILD_FILE_NAMES, ".bzl", ".buckconfig")  # build file names: the cell table's
 CPP_FILES = (".h", ".hh", ".hpp", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".inc")
 CMAKE_FILES = ("CMakeLists.txt", ".cmake")
 

@@ -3,7 +3,7 @@
 Both readers validate the whole file against it (the review's `bot/config.py` and the smoke job's
 `smoke/config.py`), so a key one of them accepts is never an error in the other, and an unknown key
 is an error in both. The README's configuration reference is generated from `KEYS`
-(`make readme`; tests/test_config_schema.py checks it is current).
+(`make generated`; tests/test_config_schema.py checks it is current).
 
 To add a key, add a row. A table of named tables (`[cmake.profile.NAME]`) is a row of shape TABLE
 whose `entries` names the table its entries follow; their keys are rows of that table.

@@ -12,6 +12,7 @@ from typing import Callable, Mapping, Sequence
 
 from bot import engine
 from bot.check import Check
+from bot.buck.cells import is_build_file
 from bot.buck.graph_cache import EvaluationCache
 from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
@@ -125,7 +126,7 @@ def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> list[dict]:
         for error in graph.errors:
             prefix = f"{error.package}/" if error.package else ""
             if any(path.startswith(prefix) and "/" not in path[len(prefix):] for path in touched) or any(
-                path.startswith(prefix) for path in touched if path.endswith((".bzl", "BUCK", "TARGETS"))
+                path.startswith(prefix) for path in touched if is_build_file(path) or path.endswith(".bzl")
             ):
                 found.append({"cell": cell, "package": f"//{error.package}", "kind": error.kind, "reason": error.message})
     return found

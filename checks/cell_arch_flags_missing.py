@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from bot.buck.cells import CELLS
 from bot.facts import pairing
 from checks.support import helper_reach
 from bot.buck.evaluation import BuckTarget
@@ -51,8 +52,8 @@ _CUDA_VERSION = "12080"  # the device pass of a CUDA 12.8 toolkit, as ExecuTorch
 class Options:
     """Cells compared against the reference cell; the architecture a toolchain defaults to."""
 
-    cells: tuple[str, ...] = ("xplat", "oss")
     reference_cell: str = "fbcode"
+    cells: tuple[str, ...] = tuple(cell for cell in CELLS if cell != "fbcode")  # every other row of the cell table
     default_arch: int = 520  # CUDA 12's nvcc default (sm_52): gates up to it are always met
 
 

@@ -28,7 +28,7 @@ from typing import Iterator
 
 from bot import cmake
 from bot.facts import linkage, pairing
-from bot.buck.cells import cell_named
+from bot.buck.cells import cell_named, cells_where
 from bot.buck.evaluation import BuckTarget
 from bot.buck import edits
 from bot.fixes import fix_between
@@ -45,8 +45,8 @@ _FLAG = '"-Wl,--export-dynamic"'
 class Options:
     """Cells where libraries are always linked statically, and cells where `force_static` decides."""
 
-    static_cells: tuple[str, ...] = ("xplat",)
-    force_static_cells: tuple[str, ...] = ("oss",)
+    static_cells: tuple[str, ...] = cells_where(static_linking="links libraries statically")
+    force_static_cells: tuple[str, ...] = cells_where(static_linking="sets `force_static = True`")
 
 
 def exports_dynamic(flag: str) -> bool:

@@ -26,14 +26,13 @@ import posixpath
 from typing import Iterator
 
 from bot.facts import pairing
-from bot.buck.cells import CELLS
+from bot.buck.cells import CELLS, is_build_file
 from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
-_BUCK_FILES = ("BUCK", "TARGETS")
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -229,7 +228,7 @@ def _buck_mentions(model: BuildModel, source: str) -> bool:
     """Whether a Buck file names the source (relative to its package, or by repository path)."""
     for path in model.tree.paths():
         name = posixpath.basename(path)
-        if name not in _BUCK_FILES and not name.endswith(".bzl"):
+        if not is_build_file(path) and not name.endswith(".bzl"):
             continue
         directory = posixpath.dirname(path)
         needles = [source]

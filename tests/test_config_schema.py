@@ -10,7 +10,7 @@ import pytest
 from bot.config import Config, parse_config
 from bot.config_schema import KEYS, REVIEW, SMOKE_JOB
 from bot.errors import ConfigError
-from pr_check.readme_sections import regenerate, section_text
+from pr_check.generated import regenerate_readme, section_text
 from smoke.config import SmokeConfigError, read_host_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +96,7 @@ def test_every_key_is_read_by_its_reader(tmp_path, place):
 def test_the_readme_reference_is_generated_from_the_schema():
     readme = (ROOT / "README.md").read_text()
     assert section_text(readme, "config-reference"), "README: the config-reference markers"
-    assert regenerate(readme) == readme, "README is stale: run `make readme`"
+    assert regenerate_readme(readme) == readme, "README is stale: run `make generated`"
     reference = section_text(readme, "config-reference")
     assert "| `[smoke]` `host_archive` | string | none | smoke job |" in reference
     assert "| `[smoke]` `cuda_paths` | list of strings |" in reference

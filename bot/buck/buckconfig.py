@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from bot.buck.cells import BUCK2_DEFAULT_BUILD_FILE_NAMES
+
 
 @dataclass(frozen=True, slots=True)
 class BuckConfig:
@@ -12,7 +14,7 @@ class BuckConfig:
 
     cells: dict[str, str] = field(default_factory=dict)  # cell name -> repo-relative root ("" = root)
     aliases: dict[str, str] = field(default_factory=dict)  # alias -> cell name
-    build_file_names: tuple[str, ...] = ("BUCK",)
+    build_file_names: tuple[str, ...] = BUCK2_DEFAULT_BUILD_FILE_NAMES
     values: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def cell_root(self, name: str) -> str | None:
@@ -59,6 +61,6 @@ def parse_buckconfig(text: str) -> BuckConfig:
             values[(section, key)] = value.strip()
     cells = {k: v for (s, k), v in values.items() if s == "repositories" or s == "cells"}
     aliases = {k: v for (s, k), v in values.items() if s in ("repository_aliases", "cell_aliases")}
-    names = values.get(("buildfile", "name_v2")) or values.get(("buildfile", "name")) or "BUCK"
+    names = values.get(("buildfile", "name_v2")) or values.get(("buildfile", "name")) or ",".join(BUCK2_DEFAULT_BUILD_FILE_NAMES)
     build_files = tuple(n.strip() for n in names.split(",") if n.strip())
     return BuckConfig(cells=cells, aliases=aliases, build_file_names=build_files, values=values)

@@ -111,3 +111,18 @@ def cells_where(**fields: object) -> tuple[str, ...]:
     return tuple(
         cell.name for cell in CELL_TABLE if all(getattr(cell, field) == value for field, value in fields.items())
     )
+
+
+# -- what the rows say about files, for the code that has no cell in hand -----------------------
+# A row without build file names reads `.buckconfig`'s `[buildfile] name`, whose buck2 default is BUCK.
+BUCK2_DEFAULT_BUILD_FILE_NAMES: tuple[str, ...] = ("BUCK",)
+# Every build file name some cell reads: what makes a path a Buck build file for the engine (which
+# checks a change can affect), the evaluation caches, the pre-commit hook and the smoke decision.
+BUILD_FILE_NAMES: tuple[str, ...] = tuple(
+    dict.fromkeys(name for cell in CELL_TABLE for name in (cell.build_file_names or BUCK2_DEFAULT_BUILD_FILE_NAMES))
+)
+
+
+def is_build_file(path: str) -> bool:
+    """Is `path` (a repository path) a build file of some cell?"""
+    return path.rsplit("/", 1)[-1] in BUILD_FILE_NAMES

@@ -12,6 +12,7 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from bot.buck.cells import is_build_file
 from bot.buck.evaluation import HOST_VERSION, CellEvaluator
 from bot.buck.packages import dependency_version, find_packages, load_buckconfig
 from bot.buck.targets import CellGraph, PackageResult
@@ -80,7 +81,7 @@ class EvaluationCache:
             digest = hashlib.sha256()
             for path in tree.paths():
                 digest.update(path.encode() + b"\0")  # glob() results depend on the listing
-                if path.endswith((".bzl", "BUCK", "TARGETS", ".buckconfig")) or tree.entry(path) is None:
+                if is_build_file(path) or path.endswith((".bzl", ".buckconfig")) or tree.entry(path) is None:
                     digest.update((tree.blob_id(path) or "").encode())
             for path in tree.symlinks():
                 digest.update(f"{path}->{tree.read_link(path)}".encode())
@@ -132,7 +133,7 @@ def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> CellGra
         else:
             uncached.append((package, build_file))
     if uncached:
-        tree.prefetch(p for p in tree.paths() if p.endswith((".bzl", "BUCK", "TARGETS")))
+        tree.prefetch(p for p in tree.paths() if is_build_file(p) or p.endswith(".bzl"))
     for index, (package, build_file) in enumerate(uncached):
         if evaluator is None:
             evaluator = CellEvaluator(tree, cell, config, **limits)
