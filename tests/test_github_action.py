@@ -128,3 +128,16 @@ def test_the_action_reports_a_bad_event_as_a_usage_error(tmp_path):
                             capture_output=True, text=True, cwd=ROOT, timeout=60,
                             env={**os.environ, "GITHUB_EVENT_PATH": str(event)})
     assert result.returncode == 2 and "run the action on pull_request" in result.stderr
+
+
+def test_the_job_summary_names_what_was_not_evaluated(case_repo, tmp_path):
+    """As the App's check run does: a package the change touches that a cell could not evaluate."""
+    from bot.render.job_summary import render_job_summary
+    from pr_check.review import review_repository
+
+    repo, base, head = case_repo("history-moved-targets-to-buck")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    markdown = render_job_summary(report)
+    assert "**Not evaluated**: 1 package(s) this change touches; their findings are unknown:" in markdown
+    [line] = [line for line in markdown.splitlines() if line.startswith("- `oss` `//backends/nxp`: ")]
+    assert "oxx_python.bzl" in line

@@ -87,6 +87,25 @@ JobRunner = Callable[[Job, Attempt], str]  # returns the outcome (reviewed, supe
 GiveUp = Callable[[Job, str], None]  # tells the pull request that its job was given up, and why
 
 
+def job_subject(job: Job) -> str:
+    """What a job is about, for logs: `owner/name#number`, or the workflow run."""
+    number = getattr(job, "number", None)
+    if number is not None:
+        return f"{job.repo.full_name}#{number}"
+    return f"{job.repo.full_name} workflow run {getattr(job, 'run_id', '?')}"
+
+
+class _WithoutHueyTracebacks(logging.Filter):
+    """Drops huey's "Unhandled exception in task <uuid>" record (a traceback at ERROR on every
+    attempt, named by huey's task id): the queue logs each failed attempt itself, by pull request."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unhandled exception in task")
+
+
+_HUEY_FILTER = _WithoutHueyTracebacks()
+
+
 def lock_name(job: Job) -> str:
     """Jobs that must not overlap share a lock: one pull request, or one workflow run."""
     if isinstance(job, (PullRequestPushed, ReviewRequested, CommandCommented)):
@@ -123,6 +142,9 @@ class JobQueue:
         self._task = huey.task(name=TASK_NAME, retries=TASK_RETRIES, retry_delay=2, retry_backoff=2,
                                context=True)(self._run_message)
         self._owner_prefix = f"{socket.gethostname()}:{os.getpid()}"
+        huey_log = logging.getLogger("huey")
+        if _HUEY_FILTER not in huey_log.filters:
+            huey_log.addFilter(_HUEY_FILTER)
 
     # -- web side ------------------------------------------------------------------------
     def submit(self, job_id: str, job: Job) -> bool:
@@ -175,6 +197,12 @@ class JobQueue:
         except Exception as error:
             heartbeat.stop()
             state = FAILED if attempt.final else PENDING
+            # One line naming the pull request and the delivery; the traceback once, when the job is given up.
+            what = f"{kind} for {job_subject(job)} (delivery {job_id}), attempt {attempt.number}"
+            if attempt.final:
+                log.error("%s failed, no retry left: %s: %s", what, type(error).__name__, error, exc_info=error)
+            else:
+                log.warning("%s failed, retrying: %s: %s", what, type(error).__name__, error)
             self._save(replace(record, state=state, lease_until=0.0, updated_at=time.time(),
                                outcome=f"error: {type(error).__name__}: {error}"[:500]))
             if state == FAILED:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def render_job_summary(report: "Report", full_report_pointer: str = "") -> str:
-    """Title, counts, the smoke decision, the rule-by-cell table, the findings table and their details."""
+    """Title, counts, what was not evaluated, the smoke decision, the rule-by-cell table, the findings and their details."""
     off_diff = []
     for finding in report.findings:
         placement = place_finding(finding, report.changes)
@@ -25,6 +25,8 @@ def render_job_summary(report: "Report", full_report_pointer: str = "") -> str:
         head_sha=report.head,
         smoke_reasons=report.smoke.reasons,
         full_report_pointer=full_report_pointer,
+        fail_level=report.fail_level,
+        unevaluated=report.stats.get("unevaluated", ()),
     )
     parts = [f"## pr-check: {output.title}", output.summary]
     if output.text.strip():
