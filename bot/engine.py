@@ -13,6 +13,7 @@ A check that raises becomes an `internal-error` finding; the review goes on.
 
 from __future__ import annotations
 
+import difflib
 import re
 import traceback
 from dataclasses import dataclass, replace
@@ -218,8 +219,14 @@ def _unused_suppressions(
     severity, title = ENGINE_RULES[UNUSED_SUPPRESSION]
     for suppression in suppressions:
         if suppression.rule not in known:
-            continue  # another linter's suppression (BUCKLINT, CLANGTIDY, ...): not ours to judge
-        if not suppression.reason:
+            # A near miss of one of our ids is a typo that silently suppresses nothing; anything else is
+            # another linter's suppression (clang-tidy's, ...), not ours to judge.
+            near = difflib.get_close_matches(suppression.rule, sorted(known), n=1, cutoff=0.8)
+            if not near:
+                continue
+            message = (f"`@lint-ignore {suppression.rule}` names no rule, so it suppresses nothing; "
+                       f"did you mean `{near[0]}`?")
+        elif not suppression.reason:
             message = f"`@lint-ignore {suppression.rule}` has no reason, so it suppresses nothing; write `@lint-ignore {suppression.rule}: <why>`"
         elif (suppression.path, suppression.rule, suppression.line) in used:
             continue

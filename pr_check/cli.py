@@ -32,6 +32,11 @@ SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (def
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
 MEMORY_CAP_BYTES = 12 << 30
 DEFAULT_DEMO_CASE = "pr24817-cuda-outside-fbcode"
+EXIT_CODES = """exit codes:
+  0  no finding at or above the fail level (or --exit-zero)
+  1  findings at or above the fail level
+  2  usage or input error (not a repository, unknown revision, malformed diff, bad config)
+  3  internal error"""
 WORK_TREE = "work tree"  # the head's name when `review` reads the work tree (the text's first line shows it)
 # Import names of the `app` extra's packages (pyproject.toml), which `pip install pr-check` leaves out.
 APP_MODULES = frozenset({"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"})
@@ -48,7 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"pr-check {VERSION}", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
-    review = sub.add_parser("review", help="review the change base..head, or a diff applied to the base")
+    review = sub.add_parser(
+        "review", help="review the change base..head, or a diff applied to the base",
+        description="Review what a change makes new: the work tree (default) or --head REV against --base, "
+        "in every Buck cell, CMake profile and C++ configuration; only findings the change introduced are reported.",
+        epilog=EXIT_CODES + """
+
+examples:
+  pr-check review                                   the work tree against the default branch's merge base
+  pr-check review --head HEAD --base origin/main    the committed change
+  pr-check review --format sarif --output pr-check.sarif
+  git diff | pr-check review --diff -               a diff applied to HEAD in memory""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     review.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     review.add_argument(
         "--base", default=None,
@@ -67,7 +84,17 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(review)
 
-    scan = sub.add_parser("scan", help="audit a whole tree at one revision, no diff")
+    scan = sub.add_parser(
+        "scan", help="audit a whole tree at one revision, no diff",
+        description="Report every finding in a whole tree at one revision (nothing is compared with a base).",
+        epilog=EXIT_CODES + """
+
+examples:
+  pr-check scan --statistics                        counts per rule, cell and directory
+  pr-check scan --rev origin/main --path backends/cuda --select cuda-guard-missing
+  pr-check scan --format json --output findings.json""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     scan.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     scan.add_argument("--rev", default=None, help="revision to scan (default: the commit HEAD points at)")
     scan.add_argument(
@@ -79,15 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
     _output_options(scan)
 
     fix = sub.add_parser(
-        "fix", help="apply the fixes of the findings new in the work tree; exit 0: nothing changed, 1: files changed",
+        "fix", help="apply the fixes of the findings new in the work tree; exit 1 when files changed or findings remain",
         description="Review the work tree (tracked, untracked but not ignored, deleted files) against --base and "
         "apply the fixes of the new findings, again until they settle. Writes only the files the fixes name. "
-        "Exit codes: 0 nothing to change, 1 files changed (with --diff: a diff printed), 2 usage or input error, "
-        "3 internal error.",
+        "Exit codes: 0 nothing changed and no finding left at the fail level, 1 files changed (with --diff: a diff "
+        "printed) or findings at or above the fail level left, 2 usage or input error, 3 internal error.",
     )
     fix.add_argument("--repo", default=".", help="a git work tree (default: .)")
     fix.add_argument("--base", default=None, help="base revision (default: as for `review`, the merge base of the remote's default branch and HEAD)")
     fix.add_argument("--diff", action="store_true", help="write nothing; print the changes as a unified diff (git apply takes it)")
+    fix.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
+                     help="exit 1 when findings at or above this severity are left (default: the config's, else major)")
     _fix_options(fix)
 
     hook = sub.add_parser(
@@ -149,7 +178,7 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, default=None, metavar="FILE",
                         help="try a local config file instead of the base revision's .github/pr-check.toml")
     parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour the text output (default: auto, when stdout is a terminal and NO_COLOR is unset)")
+                        help="colour the text output (default: auto: when stdout is a terminal or FORCE_COLOR / CLICOLOR_FORCE is set, and NO_COLOR is not)")
     parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
     _verbosity_options(parser)
 
@@ -309,9 +338,21 @@ def _read_diff(source: str) -> str:
 
 @contextmanager
 def _progress(request: OutputRequest) -> Iterator[object]:
-    """A progress bar on stderr for long evaluations; nothing when stderr is not a terminal or -q."""
-    if not sys.stderr.isatty() or request.verbosity < 0:
+    """Progress of long evaluations on stderr: a bar on a terminal, one line per cell elsewhere (a CI
+    log would otherwise show nothing for the seconds a cold review takes); nothing with -q."""
+    if request.verbosity < 0:
         yield None
+        return
+    if not sys.stderr.isatty():
+        announced: set[str] = set()
+
+        def announce(cell: str, done: int, total: int) -> None:
+            if cell not in announced:  # called for packages the cache lacks: a warm review prints nothing
+                announced.add(cell)
+                print(f"pr-check: evaluating {total} Buck package{'s' if total != 1 else ''} in the {cell} cell "
+                      "(kept in the cache for the next review)", file=sys.stderr, flush=True)
+
+        yield announce
         return
     from rich.console import Console
     from rich.progress import Progress

@@ -52,7 +52,8 @@ def _tree_reviewer(
 
 
 def run_fix(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
-    """`pr-check fix`: 0 nothing changed, 1 files changed (or a diff printed)."""
+    """`pr-check fix`: 0 nothing changed and nothing left at the fail level, 1 files changed (or a diff
+    printed) or findings left at the fail level."""
     with GitRepository(arguments.repo) as repo:
         root = repo.work_tree_root()
         if arguments.base is None:
@@ -70,13 +71,14 @@ def run_fix(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             sys.stdout.write(patch)
             sys.stdout.flush()
             _say(request, notes + summary_lines(run, None, "work tree"), sys.stderr)
-            return 1 if patch else 0
+            return 1 if patch else exit_status(run.report, request)
         written = write_work_tree(
             root, repo.tree_object(run.start, "work tree"), repo.tree_object(run.final, "work tree + fixes"),
             "it changed while pr-check reviewed it (or a git filter rewrites it)",
         )
         _say(request, notes + summary_lines(run, written, "work tree"), sys.stdout)
-        return 1 if written.written else 0
+        # As ruff's --fix: what is left at the fail level still fails, even when nothing could be changed.
+        return 1 if written.written else exit_status(run.report, request)
 
 
 def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:

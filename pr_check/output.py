@@ -59,9 +59,7 @@ class OutputRequest:
             raise UsageError("--statistics prints text; use it with --format text")
         verbosity = QUIET if getattr(arguments, "quiet", False) else VERBOSE if getattr(arguments, "verbose", False) else NORMAL
         color_choice = getattr(arguments, "color", "auto")
-        color = color_choice == "always" or (
-            color_choice == "auto" and output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        )
+        color = color_choice == "always" or (color_choice == "auto" and output is None and _auto_color(os.environ))
         fail_level = getattr(arguments, "fail_level", None)
         return cls(
             format=arguments.format,
@@ -95,6 +93,16 @@ class OutputRequest:
             findings=tuple(f for f in report.findings if keep(f)),
             suppressed=tuple(f for f in report.suppressed if keep(f)),
         )
+
+
+def _auto_color(environ: "os._Environ[str] | dict[str, str]") -> bool:
+    """`--color auto` on stdout: NO_COLOR wins, then FORCE_COLOR / CLICOLOR_FORCE (CI logs that
+    render colour), then whether stdout is a terminal."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR", "") not in ("", "0", "false") or environ.get("CLICOLOR_FORCE", "0") not in ("", "0"):
+        return True
+    return sys.stdout.isatty()
 
 
 def _under(path: str, pattern: str) -> bool:
@@ -156,12 +164,24 @@ def write(text: str, output: Path | None) -> None:
         return
     handle, temporary = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".", prefix=f".{output.name}.")
     try:
+        # mkstemp makes the file 0600; give it the mode an ordinary write would (the umask's, or the
+        # replaced file's own), so that a report meant to be shared is readable as any other file.
+        os.fchmod(handle, _mode_for(output))
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
         os.replace(temporary, output)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _mode_for(output: Path) -> int:
+    try:
+        return output.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def exit_status(report: "Report", request: OutputRequest) -> int:

@@ -127,8 +127,11 @@ def test_an_untracked_build_file_is_reviewed(case_repo):
     (package / "BUCK").write_text('load(":targets.bzl", "define_common_targets")\ndefine_common_targets(\n')
     assert "?? runtime/extra/" in git(repo, "status", "--porcelain")
     result = pr_check("fix", "--repo", str(repo), "--base", head)
-    assert result.returncode == 0, result.stdout + result.stderr  # found, but no fix to apply
+    # Nothing to change, but a blocker is left: it still fails, as `ruff --fix` does.
+    assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^left: runtime/extra/BUCK:\d+ parse-error \(blocker\): no mechanical fix$", result.stdout, re.M)
+    assert git(repo, "status", "--porcelain") == "?? runtime/extra/"  # and nothing was written
+    assert pr_check("fix", "--repo", str(repo), "--base", head, "--diff").returncode == 1
 
 
 def test_a_deleted_file_is_part_of_the_reviewed_change(case_repo):
