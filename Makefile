@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz soak bench rules generated clean
+.PHONY: demo test fuzz soak bench rules generated screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
+
+# The README's pictures of what a pull request gets (docs/screenshots/*.png), from the current code:
+# the App's review and check run rendered by cmark-gfm, shot by Debian's headless Chromium.
+screenshots: $(STAMP)
+	@command -v chromium >/dev/null || { echo "make screenshots needs Chromium: apt-get install -y chromium" >&2; exit 2; }
+	$(BIN)/pip install --quiet -e '.[screenshots]'
+	$(BIN)/python docs/screenshots.py
 
 rules: $(STAMP)
 	$(BIN)/pr-check rules --markdown > RULES.md

@@ -24,3 +24,37 @@ def test_every_documented_setting_is_read_by_the_code():
     code = subprocess.run(["git", "-C", str(ROOT), "grep", "-h", "-o", r"PR_CHECK_[A-Z0-9_]*", "--", *CODE],
                           capture_output=True, text=True, check=True).stdout
     assert sorted(documented - set(code.split())) == []
+
+
+def test_the_readme_shows_the_generated_screenshots():
+    """`make screenshots` writes them (docs/screenshots.py); the README shows each one."""
+    readme = (ROOT / "README.md").read_text()
+    for name in ("review", "check-run"):
+        assert f"](docs/screenshots/{name}.png)" in readme
+        picture = ROOT / "docs" / "screenshots" / f"{name}.png"
+        assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "screenshots:" in (ROOT / "Makefile").read_text()
+
+
+def test_the_screenshot_pages_are_the_apps_own_payloads(case_repo, tmp_path):
+    """The pages the screenshots are taken of hold what the App posts (without Chromium here)."""
+    import pytest
+
+    pytest.importorskip("cmarkgfm")
+    import importlib.util
+
+    from bot.render.github_review import plan_review
+    from pr_check.review import review_repository
+
+    spec = importlib.util.spec_from_file_location("screenshots", ROOT / "docs" / "screenshots.py")
+    screenshots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(screenshots)
+    repo, base, head = case_repo(screenshots.CASE)
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    plan = plan_review(report.findings, report.changes, (), (), head)
+    review = screenshots.review_page(report, plan, lambda path: (repo / path).read_text())
+    assert review.count("<strong>cuda-guard-missing</strong> (blocker)") == len(plan.comments) == 2
+    assert '<pre lang="suggestion">' in review and "requested changes" in review
+    check_run = screenshots.check_run_page(report)
+    assert "<span class='badge failure'>failure</span>" in check_run
+    assert "<strong>Not evaluated</strong>" in check_run and "<table>" in check_run
