@@ -134,3 +134,19 @@ def test_the_action_and_the_pre_commit_hooks_install_the_cli_alone():
     assert {hook["language"] for hook in hooks} == {"python"}
     assert all("additional_dependencies" not in hook for hook in hooks)
     assert {hook["entry"].split()[:2][1] for hook in hooks} == {"hook"}
+
+
+def test_the_other_cli_commands_run_without_the_app_extra(cli_venv, tmp_path):
+    """What the Action, the pre-commit hooks and the GPU smoke job run, from the CLI-only install."""
+    import json
+
+    doctor = _run(cli_venv, tmp_path, "smoke", "doctor", "--json")
+    assert doctor.returncode == 0, doctor.stderr
+    assert isinstance(json.loads(doctor.stdout)["has_gpu"], bool)
+    action = _run(cli_venv, tmp_path, "action", "--help")
+    assert action.returncode == 0 and action.stdout.startswith("usage: pr-check action"), action.stderr
+    rules = _run(cli_venv, tmp_path, "rules")
+    assert rules.returncode == 0 and "cuda-guard-missing" in rules.stdout
+    repo, _, _ = build_case_repository("clean-cpu-target", tmp_path / "hooked")
+    hook = _run(cli_venv, repo, "hook")
+    assert hook.returncode == 0 and "no staged Buck, CMake or C++ change" in hook.stdout, hook.stderr
