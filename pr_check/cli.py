@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     review = sub.add_parser(
-        "review", help="review the change base..head, or a diff applied to the base",
+        "review", help="review the work tree, a commit (--head) or a diff against the base",
         description="Review what a change makes new: the work tree (default) or --head REV against --base, "
         "in every Buck cell, CMake profile and C++ configuration; only findings the change introduced are reported.",
         epilog=EXIT_CODES + """
@@ -69,8 +69,8 @@ examples:
     review.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     review.add_argument(
         "--base", default=None,
-        help="base revision (default: the merge base of the remote's default branch and --head; "
-        "with --diff: the commit HEAD points at)",
+        help="base revision (default: the merge base of the remote's default branch and the head, HEAD for the "
+        "work tree; with --diff: the commit HEAD points at)",
     )
     review.add_argument(
         "--head", default=None, metavar="REV",
