@@ -128,6 +128,9 @@ def image(tmp_path_factory) -> Image:
         elif keyword == "COPY":
             root.copy(argument)
         elif keyword == "RUN" and argument.startswith("pip "):
+            # The replay runs pip steps on this machine: an absolute path would reach outside the root.
+            assert not [word for word in shlex.split(argument) if word.startswith("/")], \
+                f"Dockerfile:{instruction.line}: keep pip steps to paths relative to the WORKDIR"
             step = subprocess.run(["bash", "-euc", argument], cwd=root.workdir, capture_output=True, text=True,
                                   env={**clean_environment(), "PATH": f"{bin_dir}:{os.environ['PATH']}"})
             assert step.returncode == 0, f"Dockerfile:{instruction.line}: {argument}\n{step.stderr[-3000:]}"
@@ -211,7 +214,8 @@ def test_the_replayed_image_serves_healthz_and_passes_its_health_check(image, tm
         assert all(path.startswith(str(image.bin_dir.parent)) for path in where.split()), where
         assert (image.root.path("/data") / "queue.sqlite3").exists()  # PR_CHECK_DATA_DIR is the volume
     finally:
-        os.killpg(serve.pid, signal.SIGTERM)
+        if serve.poll() is None:
+            os.killpg(serve.pid, signal.SIGTERM)
         serve.wait(timeout=30)
         log.close()
 
