@@ -41,6 +41,7 @@ def clean_environment() -> dict[str, str]:
     """The environment minus what would let a child import this checkout instead of what it installed."""
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_COMPILE"] = "1"  # no .pyc at install time: the tests' installs run once, compiling costs more
     return env
 
 
