@@ -133,7 +133,7 @@ class FileTree:
         if entry is None or not entry.is_symlink:
             return None
         data = self._read_one(path)
-        return None if data is None else data.decode().strip()
+        return None if data is None else data.decode("utf-8", "surrogateescape").strip()  # a name: its bytes
 
     def symlinks(self) -> tuple[str, ...]:
         return tuple(sorted(self._symlink_dirs))
@@ -162,7 +162,8 @@ class FileTree:
                 if target is None:
                     return None
                 joined = posixpath.normpath(
-                    posixpath.join(posixpath.dirname(prefix), target.decode().strip(), *parts[i:])
+                    posixpath.join(posixpath.dirname(prefix), target.decode("utf-8", "surrogateescape").strip(),
+                                   *parts[i:])
                 )
                 if joined.startswith(".."):
                     return None

@@ -126,3 +126,15 @@ def test_starlark_sees_escaped_names_and_the_model_gets_the_paths_back():
     shims = next(target for target in result.targets if target.name == "shims")
     assert shims.attrs["srcs"] == ["plain.cpp", "y-\udcff.cpp"]
     assert (shims.path, shims.line) == (f"{PACKAGE}/BUCK", 1)
+
+
+def test_a_symlink_to_a_name_that_is_not_utf8_is_followed(tmp_path):
+    from bot.repo import directory_tree
+
+    os.mkdir(os.path.join(bytes(tmp_path), b"real-\xff"))
+    with open(os.path.join(bytes(tmp_path), b"real-\xff", b"BUCK"), "w") as stream:
+        stream.write("x = 1\n")
+    os.symlink(b"real-\xff", os.path.join(bytes(tmp_path), b"link"))
+    tree = directory_tree(tmp_path)
+    assert tree.read_link("link") == "real-\udcff"
+    assert tree.resolve("link/BUCK") == "real-\udcff/BUCK" and tree.read("link/BUCK") == b"x = 1\n"
