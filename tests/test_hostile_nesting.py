@@ -193,7 +193,8 @@ def test_a_gate_finding_survives_deep_if_namespace_and_brace_nesting_in_its_head
     header = repo / "backends/cuda/runtime/cuda_kv_cache.h"
     hostile = ("".join(f"#if DEEP_{i}\n" for i in range(DEPTH)) + "namespace deep {\n" * DEPTH + "}\n" * DEPTH
                + "#endif\n" * DEPTH + "inline void braces() " + "{" * DEPTH + "}" * DEPTH + "\n")
-    header.write_text(header.read_text() + hostile)
+    original = header.read_text()
+    header.write_text(original + hostile)
     git(repo, "commit", "-q", "-am", "a header nested 5,000 deep three ways")
 
     code, findings, stderr = review_json(repo, base)
@@ -202,3 +203,7 @@ def test_a_gate_finding_survives_deep_if_namespace_and_brace_nesting_in_its_head
     assert [f for f in findings if f["rule"] == "internal-error"] == []
     gates = [f for f in findings if f["rule"] == "gate-declaration-outside"]
     assert [(f["path"], f["line"]) for f in gates] == [("backends/cuda/runtime/cuda_kv_cache.h", 10)]
+    # What was not read is said, at the first scope left out (the 65th namespace).
+    unread = [(f["path"], f["line"], f["severity"]) for f in findings if f["rule"] == "cpp-read-limit"]
+    first_namespace = original.count("\n") + DEPTH + 1
+    assert unread == [("backends/cuda/runtime/cuda_kv_cache.h", first_namespace + MAX_SCOPE_DEPTH, "major")]

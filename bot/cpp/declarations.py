@@ -77,7 +77,9 @@ class SourceFacts:
     """What one C/C++/CUDA file says about its includes, declarations and gates.
 
     `problems` are preprocessor structure errors (`#endif` without `#if`, ...);
-    `unparsed_lines` are where tree-sitter gave up locally (not errors in the file).
+    `unparsed_lines` are where tree-sitter gave up locally (not errors in the file);
+    `limits` (also among `problems`) say where the file was not read: over MAX_SOURCE_BYTES,
+    scopes nested past MAX_SCOPE_DEPTH.
     """
 
     path: str
@@ -89,6 +91,7 @@ class SourceFacts:
     arch_requirements: tuple[ArchRequirement, ...]
     problems: tuple[ParseProblem, ...] = ()
     unparsed_lines: tuple[int, ...] = ()
+    limits: tuple[ParseProblem, ...] = ()
 
     def conditions_at(self, line: int) -> tuple[str, ...]:
         """The `#if` stack around `line` (from the conditional blocks)."""
@@ -344,13 +347,14 @@ def source_facts(path: str, source: str | bytes) -> SourceFacts:
         arch_requirements=tuple(_arch_requirements(found.conditional_blocks)),
         problems=(*found.problems, *nesting),
         unparsed_lines=tuple(sorted(set(_error_lines(tree.root_node)))),
+        limits=tuple(nesting),
     )
 
 
 def too_large(path: str, size: int) -> SourceFacts:
     """The facts of a file the C++ layer does not read: none, and the reason as a problem."""
     problem = ParseProblem(path, 1, f"not read: {size} bytes, over the {MAX_SOURCE_BYTES} bytes the C++ layer reads")
-    return SourceFacts(path, (), (), (), (), (), (), problems=(problem,))
+    return SourceFacts(path, (), (), (), (), (), (), problems=(problem,), limits=(problem,))
 
 
 def _error_lines(node: Node) -> Iterator[int]:
