@@ -100,10 +100,10 @@ class RedisServer:
         self.port, self.directory = port, directory
         self.process: subprocess.Popen | None = None
 
-    def start(self) -> None:
+    def start(self, appendonly: str = "yes") -> None:
         self.process = subprocess.Popen(
             [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.directory), "--save", "", "--appendonly", "yes"],
+             "--dir", str(self.directory), "--save", "", "--appendonly", appendonly],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self) -> None:
@@ -176,6 +176,43 @@ def test_serve_and_worker_wait_for_redis_at_start_and_when_it_goes_away(tmp_path
     refused = [line for line in serve_log.splitlines() if "could not persist delivery" in line]
     assert len(refused) == 2
     assert serve_log.count("/healthz: the store is unreachable") == 2  # each outage, said once
+
+
+@pytest.mark.redis
+def test_a_redis_that_comes_up_without_appendonly_is_refused_once_it_answers(tmp_path):
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    from fastapi.testclient import TestClient
+
+    from webhooks.app import create_app
+    from webhooks.queue import QueueNotDurable, open_queue
+    from webhooks.store import StoreUnavailable
+
+    port = _free_port()
+    queue = open_queue(f"redis://127.0.0.1:{port}/0?prefix=prc-{uuid.uuid4().hex[:8]}")  # away: no refusal yet
+    redis = RedisServer(port, tmp_path)
+    try:
+        with pytest.raises(StoreUnavailable, match="Connection refused"):
+            queue.ready()
+        redis.start(appendonly="no")
+
+        def refused() -> bool:
+            try:
+                queue.ready()
+            except QueueNotDurable:
+                return True
+            except StoreUnavailable:
+                return False
+            raise AssertionError("a Redis without appendonly was accepted")
+
+        wait_for(refused, timeout=10, what="Redis to answer")
+        with TestClient(create_app(SECRET, queue)) as client:
+            health = client.get("/healthz")
+            assert health.status_code == 503 and health.json()["store"] == "refused"
+            assert "appendonly yes" in health.json()["reason"]
+    finally:
+        queue.store.close()
+        redis.stop()
 
 
 def _fill(directory: Path) -> Path:
