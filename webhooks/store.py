@@ -128,7 +128,7 @@ class SqliteStateStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connection() as db:
+        with store_failures(), self._connection() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS state (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
                 " ordering REAL, expires REAL, PRIMARY KEY (namespace, key)) WITHOUT ROWID"

@@ -107,12 +107,21 @@ def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> 
         else:
             if name == "alive":
                 queue.outage.answered()
+    try:
+        _redeliver(services, now)
+    except StoreUnavailable as error:
+        queue.outage.failed(str(error))
+
+
+def _redeliver(services: Services, now: float | None) -> None:
     # The lease is never released: it expires after the interval, which is what spaces the runs.
     if services.store.acquire_lease("redelivery", f"{os.getpid()}:{time.time()}", services.settings.redelivery_interval_s):
         try:
             asked = redeliver_failed(services.github, services.store, now)
             if asked:
                 log.info("asked GitHub to redeliver %d failed deliveries", len(asked))
+        except StoreUnavailable:
+            raise
         except Exception:
             log.exception("redelivery failed")
             services.metrics.error("redelivery")
