@@ -123,7 +123,7 @@ def check_headers(text: str) -> None:
         if path_line:
             names = (path_line.group(1).split("\t")[0],)
         for name in names:
-            if name != "/dev/null" and not name.startswith('"'):
+            if name != "/dev/null":
                 check_path(_strip(name) or "", line_number=number)
 
 
@@ -138,7 +138,34 @@ def check_path(path: str, line_number: int | None = None) -> None:
 def _strip(path: str | None) -> str | None:
     if path is None or path == "/dev/null":
         return None
+    path = _unquoted(path)
     return path[2:] if path[:2] in ("a/", "b/") else path
+
+
+_OCTAL = re.compile(r"[0-7]{1,3}")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquoted(name: str) -> str:
+    r"""A name as git writes it in a diff, C-quoted when it holds bytes outside printable ASCII
+    (`"b/notes-\377.h"`), as the path it names: its bytes, decoded as bot/tree.py keeps paths."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    data = bytearray()
+    index, end = 1, len(name) - 1
+    while index < end:
+        char = name[index]
+        if char != "\\" or index + 1 >= end:
+            data += char.encode("utf-8", "surrogateescape")
+            index += 1
+        elif name[index + 1] in "01234567":
+            digits = _OCTAL.match(name, index + 1, index + 4).group(0)
+            data.append(int(digits, 8) & 0xFF)
+            index += 1 + len(digits)
+        else:
+            data.append(_C_ESCAPES.get(name[index + 1], ord(name[index + 1]) & 0xFF))
+            index += 2
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _file_change(patched) -> FileChange:

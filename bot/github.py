@@ -23,6 +23,7 @@ import requests
 from github import Auth, Github, GithubException, GithubIntegration
 
 from bot.errors import PrCheckError
+from bot.render.printable import printable
 
 log = logging.getLogger("pr_check.github")
 
@@ -389,6 +390,8 @@ class GitHubRepository:
 
     def _request(self, operation: str, verb: str, path: str, *, idempotent: bool | None = None, **kwargs) -> Any:
         idempotent = verb in ("GET", "PUT", "DELETE", "PATCH") if idempotent is None else idempotent
+        if "input" in kwargs:  # GitHub takes UTF-8: a file name that is not is sent escaped
+            kwargs["input"] = printable(kwargs["input"])
         _, data = self._call(operation, lambda: self._requester.requestJsonAndCheck(verb, self._base + path, **kwargs),
                              idempotent=idempotent)
         return data

@@ -127,7 +127,8 @@ _SPACE = re.compile(r"\s+")
 def fingerprint(rule: str, path: str, key: str, offending_text: str) -> str:
     """Rule + path + key + whitespace-normalized text; no line numbers."""
     normalized = _SPACE.sub(" ", offending_text).strip()
-    digest = hashlib.sha256("\0".join((rule, path, key, normalized)).encode()).hexdigest()
+    # surrogateescape: a path (or a key naming one) that is not UTF-8 hashes as its bytes (bot/tree.py).
+    digest = hashlib.sha256("\0".join((rule, path, key, normalized)).encode("utf-8", "surrogateescape")).hexdigest()
     return digest[:16]
 
 
@@ -139,6 +140,6 @@ def identity(rule: str, hit: "Hit") -> str:
     (a check whose defect differs per cell puts the cell in its key). Any other finding: the
     file, key and offending text."""
     if hit.target:
-        digest = hashlib.sha256("\0".join((rule, "target", hit.key)).encode()).hexdigest()
+        digest = hashlib.sha256("\0".join((rule, "target", hit.key)).encode("utf-8", "surrogateescape")).hexdigest()
         return digest[:16]
     return fingerprint(rule, hit.path, hit.key, hit.offending_text)

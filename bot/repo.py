@@ -229,7 +229,7 @@ def directory_tree(path: str | os.PathLike[str]) -> FileTree:
         if relative == ".git" or relative.startswith(".git/") or not (file.is_file() or file.is_symlink()):
             continue
         if file.is_symlink():
-            data, mode = os.readlink(file).encode(), "120000"
+            data, mode = os.fsencode(os.readlink(file)), "120000"
         else:
             data, mode = file.read_bytes(), "100644"
         contents[blob_id_of(data)] = data

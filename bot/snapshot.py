@@ -20,7 +20,7 @@ from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import cache as facts
 from bot.facts import xref
-from bot.tree import FileTree, memory_tree
+from bot.tree import FileTree, memory_tree, path_bytes
 
 
 class BuildModel:
@@ -120,7 +120,7 @@ class BuildModel:
         def compute() -> str:
             digest = hashlib.sha256()
             for path in self.tree.paths():
-                digest.update(path.encode() + b"\0")
+                digest.update(path_bytes(path) + b"\0")
                 if path.endswith(("CMakeLists.txt", ".cmake")):
                     digest.update((self.tree.blob_id(path) or "").encode() + b"\0")
             return digest.hexdigest()

@@ -18,6 +18,22 @@ from typing import Callable, Iterable, Mapping
 _MISSING = threading.local()
 
 
+# A path is text, but git names files with bytes: a name that is not UTF-8 is kept as Python keeps
+# such file names (os.fsdecode), each undecodable byte as a lone surrogate, so the str is the
+# bytes without loss. These two functions are the only ways out: to bytes (hashing, git), and
+# to text anyone can print (outputs), with each such byte written `\xff`.
+def path_bytes(path: str) -> bytes:
+    """The bytes git names `path` with."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def shown_path(path: str) -> str:
+    r"""`path` as printable text: valid UTF-8 as it is, each undecodable byte as `\xNN`."""
+    if path.isascii():
+        return path
+    return path_bytes(path).decode("utf-8", "backslashreplace")
+
+
 def missing_reads() -> int:
     """How many reads of this thread found a blob missing from the object store (a partial
     clone): a fact derived meanwhile describes the gap, not the content, and is not kept."""
@@ -73,7 +89,7 @@ class FileTree:
             hasher = hashlib.sha256()
             for path in sorted(self._entries):
                 entry = self._entries[path]
-                hasher.update(f"{path}\0{entry.mode}\0{entry.blob}\n".encode())
+                hasher.update(path_bytes(path) + f"\0{entry.mode}\0{entry.blob}\n".encode())
             self._digest = hasher.hexdigest()
         return self._digest
 
@@ -117,7 +133,7 @@ class FileTree:
         if entry is None or not entry.is_symlink:
             return None
         data = self._read_one(path)
-        return None if data is None else data.decode().strip()
+        return None if data is None else data.decode("utf-8", "surrogateescape").strip()  # a name: its bytes
 
     def symlinks(self) -> tuple[str, ...]:
         return tuple(sorted(self._symlink_dirs))
@@ -146,7 +162,8 @@ class FileTree:
                 if target is None:
                     return None
                 joined = posixpath.normpath(
-                    posixpath.join(posixpath.dirname(prefix), target.decode().strip(), *parts[i:])
+                    posixpath.join(posixpath.dirname(prefix), target.decode("utf-8", "surrogateescape").strip(),
+                                   *parts[i:])
                 )
                 if joined.startswith(".."):
                     return None

@@ -2,10 +2,12 @@
 
 pr-check evaluates CMake files under bounds, because they come from pull requests and must
 never hang or exhaust the reviewer: a loop that never ends, a `set(x ${x}${x})` that doubles a
-string each time, a regular expression that backtracks for ever. When a bound runs out, the
-CMake model stops there (or the loop is cut short) and every CMake finding that depends on
-what comes after is missing, so a review that says nothing would be a false all-clear. CMake
-itself would hang, or take the same memory, at configure time.
+string each time, a regular expression that backtracks for ever, blocks nested thousands deep,
+a file of many megabytes. When a bound runs out, the CMake model stops there (or the loop is
+cut short, or the over-deep block or file is left out) and every CMake finding that depends on
+what was not evaluated is missing, so a review that says nothing would be a false all-clear.
+CMake itself would hang, or take the same memory, at configure time; nesting that deep is no
+build file anyone can review.
 
 Example (bad): `while(TRUE)` whose body never `break()`s.
 
@@ -34,8 +36,8 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 line=limit.line,
                 message=(
                     f"Evaluating the CMake files under the `{profile}` profile ran past a limit here: {limit.message}. "
-                    "The CMake model is incomplete from this point, so CMake findings that depend on it are missing "
-                    "from this review; CMake itself would hang or exhaust memory at configure time."
+                    "What was not evaluated is missing from the CMake model, so CMake findings that depend on it are "
+                    "missing from this review."
                 ),
                 key=stable,
                 offending_text=stable,

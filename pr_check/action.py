@@ -20,6 +20,7 @@ from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.render.job_summary import render_job_summary
+from bot.render.printable import printable
 from bot.render.sarif import render_sarif
 from bot.repo import GitRepository
 from pr_check.output import FAIL_LEVELS, OutputRequest, exit_status, render, write
@@ -86,11 +87,11 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
             repo.tree(base_sha), repo.tree(head_sha), changes, cache=EvaluationCache(default_cache_dir(repo))
         )
     sarif = render_sarif(report, checks.ALL, _version(), repository_uri=repository_uri, category=arguments.category)
-    write(json.dumps(sarif, indent=2) + "\n", arguments.sarif)
+    write(json.dumps(printable(sarif), indent=2) + "\n", arguments.sarif)
     summary_path = environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as summary:
-            summary.write(render_job_summary(report, "The SARIF file has every finding."))
+            summary.write(printable(render_job_summary(report, "The SARIF file has every finding.")))
     write(render(report, request, notes=(f"base: merge base {base_sha[:12]} of {base[:12]} and the head",)), None)
     status = exit_status(report, request)
     level = request.fail_level or report.fail_level

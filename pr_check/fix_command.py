@@ -18,6 +18,7 @@ from bot.config import Config
 from bot.diff import parse_diff
 from bot.errors import UsageError
 from bot.pipeline import Report
+from bot.render.printable import printable
 from bot.repo import EMPTY_TREE, GitRepository
 from bot.tree import FileTree
 from pr_check import revisions
@@ -108,5 +109,5 @@ def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Conf
 
 def _say(request: OutputRequest, lines: list[str], stream) -> None:
     if request.verbosity >= 0:
-        stream.write("".join(line + "\n" for line in lines))
+        stream.write(printable("".join(line + "\n" for line in lines)))
         stream.flush()

@@ -132,28 +132,32 @@ def _check_writable(output: Path) -> None:
 
 
 def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] = (), repository_uri: str | None = None) -> str:
-    """The report in the requested format, as the text to write."""
+    """The report in the requested format, as the text to write (file names that are not UTF-8
+    escaped, bot/render/printable.py)."""
+    from bot.render.printable import printable
+
     if request.format == "json":
         from bot.render.json import render_json
 
-        return json.dumps(render_json(report), indent=2) + "\n"
+        return json.dumps(printable(render_json(report)), indent=2) + "\n"
     if request.format == "sarif":
         from bot.render.sarif import render_sarif
         from pr_check.cli import VERSION
 
-        return json.dumps(render_sarif(report, checks.ALL, VERSION, repository_uri=repository_uri), indent=2) + "\n"
+        sarif = render_sarif(report, checks.ALL, VERSION, repository_uri=repository_uri)
+        return json.dumps(printable(sarif), indent=2) + "\n"
     if request.format == "rdjson":
         from bot.render.rdjson import render_rdjson
 
-        return json.dumps(render_rdjson(report), indent=2) + "\n"
+        return json.dumps(printable(render_rdjson(report)), indent=2) + "\n"
     if request.format == "github":
         from bot.render.github_annotations import render_github_annotations
 
-        return render_github_annotations(report)
+        return printable(render_github_annotations(report))
     from bot.render.text import render_text
 
     options = TextOptions(verbosity=request.verbosity, color=request.color, statistics=request.statistics, notes=notes)
-    return render_text(report, options)
+    return printable(render_text(report, options))
 
 
 def write(text: str, output: Path | None) -> None:

@@ -119,3 +119,54 @@ def test_healthz_tells_when_queued_work_has_no_live_worker(tmp_path):
     finally:
         app.stop()
         standin.stop()
+
+
+DEEP_CMAKE = (
+    "if(TRUE)\n" * 5000 + "endif()\n" * 5000
+    + "add_library(aoti_common_shims_slim STATIC common_shims_slim.cpp)\n"
+    + "add_library(aoti_cuda_shims SHARED memory.cpp)\n"
+    + "target_link_libraries(aoti_cuda_shims PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive)\n"
+)
+
+
+def test_cmake_nested_5000_deep_keeps_its_whole_archive_finding_in_the_app(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    app = start_app(standin, tmp_path / "app")
+    try:
+        worker = app.start_worker()
+        repo = make_repo(standin, tmp_path, "deep")
+        head = repo.open_pull(1, {"CMakeLists.txt": DEEP_CMAKE})
+        assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "deep", 1)).status_code == 202
+        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "deep", head), timeout=60, what="the check")
+        assert run["conclusion"] == "failure"  # a major finding, not a crash
+        annotations = standin.annotations(OWNER, "deep", run["id"])
+        rules = {(a["path"], a["title"].split(":")[0], a["start_line"]) for a in annotations}
+        assert ("CMakeLists.txt", "link-whole-archive-public", 10003) in rules
+        assert ("CMakeLists.txt", "cmake-eval-limit", 33) in rules
+        assert "internal-error" not in _text(run) and worker.poll() is None
+    finally:
+        app.stop()
+        standin.stop()
+
+
+def test_a_finding_in_a_package_whose_name_is_not_utf8_is_reported_in_the_app(tmp_path):
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
+    app = start_app(standin, tmp_path / "app")
+    try:
+        app.start_worker()
+        repo = make_repo(standin, tmp_path, "bytes")
+        # `pkg-\xff/` and `notes-\xff.h`: names git holds as bytes, no UTF-8 decoder reads.
+        head = repo.open_pull(1, {"pkg-\udcff/BUCK": BUCK_DEFECT, "pkg-\udcff/shims.cpp": "int shim() { return 1; }\n",
+                                  "notes-\udcff.h": "int notes(void);\n"})
+        assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "bytes", 1)).status_code == 202
+        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "bytes", head), timeout=60, what="the check")
+        assert run["conclusion"] == "neutral"  # the minor finding, not a failed review
+        assert "`pkg-\\xff/BUCK:4`" in run["output"]["summary"]
+        assert "link-whole-without-python-dlopen" in run["output"]["summary"]
+        # GitHub cannot name the file: no annotation or inline comment on it, the summary has it.
+        assert standin.annotations(OWNER, "bytes", run["id"]) == []
+        [review] = standin.reviews(OWNER, "bytes", 1)
+        assert review["commit_id"] == head
+    finally:
+        app.stop()
+        standin.stop()

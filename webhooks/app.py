@@ -1,7 +1,7 @@
 """The webhook service: the HTTP transport over webhooks/delivery.py. The work happens in workers.
 
     POST /webhook   a GitHub delivery (X-Hub-Signature-256 over the raw body)
-    GET  /healthz   200 while the state store answers and queued jobs have a live worker
+    GET  /healthz   200 while the state store answers and takes writes, and queued jobs have a live worker
     GET  /metrics   Prometheus text
 
 What a delivery means (verified or not, which job) is decided in webhooks/delivery.py, without I/O;
@@ -29,7 +29,8 @@ from webhooks.delivery import (  # noqa: F401 - signature_is_valid and event_lab
 )
 from webhooks.jobs import Ignored
 from webhooks.metrics import WORKERS_NAMESPACE, WebMetrics, new_web_metrics
-from webhooks.queue import JobQueue
+from webhooks.queue import JobQueue, QueueNotDurable
+from webhooks.store import StoreUnavailable
 
 log = logging.getLogger("pr_check.web")
 
@@ -56,6 +57,7 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
     """The FastAPI application over a queue."""
     metrics = metrics or new_web_metrics(queue.store)
     app = FastAPI(title="pr-check", docs_url=None, redoc_url=None, openapi_url=None)
+    store_state = _StoreState()
     app.state.metrics = metrics
     app.state.queue = queue
 
@@ -85,6 +87,11 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
             return answer(202, label, "ignored", started, reason=job.reason)
         try:
             accepted = await run_in_threadpool(queue.submit, delivery, job)
+        except (StoreUnavailable, QueueNotDurable) as error:
+            # One line per refused delivery: GitHub's redelivery (and ours, webhooks/redelivery.py) sends it again.
+            log.error("could not persist delivery %s: %s", delivery, error)
+            metrics.web_errors.labels("submit").inc()
+            return answer(503, label, "unavailable", started)
         except Exception:
             log.exception("could not persist delivery %s", delivery)
             metrics.web_errors.labels("submit").inc()
@@ -95,9 +102,14 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
     async def healthz() -> JSONResponse:
         try:
             state = await run_in_threadpool(_health, queue)
+        except _Unhealthy as unhealthy:
+            store_state.seen(unhealthy.store, unhealthy.reason)
+            return JSONResponse({"status": "unavailable", "store": unhealthy.store, "reason": unhealthy.reason},
+                                status_code=503)
         except Exception:
             log.exception("state store is unreachable")
             return JSONResponse({"status": "unavailable"}, status_code=503)
+        store_state.seen("ok", "")
         # Jobs waiting long with nobody to run them: the service accepts work it will never do.
         oldest = state.pop("oldest")
         stalled = state["jobs_active"] and not state["workers_alive"] and oldest >= stalled_after_s
@@ -106,14 +118,53 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
 
     @app.get("/metrics")
     async def metrics_text() -> Response:
-        text = await run_in_threadpool(metrics.render)
+        try:
+            text = await run_in_threadpool(metrics.render)
+        except StoreUnavailable as error:  # the workers' counts live in the store
+            log.error("metrics: %s", error)
+            return Response(f"store unavailable: {error}\n", status_code=503, media_type="text/plain")
         return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return app
 
 
+class _Unhealthy(Exception):
+    """The store cannot serve: `store` is "unreachable", "unwritable" or "refused" (not durable)."""
+
+    def __init__(self, store: str, reason: str) -> None:
+        super().__init__(reason)
+        self.store, self.reason = store, reason
+
+
+class _StoreState:
+    """What /healthz last found, so that a change is logged once (probes come every few seconds)."""
+
+    def __init__(self) -> None:
+        self.last = "ok"
+
+    def seen(self, state: str, reason: str) -> None:
+        if state == self.last:
+            return
+        previous, self.last = self.last, state
+        if state == "ok":
+            log.info("/healthz: the store answers and takes writes again (it was %s)", previous)
+        else:
+            log.error("/healthz: the store is %s: %s", state, reason)
+
+
 def _health(queue: JobQueue) -> dict:
-    queue.store.get("health", "probe")
+    try:
+        queue.ready()
+        queue.store.get("health", "probe")
+    except StoreUnavailable as error:
+        raise _Unhealthy("unreachable", str(error)) from None
+    except QueueNotDurable as error:
+        raise _Unhealthy("refused", str(error)) from None
+    try:
+        # Reads go on when a disk is full; deliveries need writes, so /healthz writes too.
+        queue.store.put("health", "probe", repr(time.time()), ttl_s=300)
+    except StoreUnavailable as error:
+        raise _Unhealthy("unwritable", str(error)) from None
     active, oldest = queue.oldest_active_age()
     return {"workers_alive": len(queue.store.keys(WORKERS_NAMESPACE)), "jobs_active": active,
             "oldest_job_age_s": round(oldest, 1), "oldest": oldest}

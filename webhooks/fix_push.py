@@ -10,10 +10,12 @@ branch is moved without force, so a push that lands in between makes GitHub refu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
 from bot.github import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
+from bot.render.printable import is_printable_path
 from bot.repo import GitRepository
 from webhooks.isolation import ReviewDone
 from webhooks.jobs import CommandCommented
@@ -60,9 +62,14 @@ def push_fixes(services: Services, client: RepositoryClient, job: CommandComment
         detail = getattr(outcome, "detail", None) or getattr(outcome, "message", "")
         reply(f"{who}, I could not review `{pull.head_sha[:12]}`, so I have no fixes to push: {detail}.")
         return "fix-review-failed"
+    # The Git Data API names files in UTF-8: a file whose name is not cannot be written through it.
+    findings = [f for f in outcome.report.findings if f.fix is None or is_printable_path(f.fix.path)]
+    unnamed = tuple((f, f"GitHub's API cannot name `{f.fix.path}` (its name is not UTF-8); `pr-check fix` in a "
+                        "checkout applies it") for f in outcome.report.findings if f.fix and not is_printable_path(f.fix.path))
     with GitRepository(mirror) as repository:
         tree = repository.tree(pull.head_sha)
-        plan = plan_fix_commit(outcome.report.findings, lambda path: _head_text(tree, path))
+        plan = plan_fix_commit(findings, lambda path: _head_text(tree, path))
+        plan = dataclasses.replace(plan, left=plan.left + unnamed)
         modes = {path: tree.entry(path).mode for path, _ in plan.files}
     if not plan.files:
         reply(f"{who}, the review of `{pull.head_sha[:12]}` has no fix that applies, so there is nothing to push."

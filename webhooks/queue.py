@@ -10,6 +10,7 @@ finished jobs are skipped, and everything a job posts is idempotent (see webhook
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -38,7 +39,7 @@ from webhooks.jobs import (
     pull_request_key,
 )
 from webhooks.smoke_approval import record_head_seen
-from webhooks.store import StateStore, open_store, queue_prefix
+from webhooks.store import StateStore, StoreUnavailable, open_store, queue_prefix, store_failures, unavailable_reason
 
 log = logging.getLogger("pr_check.queue")
 
@@ -115,14 +116,79 @@ def lock_name(job: Job) -> str:
     raise TypeError(f"not a job: {job!r}")
 
 
-def make_huey(queue_url: str) -> Huey:
-    """The huey instance for a PR_CHECK_QUEUE URL."""
+class QueueOutage:
+    """Whether the queue answers a worker: one log line when it stops (Redis away, a full disk), one
+    when it answers again; meanwhile the worker's polls pause, 0.5 s doubling to `max_pause_s`."""
+
+    def __init__(self, max_pause_s: float = 5.0) -> None:
+        self.max_pause_s = max_pause_s
+        self.since: float | None = None  # monotonic time the outage began; None while it answers
+        self._pause = 0.5
+        self._lock = threading.Lock()
+
+    def failed(self, reason: str) -> float:
+        """Note a failure; returns how long to pause before the next try."""
+        with self._lock:
+            first = self.since is None
+            if first:
+                self.since, self._pause = time.monotonic(), 0.5
+            else:
+                self._pause = min(self._pause * 2, self.max_pause_s)
+            pause = self._pause
+        if first:
+            log.warning("the queue is unavailable (%s); retrying every 0.5 s, backing off to %.0f s, until it "
+                        "answers", reason, self.max_pause_s)
+        return pause
+
+    def answered(self) -> None:
+        """Note a success: the end of an outage, if one was going on."""
+        if self.since is None:
+            return
+        with self._lock:
+            since, self.since = self.since, None
+        if since is not None:
+            log.info("the queue answers again, after %.0f s", time.monotonic() - since)
+
+    def attempt(self, call: Callable[[], object], fallback: object) -> object:
+        """`call()`; when the queue is unavailable, `fallback` after the pause (a huey poll that
+        raised would log a traceback per poll, many a second). Only a result (a job taken, which
+        wrote) ends an outage: on a full disk the empty polls, which only read, still work."""
+        try:
+            result = call()
+        except Exception as error:
+            reason = unavailable_reason(error)
+            if reason is None:
+                raise
+            time.sleep(self.failed(reason))
+            return fallback
+        if result:
+            self.answered()
+        return result
+
+
+def _consumer_storage(storage_class: type, outage: QueueOutage) -> type:
+    """huey's storage with the consumer's polls (dequeue, the schedule) waiting out an outage."""
+
+    class WaitingStorage(storage_class):  # type: ignore[misc, valid-type]
+        def dequeue(self):
+            return outage.attempt(super().dequeue, None)
+
+        def read_schedule(self, timestamp):
+            return outage.attempt(lambda: super(WaitingStorage, self).read_schedule(timestamp), [])
+
+    return WaitingStorage
+
+
+def make_huey(queue_url: str, outage: QueueOutage | None = None) -> Huey:
+    """The huey instance for a PR_CHECK_QUEUE URL; a worker's (with `outage`) waits out outages."""
     parsed = urlparse(queue_url)
     if parsed.scheme == "sqlite":
         path = Path(parsed.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteHuey(name="pr-check", filename=str(path), results=False, strict_fifo=True)
-    return RedisHuey(name=queue_prefix(queue_url), url=parsed._replace(query="").geturl(), results=False)
+        storage = {"storage_class": _consumer_storage(SqliteHuey.storage_class, outage)} if outage else {}
+        return SqliteHuey(name="pr-check", filename=str(path), results=False, strict_fifo=True, **storage)
+    storage = {"storage_class": _consumer_storage(RedisHuey.storage_class, outage)} if outage else {}
+    return RedisHuey(name=queue_prefix(queue_url), url=parsed._replace(query="").geturl(), results=False, **storage)
 
 
 class JobQueue:
@@ -131,9 +197,12 @@ class JobQueue:
     def __init__(self, huey: Huey, store: StateStore, *, lease_s: float = 120.0,
                  runner: JobRunner | None = None,
                  on_finished: Callable[[str, str, float], None] | None = None,
-                 give_up: GiveUp | None = None, max_job_s: float = 1800.0) -> None:
+                 give_up: GiveUp | None = None, max_job_s: float = 1800.0,
+                 verify: Callable[[], None] | None = None, outage: QueueOutage | None = None) -> None:
         self.huey = huey
         self.store = store
+        self.outage = outage or QueueOutage()
+        self._verify = verify  # what must hold before the first job is taken (a Redis that was away at start)
         self.lease_s = lease_s
         self.max_job_s = max_job_s
         self._runner = runner
@@ -146,9 +215,23 @@ class JobQueue:
         if _HUEY_FILTER not in huey_log.filters:
             huey_log.addFilter(_HUEY_FILTER)
 
+    def ready(self) -> None:
+        """Raise StoreUnavailable (the queue does not answer) or QueueNotDurable until the checks
+        put off at start (the queue was away) have passed."""
+        verify = self._verify
+        if verify is not None:
+            verify()
+            self._verify = None
+
     # -- web side ------------------------------------------------------------------------
     def submit(self, job_id: str, job: Job) -> bool:
-        """Record and enqueue a job; False when this id was seen before (a duplicate delivery)."""
+        """Record and enqueue a job; False when this id was seen before (a duplicate delivery).
+        StoreUnavailable when the queue cannot take it now."""
+        self.ready()
+        with store_failures():  # huey's own storage (the enqueue) fails the same ways as the store
+            return self._submit(job_id, job)
+
+    def _submit(self, job_id: str, job: Job) -> bool:
         now = time.time()
         record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now, created_at=now)
         if not self.store.put("job", job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
@@ -171,6 +254,14 @@ class JobQueue:
 
     # -- worker side ---------------------------------------------------------------------
     def _run_message(self, job_id: str, task=None) -> None:
+        try:
+            self._run_recorded(job_id, task)
+        except StoreUnavailable as error:
+            # The ledger still has the job: once the store answers, its lease runs out (or it is
+            # overdue) and the reaper hands it out again. Nothing to retry from here meanwhile.
+            self.outage.failed(str(error))
+
+    def _run_recorded(self, job_id: str, task) -> None:
         record = self.record(job_id)
         if record is None or record.state in (DONE, FAILED):
             return
@@ -289,22 +380,36 @@ class _Heartbeat:
                 log.error("job %s has run %.0f s; no longer renewing its lease", self.record.job_id,
                           self.queue.max_job_s)
                 return
-            if not self.queue.store.renew_lease(self.name, self.owner, self.queue.lease_s):
-                log.error("lost the lease %s while running job %s", self.name, self.record.job_id)
-                return
-            current = self.queue.record(self.record.job_id)
-            if current is not None and current.state == RUNNING:
-                self.queue._save(replace(current, lease_until=time.time() + self.queue.lease_s))
+            try:
+                if not self.queue.store.renew_lease(self.name, self.owner, self.queue.lease_s):
+                    log.error("lost the lease %s while running job %s", self.name, self.record.job_id)
+                    return
+                current = self.queue.record(self.record.job_id)
+                if current is not None and current.state == RUNNING:
+                    self.queue._save(replace(current, lease_until=time.time() + self.queue.lease_s))
+            except StoreUnavailable as error:
+                self.queue.outage.failed(str(error))  # renewed on the next beat, if the store is back
 
 
 def open_queue(queue_url: str, *, lease_s: float = 120.0, runner: JobRunner | None = None,
                on_finished: Callable[[str, str, float], None] | None = None, give_up: GiveUp | None = None,
                max_job_s: float = 1800.0, allow_volatile_redis: bool = False) -> JobQueue:
-    """The queue and its state store for a PR_CHECK_QUEUE URL; a Redis that may lose jobs is refused."""
+    """The queue and its state store for a PR_CHECK_QUEUE URL; a Redis that may lose jobs is refused.
+
+    A Redis that does not answer yet is no reason to stop: the queue is returned with the check
+    put off until it answers (`JobQueue.ready`), and meanwhile /healthz and deliveries answer 503.
+    """
+    verify = None
     if urlparse(queue_url).scheme != "sqlite":
-        check_redis_durability(queue_url, allow_volatile=allow_volatile_redis)
-    return JobQueue(make_huey(queue_url), open_store(queue_url), lease_s=lease_s, runner=runner,
-                    on_finished=on_finished, give_up=give_up, max_job_s=max_job_s)
+        try:
+            check_redis_durability(queue_url, allow_volatile=allow_volatile_redis)
+        except StoreUnavailable as error:
+            log.warning("the queue does not answer (%s); it is checked again until it does", error)
+            verify = functools.partial(check_redis_durability, queue_url, allow_volatile=allow_volatile_redis)
+    outage = QueueOutage()
+    huey = make_huey(queue_url, outage if runner is not None else None)
+    return JobQueue(huey, open_store(queue_url), lease_s=lease_s, runner=runner, on_finished=on_finished,
+                    give_up=give_up, max_job_s=max_job_s, verify=verify, outage=outage)
 
 
 class QueueNotDurable(PrCheckError):
@@ -318,10 +423,12 @@ def check_redis_durability(queue_url: str, *, allow_volatile: bool) -> None:
     deliveries it acknowledged since its last snapshot, and GitHub never sends them again."""
     import redis
 
-    client = redis.Redis.from_url(urlparse(queue_url)._replace(query="").geturl(), socket_connect_timeout=5)
+    client = redis.Redis.from_url(urlparse(queue_url)._replace(query="").geturl(), socket_connect_timeout=5,
+                                  socket_timeout=10)
     try:
         try:
-            appendonly = client.config_get("appendonly").get("appendonly")
+            with store_failures():  # not answering (yet) is StoreUnavailable, one line, not a traceback
+                appendonly = client.config_get("appendonly").get("appendonly")
         except redis.ResponseError as error:  # CONFIG renamed or forbidden, as on some managed services
             appendonly = None
             unknown = f"CONFIG GET appendonly was refused ({error})"

@@ -42,6 +42,7 @@ from webhooks.queue import Attempt
 from webhooks.services import Services
 from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
+from webhooks.store import StoreUnavailable
 
 log = logging.getLogger("pr_check.review")
 
@@ -111,6 +112,8 @@ def review_pull(
             _complete_check(services, client, check, repo, report, plan.off_diff)
         start_smoke_if_needed(services, client, repo, installation, pull, report.smoke.required,
                               report.smoke.reasons, requested_by=None, outlook=outlook)
+    except StoreUnavailable:
+        raise  # the store is away for now, not this commit unreadable: the job is run again once it is back
     except PrCheckError as error:
         # A repository the engine cannot read (a fetch that fails for good) will not read better on a retry.
         log.warning("review of %s#%s failed: %s", repo.full_name, number, error)

@@ -10,11 +10,56 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Iterator, Protocol
 from urllib.parse import parse_qs, urlparse
 
+from bot.errors import PrCheckError
+
 DEFAULT_PREFIX = "pr-check"
+
+
+class StoreUnavailable(PrCheckError):
+    """The store (or the queue beside it) cannot be reached or written now: Redis away, a full disk.
+
+    Raised without the driver's exception chained: str() is one line saying why, which is all a
+    log needs (the service answers 503 meanwhile, and a worker waits for it to come back).
+    """
+
+
+def unavailable_reason(error: BaseException) -> str | None:
+    """Why `error` means the store or queue is unavailable (one line), or None for any other error.
+
+    Covers what the SQLite and Redis drivers raise, from our store and from huey's storage alike.
+    """
+    if isinstance(error, StoreUnavailable):
+        return str(error)
+    if isinstance(error, sqlite3.OperationalError):
+        return f"SQLite: {error}"
+    module = type(error).__module__
+    if module.startswith("redis"):
+        import redis
+
+        if isinstance(error, (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError)):
+            return f"Redis: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+        if isinstance(error, redis.ResponseError) and str(error).startswith("MISCONF"):
+            return f"Redis: {str(error).splitlines()[0]}"  # it cannot persist (its disk is full): writes refused
+    return None
+
+
+@contextmanager
+def store_failures() -> Iterator[None]:
+    """Turn the driver errors that mean "unavailable" into StoreUnavailable, chain dropped."""
+    try:
+        yield
+    except StoreUnavailable:
+        raise
+    except Exception as error:
+        reason = unavailable_reason(error)
+        if reason is None:
+            raise
+        raise StoreUnavailable(reason) from None
 
 
 class StateStore(Protocol):
@@ -83,7 +128,7 @@ class SqliteStateStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connection() as db:
+        with store_failures(), self._connection() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS state (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
                 " ordering REAL, expires REAL, PRIMARY KEY (namespace, key)) WITHOUT ROWID"
@@ -110,90 +155,112 @@ class SqliteStateStore:
             db.execute("COMMIT")
             return changed
         except BaseException:
-            db.execute("ROLLBACK")
+            self._roll_back(db)
             raise
+
+    def _roll_back(self, db: sqlite3.Connection) -> None:
+        """End a failed transaction. SQLite rolls back by itself on some errors (a full disk): a
+        ROLLBACK then fails with "no transaction is active" on top of the real error."""
+        if not db.in_transaction:
+            return
+        try:
+            db.execute("ROLLBACK")
+        except sqlite3.Error:
+            self.close()  # a connection that cannot roll back is not used again
 
     def put(self, namespace, key, value, *, only_if_absent=False, ttl_s=None):
-        expires = time.time() + ttl_s if ttl_s else None
-        verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
-        return self._write(f"{verb} INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?)",
-                           (namespace, key, value, expires)) > 0
+        with store_failures():
+            expires = time.time() + ttl_s if ttl_s else None
+            verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
+            return self._write(f"{verb} INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?)",
+                               (namespace, key, value, expires)) > 0
 
     def get(self, namespace, key):
-        row = self._connection().execute(
-            "SELECT value FROM state WHERE namespace = ? AND key = ? AND (expires IS NULL OR expires >= ?)",
-            (namespace, key, time.time()),
-        ).fetchone()
-        return row[0] if row else None
+        with store_failures():
+            row = self._connection().execute(
+                "SELECT value FROM state WHERE namespace = ? AND key = ? AND (expires IS NULL OR expires >= ?)",
+                (namespace, key, time.time()),
+            ).fetchone()
+            return row[0] if row else None
 
     def delete(self, namespace, key):
-        self._connection().execute("DELETE FROM state WHERE namespace = ? AND key = ?", (namespace, key))
+        with store_failures():
+            self._connection().execute("DELETE FROM state WHERE namespace = ? AND key = ?", (namespace, key))
 
     def keys(self, namespace):
-        rows = self._connection().execute(
-            "SELECT key FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)", (namespace, time.time())
-        ).fetchall()
-        return [row[0] for row in rows]
+        with store_failures():
+            rows = self._connection().execute(
+                "SELECT key FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)", (namespace, time.time())
+            ).fetchall()
+            return [row[0] for row in rows]
 
     def items(self, namespace):
-        rows = self._connection().execute(
-            "SELECT key, value FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)",
-            (namespace, time.time()),
-        ).fetchall()
-        return {key: value for key, value in rows}
+        with store_failures():
+            rows = self._connection().execute(
+                "SELECT key, value FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)",
+                (namespace, time.time()),
+            ).fetchall()
+            return {key: value for key, value in rows}
 
     def add(self, namespace, amounts):
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            for key, amount in amounts.items():
-                db.execute(
-                    "INSERT INTO state (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key)"
-                    " DO UPDATE SET value = CAST(CAST(state.value AS REAL) + CAST(excluded.value AS REAL) AS TEXT)",
-                    (namespace, key, repr(float(amount))),
-                )
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        with store_failures():
+            db = self._connection()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for key, amount in amounts.items():
+                    db.execute(
+                        "INSERT INTO state (namespace, key, value) VALUES (?, ?, ?) ON CONFLICT (namespace, key)"
+                        " DO UPDATE SET value = CAST(CAST(state.value AS REAL) + CAST(excluded.value AS REAL) AS TEXT)",
+                        (namespace, key, repr(float(amount))),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                self._roll_back(db)
+                raise
 
     def put_if_newer(self, namespace, key, order, value):
-        return self._write(
-            "INSERT INTO state (namespace, key, value, ordering) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
-            " DO UPDATE SET value = excluded.value, ordering = excluded.ordering"
-            " WHERE state.ordering IS NULL OR excluded.ordering > state.ordering",
-            (namespace, key, value, order),
-        ) > 0
+        with store_failures():
+            return self._write(
+                "INSERT INTO state (namespace, key, value, ordering) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
+                " DO UPDATE SET value = excluded.value, ordering = excluded.ordering"
+                " WHERE state.ordering IS NULL OR excluded.ordering > state.ordering",
+                (namespace, key, value, order),
+            ) > 0
 
     def get_ordered(self, namespace, key):
-        row = self._connection().execute(
-            "SELECT ordering, value FROM state WHERE namespace = ? AND key = ?", (namespace, key)
-        ).fetchone()
-        return (row[0], row[1]) if row else None
+        with store_failures():
+            row = self._connection().execute(
+                "SELECT ordering, value FROM state WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+            return (row[0], row[1]) if row else None
 
     def acquire_lease(self, name, owner, ttl_s):
-        return self._write(
-            "INSERT INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
-            " DO UPDATE SET value = excluded.value, expires = excluded.expires WHERE state.value = excluded.value",
-            ("lease", name, owner, time.time() + ttl_s),
-        ) > 0
+        with store_failures():
+            return self._write(
+                "INSERT INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
+                " DO UPDATE SET value = excluded.value, expires = excluded.expires WHERE state.value = excluded.value",
+                ("lease", name, owner, time.time() + ttl_s),
+            ) > 0
 
     def renew_lease(self, name, owner, ttl_s):
-        now = time.time()
-        cursor = self._connection().execute(
-            "UPDATE state SET expires = ? WHERE namespace = 'lease' AND key = ? AND value = ? AND expires >= ?",
-            (now + ttl_s, name, owner, now),
-        )
-        return cursor.rowcount > 0
+        with store_failures():
+            now = time.time()
+            cursor = self._connection().execute(
+                "UPDATE state SET expires = ? WHERE namespace = 'lease' AND key = ? AND value = ? AND expires >= ?",
+                (now + ttl_s, name, owner, now),
+            )
+            return cursor.rowcount > 0
 
     def release_lease(self, name, owner):
-        self._connection().execute(
-            "DELETE FROM state WHERE namespace = 'lease' AND key = ? AND value = ?", (name, owner)
-        )
+        with store_failures():
+            self._connection().execute(
+                "DELETE FROM state WHERE namespace = 'lease' AND key = ? AND value = ?", (name, owner)
+            )
 
     def drop_expired(self):
-        return self._connection().execute(
-            "DELETE FROM state WHERE expires IS NOT NULL AND expires < ?", (time.time(),)).rowcount
+        with store_failures():
+            return self._connection().execute(
+                "DELETE FROM state WHERE expires IS NOT NULL AND expires < ?", (time.time(),)).rowcount
 
     def close(self):
         db = getattr(self._local, "db", None)
@@ -226,7 +293,9 @@ class RedisStateStore:
         import redis
 
         parsed = urlparse(url)
-        self._redis = redis.Redis.from_url(parsed._replace(query="").geturl(), decode_responses=True)
+        # Connect and answer timeouts: a Redis that went away must fail a call, not hang it.
+        self._redis = redis.Redis.from_url(parsed._replace(query="").geturl(), decode_responses=True,
+                                           socket_connect_timeout=5, socket_timeout=30)
         self.prefix = prefix
         self._put_if_newer = self._redis.register_script(_PUT_IF_NEWER)
         self._renew = self._redis.register_script(_RENEW)
@@ -239,68 +308,80 @@ class RedisStateStore:
         return f"{self.prefix}:index:{namespace}"
 
     def put(self, namespace, key, value, *, only_if_absent=False, ttl_s=None):
-        pipe = self._redis.pipeline()
-        pipe.set(self._key(namespace, key), value, nx=only_if_absent, px=int(ttl_s * 1000) if ttl_s else None)
-        pipe.sadd(self._index(namespace), key)
-        stored, _ = pipe.execute()
-        return bool(stored)
+        with store_failures():
+            pipe = self._redis.pipeline()
+            pipe.set(self._key(namespace, key), value, nx=only_if_absent, px=int(ttl_s * 1000) if ttl_s else None)
+            pipe.sadd(self._index(namespace), key)
+            stored, _ = pipe.execute()
+            return bool(stored)
 
     def get(self, namespace, key):
-        return self._redis.get(self._key(namespace, key))
+        with store_failures():
+            return self._redis.get(self._key(namespace, key))
 
     def delete(self, namespace, key):
-        pipe = self._redis.pipeline()
-        pipe.delete(self._key(namespace, key))
-        pipe.srem(self._index(namespace), key)
-        pipe.execute()
+        with store_failures():
+            pipe = self._redis.pipeline()
+            pipe.delete(self._key(namespace, key))
+            pipe.srem(self._index(namespace), key)
+            pipe.execute()
 
     def keys(self, namespace):
-        members = sorted(self._redis.smembers(self._index(namespace)))
-        if not members:
-            return []
-        values = self._redis.mget([self._key(namespace, member) for member in members])
-        gone = [member for member, value in zip(members, values) if value is None]
-        if gone:
-            self._redis.srem(self._index(namespace), *gone)
-        return [member for member, value in zip(members, values) if value is not None]
+        with store_failures():
+            members = sorted(self._redis.smembers(self._index(namespace)))
+            if not members:
+                return []
+            values = self._redis.mget([self._key(namespace, member) for member in members])
+            gone = [member for member, value in zip(members, values) if value is None]
+            if gone:
+                self._redis.srem(self._index(namespace), *gone)
+            return [member for member, value in zip(members, values) if value is not None]
 
     def items(self, namespace):
-        members = sorted(self._redis.smembers(self._index(namespace)))
-        if not members:
-            return {}
-        values = self._redis.mget([self._key(namespace, member) for member in members])
-        return {member: value for member, value in zip(members, values) if value is not None}
+        with store_failures():
+            members = sorted(self._redis.smembers(self._index(namespace)))
+            if not members:
+                return {}
+            values = self._redis.mget([self._key(namespace, member) for member in members])
+            return {member: value for member, value in zip(members, values) if value is not None}
 
     def add(self, namespace, amounts):
-        pipe = self._redis.pipeline()
-        for key, amount in amounts.items():
-            pipe.incrbyfloat(self._key(namespace, key), float(amount))
-            pipe.sadd(self._index(namespace), key)
-        pipe.execute()
+        with store_failures():
+            pipe = self._redis.pipeline()
+            for key, amount in amounts.items():
+                pipe.incrbyfloat(self._key(namespace, key), float(amount))
+                pipe.sadd(self._index(namespace), key)
+            pipe.execute()
 
     def put_if_newer(self, namespace, key, order, value):
-        return bool(self._put_if_newer(keys=[self._key(namespace, key) + ":ordered"], args=[repr(float(order)), value]))
+        with store_failures():
+            return bool(self._put_if_newer(keys=[self._key(namespace, key) + ":ordered"], args=[repr(float(order)), value]))
 
     def get_ordered(self, namespace, key):
-        found = self._redis.hmget(self._key(namespace, key) + ":ordered", "order", "value")
-        if found[0] is None:
-            return None
-        return float(found[0]), found[1]
+        with store_failures():
+            found = self._redis.hmget(self._key(namespace, key) + ":ordered", "order", "value")
+            if found[0] is None:
+                return None
+            return float(found[0]), found[1]
 
     def acquire_lease(self, name, owner, ttl_s):
-        key = self._key("lease", name)
-        if self._redis.set(key, owner, nx=True, px=int(ttl_s * 1000)):
-            return True
-        return self.renew_lease(name, owner, ttl_s)
+        with store_failures():
+            key = self._key("lease", name)
+            if self._redis.set(key, owner, nx=True, px=int(ttl_s * 1000)):
+                return True
+            return self.renew_lease(name, owner, ttl_s)
 
     def renew_lease(self, name, owner, ttl_s):
-        return bool(self._renew(keys=[self._key("lease", name)], args=[owner, int(ttl_s * 1000)]))
+        with store_failures():
+            return bool(self._renew(keys=[self._key("lease", name)], args=[owner, int(ttl_s * 1000)]))
 
     def release_lease(self, name, owner):
-        self._release(keys=[self._key("lease", name)], args=[owner])
+        with store_failures():
+            self._release(keys=[self._key("lease", name)], args=[owner])
 
     def drop_expired(self):
-        return 0
+        with store_failures():
+            return 0
 
     def close(self):
         self._redis.close()

@@ -22,13 +22,13 @@ from webhooks.command_requests import answer_command
 from webhooks.isolation import warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
 from webhooks.metrics import WORKERS_NAMESPACE, WorkerMetrics
-from webhooks.queue import Attempt, JobQueue, open_queue
+from webhooks.queue import Attempt, JobQueue, QueueNotDurable, open_queue
 from webhooks.redelivery import redeliver_failed
 from webhooks.review_job import report_given_up, review_pull, review_push
 from webhooks.services import Services
 from webhooks.settings import Settings, SettingsError, load_settings
 from webhooks.smoke_runs import expire_overdue_smoke_runs, follow_workflow_run
-from webhooks.store import open_store
+from webhooks.store import StoreUnavailable, open_store
 
 log = logging.getLogger("pr_check.worker")
 
@@ -98,15 +98,30 @@ def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> 
     ):
         try:
             step()
+        except StoreUnavailable as error:
+            queue.outage.failed(str(error))  # said once per outage; the next round tries again
+            return
         except Exception:
             log.exception("upkeep step %s failed", name)
             services.metrics.error(name)
+        else:
+            if name == "alive":
+                queue.outage.answered()
+    try:
+        _redeliver(services, now)
+    except StoreUnavailable as error:
+        queue.outage.failed(str(error))
+
+
+def _redeliver(services: Services, now: float | None) -> None:
     # The lease is never released: it expires after the interval, which is what spaces the runs.
     if services.store.acquire_lease("redelivery", f"{os.getpid()}:{time.time()}", services.settings.redelivery_interval_s):
         try:
             asked = redeliver_failed(services.github, services.store, now)
             if asked:
                 log.info("asked GitHub to redeliver %d failed deliveries", len(asked))
+        except StoreUnavailable:
+            raise
         except Exception:
             log.exception("redelivery failed")
             services.metrics.error("redelivery")
@@ -123,6 +138,22 @@ def _watch_parent(parent: int) -> None:
         time.sleep(1.0)
     log.error("the serving process is gone; stopping")
     os.kill(os.getpid(), signal.SIGTERM)
+
+
+def wait_for_queue(services: Services, queue: JobQueue, max_pause_s: float = 30.0) -> None:
+    """Return once the queue answers (and passed the checks put off at start): a worker started
+    while Redis is away waits for it, one log line per try, the pause doubling to `max_pause_s`."""
+    pause = 1.0
+    while True:
+        try:
+            queue.ready()
+            report_alive(services)
+            queue.reap_abandoned()
+            return
+        except StoreUnavailable as error:
+            log.warning("the queue is unavailable (%s); trying again in %.0f s", error, pause)
+        time.sleep(pause)
+        pause = min(pause * 2, max_pause_s)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,8 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pr-check worker: {error}", file=sys.stderr)
         return error.exit_code
     warm_up()  # the review children's server: started now, so that a broken install fails here
-    report_alive(services)
-    queue.reap_abandoned()
+    try:
+        wait_for_queue(services, queue)
+    except QueueNotDurable as error:  # Redis answered at last, but would lose jobs
+        print(f"pr-check worker: {error}", file=sys.stderr)
+        return error.exit_code
     stop = threading.Event()
     threading.Thread(target=_upkeep_loop, args=(services, queue, stop), daemon=True, name="upkeep").start()
     if args.exit_with_parent:

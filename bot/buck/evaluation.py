@@ -21,7 +21,7 @@ import starlark as sl
 
 from bot.buck import host as buck_host
 from bot.buck.buckconfig import BuckConfig
-from bot.tree import FileTree
+from bot.tree import FileTree, shown_path
 
 from bot.buck.cells import CELLS, Cell, cell_named  # noqa: F401 - re-exported: the cell names
 from bot.buck.packages import build_file_names, find_packages, listing_digest, load_buckconfig  # noqa: F401 - re-exported
@@ -126,7 +126,11 @@ class CellEvaluator:
         self._context = _Context()
         self._modules: dict[str, Any] = {}  # module key -> FrozenModule or Exception
         self._module_files: dict[str, frozenset[str]] = {}  # module key -> repo files it read
-        self._offsets: dict[str, int] = {}  # repo path -> lines prepended for the host load
+        self._offsets: dict[str, int] = {}  # file name in Starlark -> lines prepended for the host load
+        # Starlark strings are Unicode: a path that is not UTF-8 goes in by its shown name
+        # (bot/tree.py), and its frames come back to the path through this map.
+        self._repo_paths: dict[str, str] = {}
+        self._globbed: dict[str, str] = {}  # the same for file names glob() hands out
         self._string_selects: list[dict] = []  # token number -> branches (modules outlive packages)
         self._host = self._build_host()
 
@@ -135,7 +139,7 @@ class CellEvaluator:
         module = sl.Module()
         module.add_callable("__record", self._record)
         module.add_callable("__glob", self._glob)
-        module.add_callable("__package_name", lambda: self._context.package)
+        module.add_callable("__package_name", lambda: shown_path(self._context.package))
         module.add_callable("__read_config", self._read_config)
         module.add_callable("__select_string", self._select_string)
         module.add_callable("__is_select_token", lambda text: _SELECT_TOKEN.fullmatch(text) is not None)
@@ -162,7 +166,10 @@ class CellEvaluator:
         self._loaded_files.add(prefix or "/")  # the listing is an input: see listing_digest
         candidates = [p[len(prefix) :] for p in self.tree.paths_under(prefix)]
         matched = [c for c in candidates if any(_glob_match(c, pattern) for pattern in include)]
-        return sorted(c for c in matched if not any(_glob_match(c, pattern) for pattern in exclude or ()))
+        kept = sorted(c for c in matched if not any(_glob_match(c, pattern) for pattern in exclude or ()))
+        shown = [shown_path(c) for c in kept]
+        self._globbed.update((s, c) for s, c in zip(shown, kept) if s != c)
+        return shown
 
     # -- loading -----------------------------------------------------------------------------
     def _source_with_host(self, path: str, text: str, names: tuple[str, ...]) -> tuple[str, int]:
@@ -187,8 +194,11 @@ class CellEvaluator:
             )
         names = names + buck_host.extra_globals(text)
         source, offset = self._source_with_host(path, text, names)
-        self._offsets[path] = offset
-        return sl.parse(path, source, _DIALECT), text
+        name = shown_path(path)
+        if name != path:
+            self._repo_paths[name] = path
+        self._offsets[name] = offset
+        return sl.parse(name, source, _DIALECT), text
 
     def _loader_for(self, importer: str, importer_text: str, ast: Any) -> sl.FileLoader:
         requested = {load.module_id: dict(load.symbols) for load in ast.loads()}
@@ -389,7 +399,7 @@ class CellEvaluator:
         if self._budget.reason and "cancelled" in text.lower():
             text = f"{self._budget.reason}: {text}"
         locations = _LOCATION.findall(text)
-        repo_locations = [(p, int(n)) for p, n in locations if not p.startswith("@pr_check")]
+        repo_locations = [(self._repo_paths.get(p, p), int(n)) for p, n in locations if not p.startswith("@pr_check")]
         path, line = repo_locations[-1] if repo_locations else (build_file, 1)
         first_line = next((l for l in text.splitlines() if l.strip().startswith("error:")), text.strip().splitlines()[0] if text.strip() else "evaluation failed")
         message = first_line.strip()
@@ -406,7 +416,8 @@ class CellEvaluator:
         if "callstack" in message.lower() or "call stack" in message.lower():
             message = f"evaluation recursed too deeply ({message})"
         frames = tuple(
-            Frame(p, int(n), function) for p, n, function in _FRAME.findall(text) if not p.startswith("@pr_check")
+            Frame(self._repo_paths.get(p, p), int(n), function)
+            for p, n, function in _FRAME.findall(text) if not p.startswith("@pr_check")
         )
         return EvalError(self.cell, package, message, path, line, frames)
 
@@ -423,7 +434,7 @@ class CellEvaluator:
             if not isinstance(name, str):
                 continue
             frames = tuple(
-                Frame(path, max(1, int(line) - self._offsets.get(path, 0)), function)
+                Frame(self._repo_paths.get(path, path), max(1, int(line) - self._offsets.get(path, 0)), function)
                 for path, line, function in _FRAME.findall(stack_text)
                 if not path.startswith("@pr_check")
             )
@@ -434,12 +445,24 @@ class CellEvaluator:
                 package=package,
                 name=name,
                 kind=kind.split(".")[-1],
-                attrs={k: _normalize_value(v, self._string_selects) for k, v in kwargs.items()},
+                attrs={k: _normalize_value(self._named_back(v), self._string_selects) for k, v in kwargs.items()},
                 path=path,
                 line=line,
                 end_line=_call_end_line(self.tree.read_text(path) or "", line) if path else line,
                 stack=frames,
             )
+
+    def _named_back(self, value: Any) -> Any:
+        """`value` with the file names glob() showed escaped named by their paths again."""
+        if not self._globbed:
+            return value
+        if isinstance(value, str):
+            return self._globbed.get(value, value)
+        if isinstance(value, list):
+            return [self._named_back(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self._named_back(v) for k, v in value.items()}
+        return value
 
     def _macro_roots(self) -> tuple[str, ...]:
         roots = [r for r in self.config.cells.values() if r not in (".", "./", "")]

@@ -16,7 +16,7 @@ from bot.buck.cells import is_build_file
 from bot.buck.evaluation import HOST_VERSION, CellEvaluator
 from bot.buck.packages import dependency_version, find_packages, load_buckconfig
 from bot.buck.targets import CellGraph, PackageResult
-from bot.tree import FileTree, missing_reads
+from bot.tree import FileTree, missing_reads, path_bytes
 
 
 def _as_cached(graph: "CellGraph") -> "CellGraph":
@@ -80,11 +80,11 @@ class EvaluationCache:
         def compute() -> str:
             digest = hashlib.sha256()
             for path in tree.paths():
-                digest.update(path.encode() + b"\0")  # glob() results depend on the listing
+                digest.update(path_bytes(path) + b"\0")  # glob() results depend on the listing
                 if is_build_file(path) or path.endswith((".bzl", ".buckconfig")) or tree.entry(path) is None:
                     digest.update((tree.blob_id(path) or "").encode())
             for path in tree.symlinks():
-                digest.update(f"{path}->{tree.read_link(path)}".encode())
+                digest.update(path_bytes(f"{path}->{tree.read_link(path)}"))
             return digest.hexdigest()
 
         return self.facts.fact("buck-build-inputs", tree.digest(), compute)

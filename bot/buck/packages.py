@@ -7,7 +7,7 @@ import posixpath
 
 from bot.buck.buckconfig import BuckConfig, parse_buckconfig
 from bot.buck.cells import cell_named
-from bot.tree import FileTree
+from bot.tree import FileTree, path_bytes
 
 
 # --------------------------------------------------------------------------------------------
@@ -54,7 +54,7 @@ def listing_digest(tree: FileTree, directory: str) -> str:
     digest = hashlib.sha1()
     for path in tree.paths():
         if path.startswith(prefix):
-            digest.update(path.encode() + b"\0")
+            digest.update(path_bytes(path) + b"\0")
     return digest.hexdigest()
 
 

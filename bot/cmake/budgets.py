@@ -15,6 +15,20 @@ from typing import Iterable
 MAX_LOOP_ITERATIONS = 10_000
 MAX_DEPTH = 64
 
+# Nesting the evaluator follows by recursion (a Python frame or two per level), bounded so
+# that all of it together stays far inside Python's recursion limit: blocks open at once
+# (if, foreach, while, block; across files and calls alike), and within one command
+# `${}` references, `$<>` generator expressions and if() parentheses. ExecuTorch's main
+# (Aug 2026) opens at most 4 blocks at once and nests parentheses one deep. A block opened
+# past the limit is not evaluated (the commands after it are); a command nested past it is
+# skipped. Either is a limit at its line.
+MAX_BLOCK_DEPTH = 32
+MAX_NESTING = 32
+
+# The largest CMake file evaluated (ExecuTorch's largest, the root CMakeLists.txt, is 61 KB);
+# a bigger one is a limit on that file and is not read, as the C++ layer does with its sources.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
 # One value (an expanded argument, a variable built by string() or list()). ExecuTorch's
 # largest is a few kilobytes; a file(READ) of a big source stays well under this.
 MAX_VALUE_CHARS = 4 * 1024 * 1024
@@ -38,6 +52,11 @@ REGEX_SECONDS = 2.0
 
 class BudgetExhausted(Exception):
     """A budget that ends the whole evaluation ran out; args are (path, line, message)."""
+
+
+class NestingTooDeep(Exception):
+    """A command's arguments nest past MAX_NESTING; the one arg is the message. The command is
+    skipped (a block opener with its block) and reported as a limit at its line."""
 
 
 def joined_size(glue: str, items: Iterable[str]) -> int:

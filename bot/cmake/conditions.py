@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Mapping
 
+from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 from bot.cmake.model import repo_path
 from bot.cmake.regexes import RegexError, RegexTimeout
 from bot.cmake.state import Frame
@@ -80,6 +81,8 @@ def condition(ev: Evaluation, command: Command, frame: Frame) -> bool:
             tokens.extend(Token(element, False) for element in split_list(value))
     if not tokens:
         return False  # `if()` (e.g. `if(${UNDEFINED})`) is false, not an error
+    if _deepest_parenthesis(tokens) > MAX_NESTING:
+        raise NestingTooDeep(f"parentheses nested deeper than {MAX_NESTING}")
     try:
         return _truth(ev, _reduce(ev, tokens, frame), frame)
     except _ConditionError as error:
@@ -88,6 +91,16 @@ def condition(ev: Evaluation, command: Command, frame: Frame) -> bool:
     except _ConditionLimit as error:
         ev.limit(command.path, command.line, f"{command.name}(): {error}")
         return False
+
+
+def _deepest_parenthesis(tokens: list[Token]) -> int:
+    """How deep parentheses nest (_reduce recurses once per level)."""
+    depth = deepest = 0
+    for token in tokens:
+        if token.paren:
+            depth += 1 if token.text == "(" else -1
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def _reduce(ev: Evaluation, tokens: list[Token], frame: Frame) -> Token:

@@ -250,12 +250,15 @@ def _indent_width(data: bytes, line_start: int) -> int:
     return width
 
 
-def _collect(node: Node, found: list[Invocation]) -> None:
-    if node.type == "normal_command":
-        found.append(_invocation(node))
-        return
-    for child in node.children:
-        _collect(child, found)
+def _collect(root: Node, found: list[Invocation]) -> None:
+    # An explicit stack: blocks nest one tree level each, as deep as a pull request writes them.
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if node.type == "normal_command":
+            found.append(_invocation(node))
+        else:
+            pending.extend(reversed(node.children))
 
 
 def _invocation(node: Node) -> Invocation:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
+from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 from bot.cmake.profiles import CMakeProfile
 from bot.cmake.values import is_false_value
 
@@ -41,7 +42,34 @@ LANGUAGES = ("C", "CXX", "CUDA")
 
 
 def evaluate_generator_expressions(text: str, context: GenexContext) -> str:
-    """Evaluate the generator expressions in `text`; ones the model cannot decide stay as written."""
+    """Evaluate the generator expressions in `text`; ones the model cannot decide stay as written.
+
+    Evaluation recurses once per nesting level: past MAX_NESTING it raises NestingTooDeep.
+    """
+    if "$<" not in text:
+        return text
+    if _deepest(text) > MAX_NESTING:
+        raise NestingTooDeep(f"generator expressions nested deeper than {MAX_NESTING}")
+    return _evaluate(text, context)
+
+
+def _deepest(text: str) -> int:
+    """How deep `$<` nests in `text` (counted as _genex_end counts)."""
+    depth = deepest = 0
+    index = text.find("$<")
+    while 0 <= index < len(text):
+        if text.startswith("$<", index):
+            depth += 1
+            deepest = max(deepest, depth)
+            index += 2
+            continue
+        if text[index] == ">" and depth:
+            depth -= 1
+        index += 1
+    return deepest
+
+
+def _evaluate(text: str, context: GenexContext) -> str:
     if "$<" not in text:
         return text
     parts: list[str] = []
@@ -102,33 +130,33 @@ def split_top_level(text: str, separator: str, limit: int = -1) -> list[str]:
 
 def _evaluate_one_genex(content: str, context: GenexContext) -> str:
     head, *rest = split_top_level(content, ":", limit=1)
-    name = evaluate_generator_expressions(head, context)
+    name = _evaluate(head, context)
     argument = rest[0] if rest else None
 
     def verbatim() -> str:
         if argument is None:
             return f"$<{name}>"
-        return f"$<{name}:{evaluate_generator_expressions(argument, context)}>"
+        return f"$<{name}:{_evaluate(argument, context)}>"
 
     def arguments() -> list[str]:
         if argument is None:
             return []
-        return [evaluate_generator_expressions(part, context) for part in split_top_level(argument, ",")]
+        return [_evaluate(part, context) for part in split_top_level(argument, ",")]
 
     if name in ("0", "1") and argument is not None:
-        return evaluate_generator_expressions(argument, context) if name == "1" else ""
+        return _evaluate(argument, context) if name == "1" else ""
     constants = {"ANGLE-R": ">", "COMMA": ",", "SEMICOLON": ";", "QUOTE": '"'}
     if name in constants and argument is None:
         return constants[name]
     if name in ("BUILD_INTERFACE", "BUILD_LOCAL_INTERFACE", "LINK_ONLY", "TARGET_NAME"):
-        return evaluate_generator_expressions(argument or "", context)
+        return _evaluate(argument or "", context)
     if name == "INSTALL_INTERFACE":
         return ""
     if name == "BOOL":
-        value = evaluate_generator_expressions(argument or "", context)
+        value = _evaluate(argument or "", context)
         return verbatim() if "$<" in value else ("0" if is_false_value(value) else "1")
     if name == "NOT":
-        value = evaluate_generator_expressions(argument or "", context)
+        value = _evaluate(argument or "", context)
         return {"0": "1", "1": "0"}.get(value, verbatim())
     if name in ("AND", "OR"):
         values = arguments()
@@ -152,7 +180,7 @@ def _evaluate_one_genex(content: str, context: GenexContext) -> str:
         except ValueError:
             return verbatim()
     if name in ("LOWER_CASE", "UPPER_CASE"):
-        value = evaluate_generator_expressions(argument or "", context)
+        value = _evaluate(argument or "", context)
         return value.lower() if name == "LOWER_CASE" else value.upper()
     compiler_languages = {"CXX_COMPILER_ID": "CXX", "C_COMPILER_ID": "C", "CUDA_COMPILER_ID": "CUDA"}
     if name in compiler_languages:

@@ -16,12 +16,15 @@ from typing import Callable, Iterable, Sequence
 from bot.cmake import control_flow
 from bot.cmake.blocks import CLOSERS, Program, program_for
 from bot.cmake.budgets import (
+    MAX_BLOCK_DEPTH,
     MAX_DEPTH,
     MAX_EXPANDED_CHARS,
     MAX_EXPANDED_ITEMS,
+    MAX_FILE_BYTES,
     MAX_LIST_ITEMS,
     MAX_VALUE_CHARS,
     BudgetExhausted,
+    NestingTooDeep,
     joined_size,
 )
 from bot.cmake.commands import HANDLERS
@@ -38,6 +41,7 @@ from bot.tree import FileTree
 # these ends within seconds (a few microseconds a command), and is reported (budgets.py).
 _MAX_STEPS = 400_000
 
+_BLOCKS = frozenset({"if", "foreach", "while", "block"})
 _MACRO_REFERENCE = re.compile(r"\$\{([^${}]*)\}")
 _REFERENCE = re.compile(r"\$\{([^${}]+)\}")
 
@@ -78,6 +82,7 @@ class Evaluation:
         self.expanded_items = 0
         self.exhausted = False
         self.depth = 0
+        self.blocks = 0  # blocks open now, across files and calls (MAX_BLOCK_DEPTH)
         # The command running now: where a limit hit while expanding its arguments is reported.
         self.current: Command | None = None
         self.top_scope = Scope(None)
@@ -138,6 +143,10 @@ class Evaluation:
             where = (at.path, at.line) if at else (path, 0)
             self.limit(where[0], where[1], f"nesting deeper than {MAX_DEPTH} at {path}")
             return Flow.NEXT
+        if len(data) > MAX_FILE_BYTES:
+            # Reported on the file itself, whoever includes it: that is where the fix goes.
+            self.limit(path, 1, f"{path} not read: {len(data)} bytes, over the {MAX_FILE_BYTES} bytes evaluated")
+            return Flow.NEXT
         program = program_for(self.tree.blob_id(path), data, path)
         self.files_read[path] = None
         self.problems.extend(program.file.problems)
@@ -170,35 +179,57 @@ class Evaluation:
             if self.steps > _MAX_STEPS:
                 raise BudgetExhausted(command.path, command.line, f"evaluation stopped after {_MAX_STEPS} commands")
             name = command.name
-            if name == "if":
-                flow = control_flow.run_if(self, program, index, frame)
-                index = program.ends[index] + 1
-            elif name in ("foreach", "while"):
-                flow = control_flow.run_loop(self, program, index, frame)
-                index = program.ends[index] + 1
-            elif name in ("function", "macro"):
-                control_flow.define(self, program, index, frame)
-                index = program.ends[index] + 1
+            try:
+                if name in _BLOCKS:
+                    flow = self._block(program, index, frame)
+                    index = program.ends[index] + 1
+                elif name in ("function", "macro"):
+                    control_flow.define(self, program, index, frame)
+                    index = program.ends[index] + 1
+                    continue
+                else:
+                    flow = self._statement(program, index, frame)
+                    index += 1
+            except NestingTooDeep as too_deep:
+                self.limit(command.path, command.line, f"{too_deep.args[0]} in {name}(); not evaluated")
+                index = program.ends.get(index, index) + 1
                 continue
-            elif name == "block":
-                flow = control_flow.run_block(self, program, index, frame)
-                index = program.ends[index] + 1
-            elif name == "break":
-                return Flow.BREAK
-            elif name == "continue":
-                return Flow.CONTINUE
-            elif name == "return":
-                control_flow.run_return(self, command, frame)
-                return Flow.RETURN
-            elif name in CLOSERS or name in ("elseif", "else"):
-                index += 1
-                continue
-            else:
-                flow = self._command(command, frame)
-                index += 1
             if flow is not Flow.NEXT:
                 return flow
         return Flow.NEXT
+
+    def _block(self, program: Program, index: int, frame: Frame) -> Flow:
+        """if, foreach, while or block(): the block run (or skipped, past MAX_BLOCK_DEPTH)."""
+        command = program.file.commands[index]
+        if self.blocks >= MAX_BLOCK_DEPTH:
+            # Each open block holds Python frames; deeper ones are refused, not followed.
+            self.limit(command.path, command.line,
+                       f"blocks nested deeper than {MAX_BLOCK_DEPTH} at {command.name}(); this block not evaluated")
+            return Flow.NEXT
+        self.blocks += 1
+        try:
+            if command.name == "if":
+                return control_flow.run_if(self, program, index, frame)
+            if command.name == "block":
+                return control_flow.run_block(self, program, index, frame)
+            return control_flow.run_loop(self, program, index, frame)
+        finally:
+            self.blocks -= 1
+
+    def _statement(self, program: Program, index: int, frame: Frame) -> Flow:
+        """One command that is not a block opener nor a definition."""
+        command = program.file.commands[index]
+        name = command.name
+        if name == "break":
+            return Flow.BREAK
+        if name == "continue":
+            return Flow.CONTINUE
+        if name == "return":
+            control_flow.run_return(self, command, frame)
+            return Flow.RETURN
+        if name in CLOSERS or name in ("elseif", "else"):
+            return Flow.NEXT
+        return self._command(command, frame)
 
     def _command(self, command: Command, frame: Frame) -> Flow:
         definition = self.callables.get(command.name)

@@ -97,23 +97,25 @@ def clear_parse_cache() -> None:
     cache.current().forget("cmake-parse")
 
 
-def _collect(node: Node, path: str, commands: list[Command], problems: list[ParseProblem]) -> None:
-    """Walk `node` in document order, appending commands and syntax problems."""
-    if node.type == "ERROR" or node.is_missing:
-        problems.append(_problem_at(node, path))
-        # Error recovery may still have recognised whole commands inside the broken region.
-        for child in node.children:
-            if child.type.endswith("_command") or child.type in _BLOCK_NODES:
-                _collect(child, path, commands, problems)
-        return
-    if node.type.endswith("_command"):
-        commands.append(_command(node, path))
-        for child in node.children:
-            if child.has_error:
-                _collect(child, path, commands, problems)
-        return
-    for child in node.children:
-        _collect(child, path, commands, problems)
+def _collect(root: Node, path: str, commands: list[Command], problems: list[ParseProblem]) -> None:
+    """Walk `root` in document order, appending commands and syntax problems.
+
+    The walk keeps its own stack: tree-sitter nests one level per `if()` block, and a pull
+    request can nest thousands (Python's recursion would give out near 450).
+    """
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        if node.type == "ERROR" or node.is_missing:
+            problems.append(_problem_at(node, path))
+            # Error recovery may still have recognised whole commands inside the broken region.
+            inner = [c for c in node.children if c.type.endswith("_command") or c.type in _BLOCK_NODES]
+        elif node.type.endswith("_command"):
+            commands.append(_command(node, path))
+            inner = [c for c in node.children if c.has_error]
+        else:
+            inner = node.children
+        pending.extend(reversed(inner))
 
 
 _BLOCK_NODES = frozenset(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
+
 _REFERENCE_OPEN = re.compile(r"\$(ENV|CACHE)?\{")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", ";": "\\;", "\n": "", "0": "\0"}
 
@@ -13,15 +15,18 @@ def expand_references(text: str, lookup: Callable[[str, str], str]) -> str:
     """Expand `${X}`, `$ENV{X}`, `$CACHE{X}` (nested) and escapes in raw argument text.
 
     `lookup(kind, name)` gets kind "" (normal), "ENV" or "CACHE". `\\;` stays `\\;` because
-    CMake keeps it so that list splitting can skip it.
+    CMake keeps it so that list splitting can skip it. References nested deeper than
+    MAX_NESTING raise NestingTooDeep (each level is a recursion).
     """
     expanded, _ = _expand_from(text, 0, lookup, inside_reference=False)
     return expanded
 
 
 def _expand_from(
-    text: str, index: int, lookup: Callable[[str, str], str], inside_reference: bool
+    text: str, index: int, lookup: Callable[[str, str], str], inside_reference: bool, depth: int = 0
 ) -> tuple[str, int]:
+    if depth > MAX_NESTING:
+        raise NestingTooDeep(f"`${{}}` references nested deeper than {MAX_NESTING}")
     parts: list[str] = []
     length = len(text)
     while index < length:
@@ -36,7 +41,7 @@ def _expand_from(
         if char == "$":
             opened = _REFERENCE_OPEN.match(text, index)
             if opened:
-                name, after = _expand_from(text, opened.end(), lookup, inside_reference=True)
+                name, after = _expand_from(text, opened.end(), lookup, True, depth + 1)
                 if after < 0:
                     # Unterminated: CMake rejects the file; keep the text as written.
                     parts.append(text[index:])

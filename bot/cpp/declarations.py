@@ -77,7 +77,9 @@ class SourceFacts:
     """What one C/C++/CUDA file says about its includes, declarations and gates.
 
     `problems` are preprocessor structure errors (`#endif` without `#if`, ...);
-    `unparsed_lines` are where tree-sitter gave up locally (not errors in the file).
+    `unparsed_lines` are where tree-sitter gave up locally (not errors in the file);
+    `limits` (also among `problems`) say where the file was not read: over MAX_SOURCE_BYTES,
+    scopes nested past MAX_SCOPE_DEPTH.
     """
 
     path: str
@@ -89,6 +91,7 @@ class SourceFacts:
     arch_requirements: tuple[ArchRequirement, ...]
     problems: tuple[ParseProblem, ...] = ()
     unparsed_lines: tuple[int, ...] = ()
+    limits: tuple[ParseProblem, ...] = ()
 
     def conditions_at(self, line: int) -> tuple[str, ...]:
         """The `#if` stack around `line` (from the conditional blocks)."""
@@ -208,7 +211,26 @@ def _is_extern_c(node: Node) -> bool:
     return node.type == "linkage_specification" and _text(value).strip('"') == "C"
 
 
-def _declarations(root: Node, found: Scan) -> Iterator[Declaration]:
+# Scopes (namespaces, classes, extern "C" blocks, templates) nested in one another that are
+# read; ExecuTorch's headers nest five or so. The walk keeps its own stack, and the bound keeps
+# the qualified names it builds (one part per level) small.
+MAX_SCOPE_DEPTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class _Container:
+    """A node whose children are read as declarations, with what holds inside it."""
+
+    node: Node
+    scope: tuple[str, ...]
+    extern_c: bool
+    in_record: bool
+    depth: int
+
+
+def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProblem]) -> Iterator[Declaration]:
+    """Every declaration under `root` in document order; scopes nested past MAX_SCOPE_DEPTH are
+    not read, and the first of them is a problem."""
     conditions = found.conditions_at_line
 
     def make(node: Node, name: str, scope: tuple[str, ...], written_scope: str, is_definition: bool,
@@ -218,43 +240,47 @@ def _declarations(root: Node, found: Scan) -> Iterator[Declaration]:
         return Declaration(name, qualified, line, node.end_point[0] + 1, is_definition, extern_c,
                            conditions(line), kind)
 
-    def visit(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool) -> Iterator[Declaration]:
-        for child in node.children:
+    def read(within: _Container) -> list[Declaration | _Container]:
+        """What the children of `within` declare, and the containers among them, in order."""
+        scope, extern_c, in_record, depth = within.scope, within.extern_c, within.in_record, within.depth + 1
+        items: list[Declaration | _Container] = []
+        for child in within.node.children:
             kind = child.type
             if kind == "namespace_definition":
                 name = _text(child.child_by_field_name("name"))
                 body = child.child_by_field_name("body")
                 if body is not None:
-                    yield from visit(body, (*scope, *[p for p in name.split("::") if p]), extern_c, False)
+                    items.append(_Container(body, (*scope, *[p for p in name.split("::") if p]), extern_c, False, depth))
             elif kind == "linkage_specification":
                 body = child.child_by_field_name("body")
                 if body is None:
                     continue
                 if body.type == "declaration_list":
-                    yield from visit(body, scope, _is_extern_c(child), in_record)
+                    items.append(_Container(body, scope, _is_extern_c(child), in_record, depth))
                 elif body.type == "declaration":
                     # `extern "C" int x;` declares, like `extern int x;`.
-                    yield from declaration(body, scope, _is_extern_c(child), in_record, declares_only=True)
+                    items.extend(declaration(body, scope, _is_extern_c(child), in_record, depth, declares_only=True))
                 else:
-                    yield from visit(_Single(body), scope, _is_extern_c(child), in_record)
+                    items.append(_Container(_Single(body), scope, _is_extern_c(child), in_record, depth))
             elif kind in ("template_declaration", "preproc_if", "preproc_ifdef", "preproc_else",
                           "preproc_elif", "ERROR", "declaration_list", "export_declaration"):
-                yield from visit(child, scope, extern_c, in_record)
+                items.append(_Container(child, scope, extern_c, in_record, depth))
             elif kind == "function_definition":
                 declarator = child.child_by_field_name("declarator")
                 name, written = _declared_name(declarator)
                 if name:
-                    yield make(child, name, scope, written, True, extern_c, "function")
+                    items.append(make(child, name, scope, written, True, extern_c, "function"))
             elif kind in ("declaration", "field_declaration"):
-                yield from declaration(child, scope, extern_c, in_record)
+                items.extend(declaration(child, scope, extern_c, in_record, depth))
             elif kind in _RECORD_KINDS:
-                yield from record(child, scope, extern_c)
+                items.extend(record(child, scope, extern_c, depth))
+        return items
 
-    def declaration(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool,
-                    declares_only: bool = False) -> Iterator[Declaration]:
+    def declaration(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool, depth: int,
+                    declares_only: bool = False) -> Iterator[Declaration | _Container]:
         type_node = node.child_by_field_name("type")
         if type_node is not None and type_node.type in _RECORD_KINDS:
-            yield from record(type_node, scope, extern_c)
+            yield from record(type_node, scope, extern_c, depth)
         storage = {_text(c) for c in node.children if c.type == "storage_class_specifier"}
         for declarator in node.children_by_field_name("declarator"):
             name, written = _declared_name(declarator)
@@ -268,20 +294,30 @@ def _declarations(root: Node, found: Scan) -> Iterator[Declaration]:
                     "extern" not in storage and not declares_only)
                 yield make(node, name, scope, written, is_definition, extern_c, "variable")
 
-    def record(node: Node, scope: tuple[str, ...], extern_c: bool) -> Iterator[Declaration]:
+    def record(node: Node, scope: tuple[str, ...], extern_c: bool, depth: int) -> Iterator[Declaration | _Container]:
         name = _text(node.child_by_field_name("name"))
         body = node.child_by_field_name("body")
         if not name or body is None:
             return
         yield make(node, name, scope, "", True, extern_c, _RECORD_KINDS[node.type])
         if node.type != "enum_specifier":
-            yield from visit(body, (*scope, name), extern_c, True)
+            yield _Container(body, (*scope, name), extern_c, True, depth)
 
-    yield from visit(root, (), False, False)
+    pending: list[Declaration | _Container] = [_Container(root, (), False, False, 0)]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Declaration):
+            yield item
+        elif item.depth <= MAX_SCOPE_DEPTH:
+            pending.extend(reversed(read(item)))
+        elif not problems:
+            line = item.node.start_point[0] + 1 if isinstance(item.node, Node) else 1
+            problems.append(ParseProblem(path, line, f"scopes nested deeper than {MAX_SCOPE_DEPTH}: "
+                                                           "the declarations inside are not read"))
 
 
 class _Single:
-    """Presents one node as the only child of a container, for `visit`."""
+    """Presents one node as the only child of a container, for `read`."""
 
     def __init__(self, node: Node) -> None:
         self.children = [node]
@@ -299,7 +335,8 @@ def source_facts(path: str, source: str | bytes) -> SourceFacts:
     text = source.decode("utf-8", errors="replace") if isinstance(source, bytes) else source
     found = scan(path, text)
     tree = _parser(path.endswith(CUDA_SUFFIXES)).parse(found.blanked.encode("utf-8"))
-    declarations = tuple(_declarations(tree.root_node, found))
+    nesting: list[ParseProblem] = []
+    declarations = tuple(_declarations(tree.root_node, found, path, nesting))
     return SourceFacts(
         path=path,
         includes=found.includes,
@@ -308,25 +345,28 @@ def source_facts(path: str, source: str | bytes) -> SourceFacts:
         macros_tested=found.macros_tested,
         macros_defined=found.macros_defined,
         arch_requirements=tuple(_arch_requirements(found.conditional_blocks)),
-        problems=found.problems,
+        problems=(*found.problems, *nesting),
         unparsed_lines=tuple(sorted(set(_error_lines(tree.root_node)))),
+        limits=tuple(nesting),
     )
 
 
 def too_large(path: str, size: int) -> SourceFacts:
     """The facts of a file the C++ layer does not read: none, and the reason as a problem."""
     problem = ParseProblem(path, 1, f"not read: {size} bytes, over the {MAX_SOURCE_BYTES} bytes the C++ layer reads")
-    return SourceFacts(path, (), (), (), (), (), (), problems=(problem,))
+    return SourceFacts(path, (), (), (), (), (), (), problems=(problem,), limits=(problem,))
 
 
 def _error_lines(node: Node) -> Iterator[int]:
     """First lines of the regions tree-sitter could not parse (export macros, split
     signatures): declarations there may be missing, which is not the file's fault."""
-    for child in node.children:
+    pending = list(reversed(node.children))  # its own stack: errors can sit thousands of levels deep
+    while pending:
+        child = pending.pop()
         if child.type == "ERROR" or child.is_missing:
             yield child.start_point[0] + 1
         elif child.has_error:
-            yield from _error_lines(child)
+            pending.extend(reversed(child.children))
 
 
 def source_facts_cached(blob_id: str | None, path: str, source: str | bytes) -> SourceFacts:

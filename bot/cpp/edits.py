@@ -57,14 +57,15 @@ def gate_declaration(path: str, text: str, declaration_line: int, opening_line: 
 
 def _statement_at(node: Node, row: int) -> Node | None:
     """The declaration (or definition, template) of a container that spans `row`."""
-    for child in node.children:
-        if not child.start_point[0] <= row <= child.end_point[0] or not child.is_named:
-            continue
-        if child.type == "comment":
+    container: Node | None = node
+    while container is not None:  # a loop, not recursion: namespaces may nest thousands deep
+        child = next((c for c in container.children
+                      if c.is_named and c.start_point[0] <= row <= c.end_point[0]), None)
+        if child is None or child.type == "comment":
             return None
-        if child.type in _CONTAINERS and (child.type != "linkage_specification" or _has_body(child)):
-            return _statement_at(child, row)
-        return child
+        if child.type not in _CONTAINERS or (child.type == "linkage_specification" and not _has_body(child)):
+            return child
+        container = child
     return None
 
 

@@ -94,7 +94,8 @@ class DiskStore:
             return _STORES[key]
 
     def _path(self, key: str) -> Path:
-        digest = hashlib.sha256(f"{FORMAT}\0{CODE_DIGEST}\0{key}".encode()).hexdigest()
+        # A key names paths; one that is not UTF-8 hashes as its bytes (bot/tree.py).
+        digest = hashlib.sha256(f"{FORMAT}\0{CODE_DIGEST}\0{key}".encode("utf-8", "surrogateescape")).hexdigest()
         return self.directory / digest[:2] / f"{digest}.pickle"
 
     def get(self, key: str) -> Any:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from bot.render.fix_patch import collapsed_fix
+from bot.render.printable import is_printable_path
 from bot.render.statistics import rule_by_cell_table
 from bot.model import Finding, Severity
 
@@ -118,8 +119,9 @@ def render_check_run(
             details += ["", *collapsed_fix(finding.fix)]
         details.append("")
     text = _trim("\n".join(details), full_report_pointer)
-    # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path.
-    annotations = [annotation(finding) for finding in findings if finding.path]
+    # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,
+    # one it can name (UTF-8).
+    annotations = [annotation(finding) for finding in findings if finding.path and is_printable_path(finding.path)]
     batches = tuple(
         tuple(annotations[i : i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
     )

@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 from bot.diff import ChangeSet
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
+from bot.render.printable import is_printable_path
 from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
     ANNOTATION_MESSAGE_LIMIT,
     ANNOTATION_TITLE_LIMIT,
@@ -126,8 +127,8 @@ def place_finding(finding: Finding, changes: ChangeSet) -> Placement | None:
     suggestion replaces exactly the commented range.
     """
     change = changes.get(finding.path)
-    if change is None or finding.line not in change.commentable:
-        return None
+    if change is None or finding.line not in change.commentable or not is_printable_path(finding.path):
+        return None  # (GitHub cannot name a file whose name is not UTF-8: the check run tells it)
     fix = finding.fix
     if fix is not None and fix.path == finding.path and _range_in_one_hunk(change, fix.line, fix.end_line):
         start = fix.line if fix.end_line > fix.line else None

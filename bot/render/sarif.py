@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Iterable, Mapping
+from urllib.parse import quote
 
 from bot.config import CONFIG_PATH
 from bot.engine import ENGINE_RULES
 from bot.model import Finding, Severity
+from bot.render.printable import is_printable_path
+from bot.tree import path_bytes
 
 if TYPE_CHECKING:
     from bot.check import Check
@@ -118,7 +121,7 @@ def _result(finding: Finding, suppressed_reason: str | None, rule_index: int, re
                 "description": {"text": finding.fix.description or "suggested fix"},
                 "artifactChanges": [
                     {
-                        "artifactLocation": {"uri": finding.fix.path},
+                        "artifactLocation": {"uri": _uri(finding.fix.path)},
                         "replacements": [
                             {
                                 "deletedRegion": {
@@ -135,10 +138,15 @@ def _result(finding: Finding, suppressed_reason: str | None, rule_index: int, re
     return result
 
 
+def _uri(path: str) -> str:
+    # A URI names bytes by percent-encoding them: a file name that is not UTF-8 goes that way.
+    return path if is_printable_path(path) else quote(path_bytes(path), safe="/")
+
+
 def _location(path: str, line: int, end_line: int) -> dict:
     return {
         "physicalLocation": {
-            "artifactLocation": {"uri": path},
+            "artifactLocation": {"uri": _uri(path)},
             "region": {"startLine": max(1, line), "endLine": max(1, end_line, line)},
         }
     }

@@ -90,7 +90,7 @@ def commit(
             data = content.encode() if isinstance(content, str) else content
             blob = git(repo, "hash-object", "-w", "--stdin", input=data).strip()
             entries.append(f"100644 {blob}\t{path}\n")
-        git(repo, "update-index", "--index-info", input="".join(entries).encode(), env=index_env)
+        git(repo, "update-index", "--index-info", input="".join(entries).encode("utf-8", "surrogateescape"), env=index_env)
         tree = git(repo, "write-tree", env=index_env).strip()
     date = f"{_EPOCH + 60 * depth} +0000"
     identity = {

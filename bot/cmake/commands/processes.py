@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import starlark as sl
 
+from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
 from bot.cmake.model import repo_path
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command, ParseProblem
@@ -109,8 +110,14 @@ def _evaluate_list_file(path: str, data: bytes) -> sl.Module | str:
     options = sl.EvalOptions(check_cancelled=lambda: time.monotonic() > deadline,
                              max_callstack_size=_MAX_CALL_DEPTH)
     module = sl.Module()
+    text = data.decode("utf-8", errors="replace")
+    depth, line = bracket_depth(text)
+    if depth > MAX_BRACKET_DEPTH:
+        # starlark-rust's parser recurses per bracket and a deep list kills the process (as for
+        # a BUCK file, bot/buck/evaluation.py): refused, not parsed.
+        return f"{path}:{line}: brackets nested {depth} deep (more than {MAX_BRACKET_DEPTH}); not evaluated"
     try:
-        ast = sl.parse(path, data.decode("utf-8", errors="replace"), sl.Dialect.standard())
+        ast = sl.parse(path, text, sl.Dialect.standard())
         sl.eval_with(options, module, ast, sl.Globals.standard())
     except sl.StarlarkError as error:
         first = str(error).strip().splitlines()
