@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
-from bot.buck.cells import cells_where
+from bot.buck.cells import CELL_TABLE, cells_where
+from bot.buck.targets import Platform
 from bot.errors import ConfigError
 from bot.model import Severity
 
@@ -20,11 +21,18 @@ if TYPE_CHECKING:
 CONFIG_PATH = ".github/pr-check.toml"
 
 
+def _table_platforms() -> Mapping[str, tuple[Platform, ...]]:
+    return MappingProxyType({cell.name: cell.platforms for cell in CELL_TABLE})
+
+
 @dataclass(frozen=True, slots=True)
 class BuckSettings:
-    """Which cells build for CPU-only platforms and what guards a CUDA target there."""
+    """Which cells build for CPU-only platforms, the platforms each cell builds for, and what
+    guards a CUDA target there."""
 
     cpu_only_cells: tuple[str, ...] = cells_where(cpu_only=True)
+    # cell -> its target platforms; `[buck.platforms]` replaces a cell's row of the cell table.
+    platforms: Mapping[str, tuple[Platform, ...]] = field(default_factory=_table_platforms)
     cuda_constraint: str = "ovr_config//cuda:has_cuda"
     cuda_external_deps: tuple[str, ...] = (
         "cuda",
@@ -42,6 +50,10 @@ class BuckSettings:
         "thrust",
         "cub",
     )
+
+    def platforms_of(self, cell: str) -> tuple[Platform, ...]:
+        """The platforms `cell` builds for."""
+        return self.platforms.get(cell, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +87,7 @@ _SCHEMA: Mapping[str, Mapping[str, type | tuple[type, ...]]] = {
     "rules": {"disable": list, "severity": dict},
     "review": {"fail_level": str},
     "cmake": {"profiles": list, "profile": dict},
-    "buck": {"cpu_only_cells": list, "cuda_constraint": str, "cuda_external_deps": list},
+    "buck": {"cpu_only_cells": list, "cuda_constraint": str, "cuda_external_deps": list, "platforms": dict},
     "smoke": {
         "cuda_paths": list,
         "workflow": str,
@@ -136,6 +148,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
             cpu_only_cells=tuple(buck.get("cpu_only_cells", defaults.buck.cpu_only_cells)),
             cuda_constraint=buck.get("cuda_constraint", defaults.buck.cuda_constraint),
             cuda_external_deps=tuple(buck.get("cuda_external_deps", defaults.buck.cuda_external_deps)),
+            platforms=_platforms(buck.get("platforms", {}), defaults.buck.platforms),
         ),
         smoke=SmokeSettings(
             cuda_paths=tuple(smoke.get("cuda_paths", defaults.smoke.cuda_paths)),
@@ -158,6 +171,27 @@ def _cmake_profiles(cmake: Mapping[str, Any], defaults: Config) -> tuple[tuple[s
     from bot.cmake.profiles import define_profiles  # imported on use: most configs define none
 
     return active, define_profiles(cmake.get("profile", {}), active)
+
+
+def _platforms(
+    table: Mapping[str, Any], defaults: Mapping[str, tuple[Platform, ...]]
+) -> Mapping[str, tuple[Platform, ...]]:
+    """`[buck.platforms]`: `cell = [{name = "...", constraints = ["ovr_config//os:linux", ...]}, ...]`
+    replaces that cell's platforms; other cells keep the cell table's."""
+    merged = dict(defaults)
+    for cell, rows in table.items():
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise ConfigError(f"{CONFIG_PATH}: buck.platforms.{cell} must be a list of tables")
+        platforms = []
+        for row in rows:
+            name, constraints = row.get("name"), row.get("constraints", [])
+            if set(row) - {"name", "constraints"} or not isinstance(name, str) or not isinstance(constraints, list):
+                raise ConfigError(
+                    f"{CONFIG_PATH}: buck.platforms.{cell}: each platform is {{name = \"...\", constraints = [...]}}"
+                )
+            platforms.append(Platform(name, tuple(sorted(str(c) for c in constraints))))
+        merged[cell] = tuple(platforms)
+    return MappingProxyType(merged)
 
 
 def _type_name(expected: Any) -> str:
