@@ -67,6 +67,15 @@ def define_common_targets():
         define_static_target = False,
     )
     runtime.cxx_library(
+        name = "mapped",
+        srcs = ["mapped.cpp"],
+        deps = select_map(
+            [":core"] + select({"ovr_config//cuda:has_cuda": [":cuda_guard"], "DEFAULT": [":tensor"]}),
+            lambda labels: [label + "_static" for label in labels],
+        ),
+        define_static_target = False,
+    )
+    runtime.cxx_library(
         name = "arm_only",
         srcs = ["arm.cpp"],
         target_compatible_with = select({"ovr_config//os:android-arm64": [], "DEFAULT": ["ovr_config//cpu:arm64"]}),
@@ -100,6 +109,12 @@ def test_a_dep_under_select_has_cuda_is_absent_on_cpu_and_present_with_cuda(grap
     assert storage.labels("exported_deps", LINUX_X86_64_CUDA) == ("//slim:core", "//slim:cuda_guard")
     # The any-configuration view keeps every branch (what "CUDA in some configuration" asks).
     assert set(storage.labels("exported_deps")) == {"//slim:core", "//slim:cuda_guard"}
+
+
+def test_select_map_is_resolved_per_platform(graph):
+    mapped = graph.targets["//slim:mapped"]
+    assert mapped.labels("deps", LINUX_X86_64) == ("//slim:core_static", "//slim:tensor_static")
+    assert mapped.labels("deps", LINUX_X86_64_CUDA) == ("//slim:core_static", "//slim:cuda_guard_static")
 
 
 def test_cuda_ness_is_a_fact_of_the_platform(graph):
