@@ -130,13 +130,18 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
             target = graph.targets[label]
             if label in incompatible or not _CXX_KINDS.search(target.kind):
                 continue
-            if reason.kind == "dependency":
+            end = graph.targets.get(reason.chain[-1]) if reason.kind == "dependency" else None
+            if end is not None and _CXX_KINDS.search(end.kind):
+                # It breaks because a C++ CUDA target it depends on does: that one is the finding.
                 if target.primary_label != label and target.primary_label in graph.targets:
                     continue  # the wrapper's `_static` twin of a dependent: the dependent stands for it
-                dependents.setdefault(reason.chain[-1], {}).setdefault(label, reason.chain)
+                root = _folded(graph, reason.chain[-1])
+                dependents.setdefault(root, {}).setdefault(label, reason.chain)
                 if platforms.explicitly_compatible(target, platform):
-                    explicit.setdefault(reason.chain[-1], set()).add(label)
+                    explicit.setdefault(root, set()).add(label)
                 continue
+            if _folded(graph, label) != label:
+                continue  # the wrapper's `_static` twin breaks with the target it copies: one finding
             breaks.setdefault(label, []).append(platform)
             reason_of.setdefault(label, reason)
     guarded_splats = _guard_dicts(snap, graph, constraint)
@@ -172,6 +177,13 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
             fix=guard_idiom.guard_fix(snap, target.path, [(target, guard)], guard.advice),
         )
         yield hit, target, guard, tuple(sorted(followers))
+
+
+def _folded(graph, label: str) -> str:
+    """The label that stands for `label`: the target a wrapper's `_static` twin copies, else itself."""
+    target = graph.targets.get(label)
+    primary = target.primary_label if target is not None else label
+    return primary if primary in graph.targets else label
 
 
 def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], it: str = "it") -> str:
