@@ -122,7 +122,7 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
     reason_of: dict[str, xref.CudaReason] = {}
     dependents: dict[str, dict[str, tuple[str, ...]]] = {}
     explicit: dict[str, set[str]] = {}
-    for platform in snap.head.platforms(cell):
+    for platform in settings.platforms_of(cell):
         if platform.satisfies(constraint):
             continue
         incompatible = snap.head.incompatible(cell, platform)
