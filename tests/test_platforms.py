@@ -17,8 +17,10 @@ from bot.buck.graph_cache import evaluate_cell
 from bot.buck.targets import Platform, Select, chosen_branch, resolve, setting_constraints
 from bot.config import parse_config
 from bot.errors import ConfigError
-from bot.facts import xref
+from bot.facts import linkage, xref
 from bot.repo import GitRepository
+from bot.snapshot import BuildModel
+from bot.tree import memory_tree
 
 CUDA_DEPS = ("cuda", "cuda-lazy", "cudart")
 
@@ -124,6 +126,21 @@ def test_cuda_ness_is_a_fact_of_the_platform(graph):
     assert with_cuda["//slim:storage"] == xref.CudaReason("external_dep", "cuda")
     assert with_cuda["//slim:tensor"].chain == ("//slim:tensor", "//slim:storage")
     assert "//slim:storage" in xref.cuda_reasons(graph, CUDA_DEPS)  # any configuration
+
+
+def test_what_a_target_links_is_a_fact_of_the_platform():
+    model = BuildModel(
+        memory_tree({".buckconfig": "[repositories]\n  root = .\n", "slim/BUCK": BUCK, "slim/targets.bzl": TARGETS_BZL})
+    )
+    assert set(linkage.dependency_closure(model, "xplat", "//slim:tensor", ANDROID_ARM64)) == {
+        "//slim:tensor", "//slim:storage", "//slim:core",
+    }
+    with_cuda = linkage.dependency_closure(model, "xplat", "//slim:tensor", LINUX_X86_64_CUDA)
+    assert linkage.path_to(with_cuda, "//slim:cuda_guard") == ("//slim:tensor", "//slim:storage", "//slim:cuda_guard")
+    assert "//slim:cuda_guard" in linkage.dependency_closure(model, "xplat", "//slim:tensor")  # any configuration
+    assert set(linkage.dependents_closure(model, "xplat", "//slim:cuda_guard", LINUX_X86_64)) == {
+        "//slim:cuda_guard", "//slim:uses_guard", "//slim:says_android",
+    }
 
 
 def test_incompatibility_spreads_through_configured_deps(graph):
