@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Mapping
 
+from bot.buck.cells import CELL_TABLE
+from bot.buck.targets import Platform
 from bot.config_schema import CONFIG_PATH, default, validate
 from bot.errors import ConfigError
 from bot.model import Severity
@@ -17,13 +19,25 @@ from bot.model import Severity
 if TYPE_CHECKING:
     from bot.cmake.profiles import CMakeProfile
 
+
+def _table_platforms() -> Mapping[str, tuple[Platform, ...]]:
+    return MappingProxyType({cell.name: cell.platforms for cell in CELL_TABLE})
+
+
 @dataclass(frozen=True, slots=True)
 class BuckSettings:
-    """Which cells build for CPU-only platforms and what guards a CUDA target there."""
+    """Which cells build for CPU-only platforms, the platforms each cell builds for, and what
+    guards a CUDA target there."""
 
     cpu_only_cells: tuple[str, ...] = default("buck", "cpu_only_cells")
+    # cell -> its target platforms; `[buck.platforms]` replaces a cell's row of the cell table.
+    platforms: Mapping[str, tuple[Platform, ...]] = field(default_factory=_table_platforms)
     cuda_constraint: str = default("buck", "cuda_constraint")
     cuda_external_deps: tuple[str, ...] = default("buck", "cuda_external_deps")
+
+    def platforms_of(self, cell: str) -> tuple[Platform, ...]:
+        """The platforms `cell` builds for."""
+        return self.platforms.get(cell, ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +104,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
             cpu_only_cells=tuple(buck.get("cpu_only_cells", defaults.buck.cpu_only_cells)),
             cuda_constraint=buck.get("cuda_constraint", defaults.buck.cuda_constraint),
             cuda_external_deps=tuple(buck.get("cuda_external_deps", defaults.buck.cuda_external_deps)),
+            platforms=_platforms(buck.get("platforms", {}), defaults.buck.platforms),
         ),
         smoke=SmokeSettings(cuda_paths=tuple(smoke.get("cuda_paths", defaults.smoke.cuda_paths))),
     )
@@ -105,3 +120,25 @@ def _cmake_profiles(cmake: Mapping[str, Any], defaults: Config) -> tuple[tuple[s
     from bot.cmake.profiles import define_profiles  # imported on use: most configs define none
 
     return active, define_profiles(cmake.get("profile", {}), active)
+
+
+def _platforms(
+    table: Mapping[str, Any], defaults: Mapping[str, tuple[Platform, ...]]
+) -> Mapping[str, tuple[Platform, ...]]:
+    """`[buck.platforms]`: `cell = [{name = "...", constraints = ["ovr_config//os:linux", ...]}, ...]`
+    replaces that cell's platforms; other cells keep the cell table's."""
+    merged = dict(defaults)
+    for cell, rows in table.items():
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise ConfigError(f"{CONFIG_PATH}: buck.platforms.{cell} must be a list of tables")
+        platforms = []
+        for row in rows:
+            name, constraints = row.get("name"), row.get("constraints", [])
+            if set(row) - {"name", "constraints"} or not isinstance(name, str) or not isinstance(constraints, list):
+                raise ConfigError(
+                    f"{CONFIG_PATH}: buck.platforms.{cell}: each platform is {{name = \"...\", constraints = [...]}}"
+                )
+            platforms.append(Platform(name, tuple(sorted(str(c) for c in constraints))))
+        merged[cell] = tuple(platforms)
+    return MappingProxyType(merged)
+

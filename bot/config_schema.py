@@ -74,6 +74,9 @@ KEYS: tuple[Key, ...] = (
         "the constraint in `compatible_with` that guards a CUDA target"),
     Key("buck", "cuda_external_deps", Shape.STRINGS, _CUDA_EXTERNAL_DEPS, REVIEW,
         "`external_deps` names that make a target CUDA"),
+    Key("buck", "platforms", Shape.TABLE, {}, REVIEW,
+        "cell -> list of `{name, constraints}` tables: the target platforms that cell builds for, replacing "
+        "its row of the cell table (`select()` and `compatible_with` are resolved per platform)"),
     Key("cmake", "profiles", Shape.STRINGS, ("linux-gcc-cuda", "msvc", "cpu-only"), REVIEW,
         "the CMake profiles every CMake check evaluates, the default first: built-in ones or `[cmake.profile.NAME]`"),
     Key("cmake", "profile", Shape.TABLE, {}, REVIEW, "the repository's own CMake profiles, one table each",

@@ -16,6 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import CellGraph
 from bot.buck.graph_cache import EvaluationCache, evaluate_cell, graph_digest
+from bot.buck import platforms
+from bot.buck.targets import Platform
 from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import cache as facts
@@ -54,10 +56,19 @@ class BuildModel:
         """The content digest of a cell's graph: the input key of every fact derived from it."""
         return graph_digest(self.cell(cell))
 
-    def cuda_reasons(self, cell: str) -> Mapping[str, xref.CudaReason]:
-        """label -> why it is CUDA, for the cell's CUDA targets."""
+    def cuda_reasons(self, cell: str, platform: Platform | None = None) -> Mapping[str, xref.CudaReason]:
+        """label -> why it is CUDA, for the cell's CUDA targets on `platform` (None: in any
+        configuration, every select() branch taken)."""
         deps = tuple(self.config.buck.cuda_external_deps)
-        return self.graph_memo(cell, ("cuda", deps), lambda graph: xref.cuda_reasons(graph, deps))
+        return self.graph_memo(cell, ("cuda", deps, platform), lambda graph: xref.cuda_reasons(graph, deps, platform))
+
+    def platforms(self, cell: str) -> tuple[Platform, ...]:
+        """The target platforms the cell builds for (the cell table's, or the configuration's)."""
+        return self.config.buck.platforms_of(cell)
+
+    def incompatible(self, cell: str, platform: Platform) -> Mapping[str, platforms.Incompatibility]:
+        """label -> why the target is incompatible with `platform` (itself or through a dep)."""
+        return self.graph_memo(cell, ("incompatible", platform), lambda graph: platforms.incompatible_targets(graph, platform))
 
     def header_owners(self, cell: str):
         """include path -> owning targets in the cell."""

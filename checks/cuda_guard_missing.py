@@ -1,19 +1,24 @@
-"""A CUDA target is defined in a cell that builds for CPU-only platforms without the CUDA guard.
+"""A CUDA target is compatible with a CPU-only platform of a cell that builds for one.
 
 The `xplat` cell builds every target of a package for every platform it is asked for: Android,
-Apple, CPU-only Linux, wildcard builds such as `xplat/executorch/...`. A target that compiles
-`.cu` sources, passes `nvcc_flags`, depends on a CUDA external dep (`cuda-lazy`, `cudart`, ...)
-or on another CUDA target cannot build there: `cuda_runtime.h` is not found. The constraint
-`compatible_with = ["ovr_config//cuda:has_cuda"]` (with `platforms = [CXX]`) makes those builds
-skip the target. A guard dict splatted (`**cuda_kwargs`) into some CUDA targets of a package
-but not others leaves the rest unguarded.
+Apple, CPU-only Linux, wildcard builds such as `xplat/executorch/...`. A target that, as
+configured on such a platform, compiles `.cu` sources, passes `nvcc_flags` or depends on a CUDA
+external dep (`cuda-lazy`, `cudart`, ...) cannot build there: `cuda_runtime.h` is not found. The
+constraint `compatible_with = ["ovr_config//cuda:has_cuda"]` (with `platforms = [CXX]`) makes
+those builds skip it, and buck2 then skips every target that depends on it there as well: so
+the finding is on the target that breaks, per platform, and its dependents are listed on it, not
+reported again. Each platform is read as buck2 configures it: a dep under
+`select({"ovr_config//cuda:has_cuda": [...], "DEFAULT": []})` is absent on a CPU-only platform,
+so the target holding that select is no CUDA target there (SlimTensor `storage`, #24817).
 
 Example (bad): `runtime.cxx_library(name = "caller_stream", srcs = ["caller_stream.cu"])` in a
 `targets.bzl` that `non_fbcode_target(_kind = define_common_targets)` makes visible in xplat.
 
 Use instead: the guard the package already uses: its guard dict where it has one; where its
-other CUDA targets are defined fbcode-only (the real tree's idiom: none of its packages uses the
-constraint), define this one fbcode-only too; the configured constraint otherwise.
+other CUDA targets are defined fbcode-only (the real tree's idiom before any package used the
+constraint), define this one fbcode-only too; otherwise both `compatible_with` and `platforms`,
+and in a file other cells evaluate too, only outside fbcode (a dict conditioned on `is_fbcode`,
+splatted).
 
 When the change did not touch the targets but a line that makes a package's targets visible in
 the cell (`non_fbcode_target(_kind = define_common_targets)`), that line is the cause: one finding
@@ -25,9 +30,10 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from bot.buck import platforms
+from bot.buck.targets import Platform
 from bot.facts import xref
-from bot.buck import edits
-from bot.fixes import apply_fixes, fix_between
+from checks.support import guard_idiom
 from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Fix, Hit, Severity
@@ -43,11 +49,14 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         yield from _by_cause(snap, cell, hits)
 
 
-def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
+_Guarded = tuple  # (Hit, BuckTarget, guard_idiom.Guard, labels of the dependents it takes along)
+
+
+def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hit]:
     """Targets the change did not touch, exposed by a line it did: one finding at that line."""
     changes = snap.changes.by_path()
-    exposed: dict[tuple[str, int], list[Hit]] = {}
-    for hit in hits:
+    exposed: dict[tuple[str, int], list[_Guarded]] = {}
+    for hit, target, guard, followers in guarded:
         own = changes.get(hit.path)
         touched_itself = own is not None and any(hit.line <= n <= (hit.end_line or hit.line) for n in own.added)
         root = next((e for e in hit.evidence if e.note.startswith("this line defines")), None)
@@ -56,13 +65,17 @@ def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
             yield hit
         else:
             group = exposed.setdefault((root.path, root.line), [])
-            if all(other.key != hit.key for other in group):  # the wrapper's `_static` twin folds in
-                group.append(hit)
-    for (path, line), group in sorted(exposed.items()):
-        if len(group) == 1:
-            yield group[0]
+            if all(other[0].key != hit.key for other in group):  # the wrapper's `_static` twin folds in
+                group.append((hit, target, guard, followers))
+    for (path, line), members in sorted(exposed.items()):
+        if len(members) == 1:
+            yield members[0][0]
             continue
+        group = [member[0] for member in members]
         labels = ", ".join(f"`{h.key}`" for h in group)
+        keys = {h.key for h in group}
+        followers = {label: None for member in members for label in member[3] if label not in keys}
+        taken_along = [e for h in group for e in h.evidence if e.note.startswith("depends on it")]
         package = path.rsplit("/", 1)[0] if "/" in path else ""
         yield Hit(
             path=path,
@@ -72,6 +85,7 @@ def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
                 f"builds for CPU-only platforms, and none is guarded: {labels}. A CPU-only or wildcard build "
                 "fails to compile them. Guard each (see the related locations), or keep the package's CUDA "
                 "targets out of this cell."
+                + _dependents_note(dict.fromkeys(followers, ()), set(), "them")
             ),
             key=f"exposes-cuda:{cell}://{package}",
             target=f"//{package}",
@@ -80,82 +94,112 @@ def _by_cause(snap: Snapshot, cell: str, hits: list[Hit]) -> Iterator[Hit]:
             evidence=tuple(
                 Evidence(h.path, h.line, f"`{h.key}`: {h.evidence[0].note if h.evidence else 'CUDA target'}")
                 for h in group
-            ),
-            fix=_guard_each(snap, group),
+            )
+            + tuple(dict.fromkeys(taken_along)),
+            fix=_guard_each(snap, members),
         )
 
 
-def _guard_each(snap: Snapshot, group: list[Hit]) -> Fix | None:
-    """One fix that guards every target of a group, when they sit in one file and each has a fix.
-
-    Their fixes were computed on the same text and touch different calls, so they are applied
-    together and turned into one edit of that file (the file is often one the change did not
-    touch, so the fix is a patch rather than a suggestion).
-    """
-    fixes = [hit.fix for hit in group]
-    if any(fix is None for fix in fixes) or len({fix.path for fix in fixes}) != 1:
+def _guard_each(snap: Snapshot, members: list[_Guarded]) -> Fix | None:
+    """One fix that guards every target of a group, when they sit in one file and each has a fix
+    (the file is often one the change did not touch, so the fix is a patch, not a suggestion)."""
+    if any(hit.fix is None for hit, *_ in members) or len({hit.path for hit, *_ in members}) != 1:
         return None
-    path = fixes[0].path
-    text = snap.head.text(path)
-    if text is None:
-        return None
-    together = apply_fixes(text, fixes)
-    if together.overlapping:
-        return None
-    advice = "; ".join(dict.fromkeys(fix.description for fix in fixes))
-    return fix_between(path, text, together.text, f"guard each of them: {advice}")
+    advice = "; ".join(dict.fromkeys(guard.advice for _hit, _target, guard, _followers in members))
+    return guard_idiom.guard_fix(
+        snap, members[0][0].path, [(target, guard) for _hit, target, guard, _followers in members], f"guard each of them: {advice}"
+    )
 
 
-def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[Hit]:
-        graph = snap.head.cell(cell)
-        reasons = snap.head.cuda_reasons(cell)
-        guarded_splats = _guard_dicts(snap, graph, settings.cuda_constraint)
-        fbcode_only = _fbcode_only_idiom(snap, cell, settings.cuda_constraint)
-        for label, reason in sorted(reasons.items()):
+def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
+    """One finding per target that breaks on a CPU-only platform of the cell: compatible there
+    and CUDA by its own attributes, as configured there (select() resolved, so a dep under
+    `select({"<constraint>": [...], "DEFAULT": []})` is absent). Its compatible dependents break
+    with it, but guarding it makes them incompatible too: they are named on its finding."""
+    graph = snap.head.cell(cell)
+    constraint = settings.cuda_constraint
+    breaks: dict[str, list[Platform]] = {}
+    reason_of: dict[str, xref.CudaReason] = {}
+    dependents: dict[str, dict[str, tuple[str, ...]]] = {}
+    explicit: dict[str, set[str]] = {}
+    for platform in settings.platforms_of(cell):
+        if platform.satisfies(constraint):
+            continue
+        incompatible = snap.head.incompatible(cell, platform)
+        for label, reason in sorted(snap.head.cuda_reasons(cell, platform).items()):
             target = graph.targets[label]
-            if not _CXX_KINDS.search(target.kind) or _is_guarded(target, settings.cuda_constraint):
+            if label in incompatible or not _CXX_KINDS.search(target.kind):
                 continue
-            text = snap.head.text(target.path) or ""
-            evidence = [_reason_evidence(snap, target, reason, text)]
-            visible = outermost_frame(target)
-            if visible is not None:
-                evidence.append(
-                    Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
-                )
-            splat = guarded_splats.get(target.path)
-            call = call_of(text, target)
-            if call is not None and call.keyword("name") is None:
-                call = None  # not the rule's own call: nowhere to put the guard
-            if splat:
-                advice = f"splat the package's guard dict (`**{splat}`) as its other CUDA targets do"
-                fix = None if call is None else fix_between(target.path, text, edits.insert_splat(text, call, splat), advice)
-            elif target.package in fbcode_only:
-                advice = (
-                    "define it fbcode-only, as this repository defines its CUDA targets: with "
-                    "`fbcode_target(_kind = ...)` in BUCK, or below an `if not is_fbcode(): return` in targets.bzl"
-                )
-                fix = _fbcode_target_fix(text, target, call, advice)
-            else:
-                constraint = f"[{edits.string_literal(text, settings.cuda_constraint)}]"
-                advice = f"add `compatible_with = {constraint}`"
-                fixed = None if call is None else edits.insert_keyword(text, call, "compatible_with", constraint, after="name")
-                fix = None if fixed is None else fix_between(target.path, text, fixed, advice)
-            yield Hit(
-                path=target.path,
-                line=target.line,
-                end_line=target.end_line,
-                message=(
-                    f"`{label}` is defined in the `{cell}` cell, which builds for CPU-only platforms, "
-                    f"and it {reason.describe()}; without the `{settings.cuda_constraint}` constraint a CPU-only "
-                    f"or wildcard build of this package fails to compile it. Fix: {advice}."
-                ),
-                key=target.primary_label,
-                target=label,
-                cell=cell,
-                offending_text=target.kind,
-                evidence=tuple(evidence),
-                fix=fix,
-            )
+            end = graph.targets.get(reason.chain[-1]) if reason.kind == "dependency" else None
+            if end is not None and _CXX_KINDS.search(end.kind):
+                # It breaks because a C++ CUDA target it depends on does: that one is the finding.
+                if target.primary_label != label and target.primary_label in graph.targets:
+                    continue  # the wrapper's `_static` twin of a dependent: the dependent stands for it
+                root = _folded(graph, reason.chain[-1])
+                dependents.setdefault(root, {}).setdefault(label, reason.chain)
+                if platforms.explicitly_compatible(target, platform):
+                    explicit.setdefault(root, set()).add(label)
+                continue
+            if _folded(graph, label) != label:
+                continue  # the wrapper's `_static` twin breaks with the target it copies: one finding
+            breaks.setdefault(label, []).append(platform)
+            reason_of.setdefault(label, reason)
+    guarded_splats = _guard_dicts(snap, graph, constraint)
+    fbcode_only = _fbcode_only_idiom(snap, cell, constraint)
+    for label, broken_on in sorted(breaks.items()):
+        target = graph.targets[label]
+        reason = reason_of[label]
+        text = snap.head.text(target.path) or ""
+        where = ", ".join(f"`{p.name}`" for p in broken_on)
+        evidence = [_reason_evidence(snap, target, reason, text)]
+        visible = outermost_frame(target)
+        if visible is not None:
+            evidence.append(Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`"))
+        followers = dependents.get(label, {})
+        for dependent, chain in sorted(followers.items()):
+            other = graph.targets[dependent]
+            evidence.append(Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain)))
+        guard = guard_idiom.guard_for(snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only)
+        hit = Hit(
+            path=target.path,
+            line=target.line,
+            end_line=target.end_line,
+            message=(
+                f"`{label}` {reason.describe()} and is compatible with the CPU-only platform(s) {where} of "
+                f"the `{cell}` cell: a build there (a wildcard build of the package included) fails to compile "
+                f"it. Fix: {guard.advice}.{_dependents_note(followers, explicit.get(label, set()))}"
+            ),
+            key=target.primary_label,
+            target=label,
+            cell=cell,
+            offending_text=target.kind,
+            evidence=tuple(evidence),
+            fix=guard_idiom.guard_fix(snap, target.path, [(target, guard)], guard.advice),
+        )
+        yield hit, target, guard, tuple(sorted(followers))
+
+
+def _folded(graph, label: str) -> str:
+    """The label that stands for `label`: the target a wrapper's `_static` twin copies, else itself."""
+    target = graph.targets.get(label)
+    primary = target.primary_label if target is not None else label
+    return primary if primary in graph.targets else label
+
+
+def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], it: str = "it") -> str:
+    """What guarding the target does to the targets that depend on it there."""
+    if not followers:
+        return ""
+    shown = sorted(followers)
+    listed = ", ".join(f"`{label}`" for label in shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
+    note = (
+        f" Targets that depend on {it} there fail with {it} now and, once guarded, {it} make(s) them incompatible "
+        f"with those platforms too (skipped by wildcard builds, not separate defects): {listed}."
+    )
+    if explicit:
+        named = ", ".join(f"`{label}`" for label in sorted(explicit))
+        note += f" Of these, {named} name(s) those platforms in `compatible_with`: guard them too, or buck2 fails them."
+    return note
 
 
 def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[str]:
@@ -172,15 +216,8 @@ def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[
     )
 
 
-def _fbcode_target_fix(text: str, target, call, advice: str):
-    """In a BUCK file that loads `fbcode_target`, wrap the call: `fbcode_target(_kind = K, ...)`."""
-    if call is None or target.path.endswith(".bzl") or "fbcode_target" not in text:
-        return None
-    fixed = edits.insert_keyword(text, call, "_kind", call.callee, first=True)
-    return fix_between(target.path, text, edits.replace_callee(fixed, call, "fbcode_target"), advice)
-
-
 def _is_guarded(target, constraint: str) -> bool:
+    """Whether the target names the constraint in any configuration (the package uses the guard)."""
     return constraint in target.values("compatible_with") or constraint in target.values("target_compatible_with")
 
 
@@ -260,7 +297,7 @@ CHECK = Check(
                     '        srcs = ["allocator.cpp"],\n'
                     '        external_deps = [("cuda", None, "cuda-lazy")],\n'
                     "    )\n"
-                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    "    runtime.cxx_library(\n"
                     '        name = "user",\n'
                     '        srcs = ["user.cpp"],\n'
                     '        deps = [":allocator"],\n'
@@ -270,22 +307,23 @@ CHECK = Check(
             fixed={
                 "extension/cuda/targets.bzl": (
                     'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+                    'load("@fbsource//tools/build_defs:platform_defs.bzl", "CXX")\n'
+                    'load("@fbsource//tools/build_defs:fbsource_utils.bzl", "is_fbcode")\n'
                     "\n"
                     "def define_common_targets():\n"
                     "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
                     '        name = "caller_stream",\n'
-                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
                     '        srcs = ["caller_stream.cu"],\n'
+                    '        **({} if is_fbcode() else {"compatible_with": ["ovr_config//cuda:has_cuda"], "platforms": [CXX]})\n'
                     "    )\n"
                     "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
                     '        name = "allocator",\n'
-                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
                     '        srcs = ["allocator.cpp"],\n'
                     '        external_deps = [("cuda", None, "cuda-lazy")],\n'
+                    '        **({} if is_fbcode() else {"compatible_with": ["ovr_config//cuda:has_cuda"], "platforms": [CXX]})\n'
                     "    )\n"
-                    "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
+                    "    runtime.cxx_library(\n"
                     '        name = "user",\n'
-                    '        compatible_with = ["ovr_config//cuda:has_cuda"],\n'
                     '        srcs = ["user.cpp"],\n'
                     '        deps = [":allocator"],\n'
                     "    )\n"
@@ -310,7 +348,6 @@ CHECK = Check(
                     "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
                     '        name = "memory",\n'
                     '        srcs = ["memory.cu"],\n'
-                    '        deps = [":caller_stream"],\n'
                     "    )\n"
                 ),
             },
@@ -328,9 +365,57 @@ CHECK = Check(
                     "    runtime.cxx_library(  # expect: cuda-guard-missing\n"
                     '        name = "memory",\n'
                     '        srcs = ["memory.cu"],\n'
-                    '        deps = [":caller_stream"],\n'
                     "        **cuda_kwargs\n"
                     "    )\n"
+                ),
+            },
+        ),
+        # Only xplat reads this BUCK file and the repository uses the constraint: both keywords.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "slim/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "non_fbcode_target")\n'
+                    "non_fbcode_target(\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "storage",\n'
+                    '    srcs = ["storage.cpp"],\n'
+                    '    deps = [":cuda_guard"],\n'
+                    ")\n"
+                    "non_fbcode_target(  # expect: cuda-guard-missing\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "cuda_guard",\n'
+                    '    srcs = ["guard.cu"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "kernels",\n'
+                    '    srcs = ["kernels.cu"],\n'
+                    '    compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    ")\n"
+                ),
+            },
+            fixed={
+                "slim/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "non_fbcode_target")\n'
+                    'load("@fbsource//tools/build_defs:platform_defs.bzl", "CXX")\n'
+                    "non_fbcode_target(\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "storage",\n'
+                    '    srcs = ["storage.cpp"],\n'
+                    '    deps = [":cuda_guard"],\n'
+                    ")\n"
+                    "non_fbcode_target(  # expect: cuda-guard-missing\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "cuda_guard",\n'
+                    '    compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    "    platforms = [CXX],\n"
+                    '    srcs = ["guard.cu"],\n'
+                    ")\n"
+                    "cxx_library(\n"
+                    '    name = "kernels",\n'
+                    '    srcs = ["kernels.cu"],\n'
+                    '    compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    ")\n"
                 ),
             },
         ),
@@ -361,6 +446,30 @@ CHECK = Check(
         ),
     ),
     good=(
+        # SlimTensor's `storage` (#24817): its CUDA dep comes only through select(has_cuda), so
+        # on CPU-only platforms it is no CUDA target; the dep itself is guarded.
+        Example(
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "slim/BUCK": (
+                    'load("@fbcode_macros//build_defs:build_file_migration.bzl", "non_fbcode_target")\n'
+                    'load("@fbsource//tools/build_defs:platform_defs.bzl", "CXX")\n'
+                    "non_fbcode_target(\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "storage",\n'
+                    '    srcs = ["storage.cpp"],\n'
+                    '    deps = select({"ovr_config//cuda:has_cuda": [":cuda_guard"], "DEFAULT": []}),\n'
+                    ")\n"
+                    "non_fbcode_target(\n"
+                    "    _kind = cxx_library,\n"
+                    '    name = "cuda_guard",\n'
+                    '    srcs = ["guard.cu"],\n'
+                    '    compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    "    platforms = [CXX],\n"
+                    ")\n"
+                ),
+            }
+        ),
         Example(
             head={
                 ".buckconfig": _BUCKCONFIG,

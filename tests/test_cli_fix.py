@@ -61,16 +61,18 @@ def test_fix_on_the_demo_pr_leaves_a_tree_that_reviews_clean_and_a_second_run_ch
     git(repo, "commit", "-qm", "fixed")
     review = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--format", "json")
     assert review.returncode == 0, review.stdout + review.stderr
-    # Both blockers are gone. What is left describes the change rather than a defect in it: the PR
-    # now sets `compatible_with` on CUDA targets and adds no test, which `test-missing` notes (info).
+    # The blocker is gone and nothing is left: the fix guards extension/cuda's two CUDA targets
+    # outside fbcode only (a dict conditioned on `is_fbcode()`, since fbcode and OSS read the file
+    # too), so fbcode's targets are as they were and `test-missing` has no change to note.
     left = json.loads(review.stdout)["findings"]
-    # One per guarded target of extension/cuda, at its call (4; 11 and 18 moved down by the inserted lines).
-    assert [(f["rule"], f["severity"], f["path"], f["line"]) for f in left] == [
-        ("test-missing", "info", "extension/cuda/targets.bzl", line) for line in (4, 12, 20)
-    ], left
+    assert left == [], left
     guarded = (repo / "extension/cuda/targets.bzl").read_text()
-    assert guarded.count('compatible_with = ["ovr_config//cuda:has_cuda"],') == 3
-    assert (repo / "backends/cuda/runtime/targets.bzl").read_text().count("**cuda_kwargs") == 3  # 2 + cuda_platform
+    splat = '**({} if is_fbcode() else {"compatible_with": ["ovr_config//cuda:has_cuda"], "platforms": [CXX]})'
+    assert guarded.count(splat) == 2  # runtime_api and caller_stream; cuda_allocator follows runtime_api
+    assert 'load("@fbsource//tools/build_defs:platform_defs.bzl", "CXX")' in guarded
+    assert 'load("@fbsource//tools/build_defs:fbsource_utils.bzl", "is_fbcode")' in guarded
+    # cuda_platform is CUDA only through caller_stream: guarding that makes it incompatible too.
+    assert (repo / "backends/cuda/runtime/targets.bzl").read_text().count("**cuda_kwargs") == 2
 
 
 def test_fix_writes_only_the_file_its_fix_names_and_keeps_its_mode(case_repo):

@@ -10,6 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.buck.targets import Platform
+
+# The constraint values the default platforms are made of (ExecuTorch's `ovr_config` names).
+HAS_CUDA = "ovr_config//cuda:has_cuda"
+_LINUX_X86_64 = ("ovr_config//os:linux", "ovr_config//cpu:x86_64")
+
+ANDROID_ARM64 = Platform("android-arm64", ("ovr_config//cpu:arm64", "ovr_config//os:android"))
+IPHONEOS_ARM64 = Platform("iphoneos-arm64", ("ovr_config//cpu:arm64", "ovr_config//os:iphoneos"))
+LINUX_X86_64 = Platform("linux-x86_64", tuple(sorted(_LINUX_X86_64)))
+LINUX_X86_64_CUDA = Platform("linux-x86_64-cuda", tuple(sorted((*_LINUX_X86_64, HAS_CUDA))))
+FBCODE_LINUX_CUDA = Platform(
+    "fbcode-linux-x86_64-cuda", tuple(sorted((*_LINUX_X86_64, HAS_CUDA, "ovr_config//runtime:fbcode")))
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Cell:
@@ -39,6 +53,8 @@ class Cell:
     aten_modes: tuple[bool, ...]
     # The cell's static builds link libraries statically (xplat) or set force_static (oss).
     static_linking: str
+    # The target platforms the cell builds for: select() and compatibility are resolved per platform.
+    platforms: tuple[Platform, ...] = ()
     # The cell builds for platforms without CUDA (mobile, embedded): a CUDA target must be guarded.
     cpu_only: bool = False
 
@@ -58,6 +74,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         repository_under_executorch=True,
         aten_modes=(True, False),
         static_linking="",
+        platforms=(FBCODE_LINUX_CUDA,),
     ),
     Cell(
         name="xplat",
@@ -73,6 +90,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         repository_under_executorch=True,
         aten_modes=(True, False),
         static_linking="links libraries statically",
+        platforms=(ANDROID_ARM64, IPHONEOS_ARM64, LINUX_X86_64, LINUX_X86_64_CUDA),
         cpu_only=True,
     ),
     Cell(
@@ -89,6 +107,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         repository_under_executorch=False,
         aten_modes=(False,),
         static_linking="sets `force_static = True`",
+        platforms=(LINUX_X86_64,),
     ),
 )
 

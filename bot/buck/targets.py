@@ -29,6 +29,84 @@ class Select:
 
 
 @dataclass(frozen=True, slots=True)
+class Platform:
+    """One target platform a cell builds for: a name and the constraint values it has.
+
+    `constraints` are atomic constraint values (`ovr_config//os:android`,
+    `ovr_config//cpu:arm64`, `ovr_config//cuda:has_cuda`), sorted so that the value's repr is
+    a stable cache key. Compound config settings such as `ovr_config//os:android-arm64` are
+    satisfied through their parts (`setting_constraints`).
+    """
+
+    name: str
+    constraints: tuple[str, ...]
+
+    def satisfies(self, key: str) -> bool:
+        """Whether a select() key or a `compatible_with` entry matches this platform."""
+        return setting_constraints(key) <= frozenset(self.constraints)
+
+
+# `ovr_config//os:<os>-<cpu>` is the config setting "this OS on this CPU".
+_COMPOUND_OS_SETTING = re.compile(r"^(?P<cell>[\w-]*//os):(?P<os>[a-z]+)-(?P<cpu>[a-z0-9_]+)$")
+
+
+@functools.lru_cache(maxsize=4096)
+def setting_constraints(key: str) -> frozenset[str]:
+    """The atomic constraint values a select() key or compatibility entry stands for."""
+    match = _COMPOUND_OS_SETTING.match(key)
+    if match is None:
+        return frozenset((key,))
+    cell = match.group("cell")[: -len("//os")]
+    return frozenset((f"{cell}//os:{match.group('os')}", f"{cell}//cpu:{match.group('cpu')}"))
+
+
+_NO_BRANCH = object()
+
+
+def chosen_branch(select: "Select", platform: Platform) -> Any:
+    """The branch buck2 configures `select` to on `platform`: the most specific matching key
+    (the one whose constraints include the others'), else `DEFAULT`; None when neither exists
+    (buck2 fails to configure such a target; it then holds nothing here)."""
+    best: tuple[frozenset[str], Any] | None = None
+    default: Any = _NO_BRANCH
+    for condition, branch in select.branches:
+        if condition == "DEFAULT":
+            default = branch
+        elif platform.satisfies(condition):
+            constraints = setting_constraints(condition)
+            if best is None or constraints > best[0]:
+                best = (constraints, branch)
+    if best is not None:
+        return best[1]
+    return None if default is _NO_BRANCH else default
+
+
+def resolve(value: Any, platform: Platform) -> Any:
+    """An attribute value as configured on `platform`: every select() replaced by its branch.
+
+    A select() inside a list came from concatenation (`[...] + select(...)`): a list branch is
+    spliced in; a select() holding the whole value is replaced by its branch.
+    """
+    if isinstance(value, Select):
+        return resolve(chosen_branch(value, platform), platform)
+    if isinstance(value, list):
+        resolved: list[Any] = []
+        for item in value:
+            if isinstance(item, Select):
+                branch = resolve(chosen_branch(item, platform), platform)
+                if isinstance(branch, list):
+                    resolved.extend(branch)
+                elif branch is not None:
+                    resolved.append(branch)
+            else:
+                resolved.append(resolve(item, platform))
+        return resolved
+    if isinstance(value, dict):
+        return {key: resolve(item, platform) for key, item in value.items()}
+    return value
+
+
+@dataclass(frozen=True, slots=True)
 class Frame:
     """One frame of a macro call stack."""
 
@@ -71,18 +149,25 @@ class BuckTarget:
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
 
-    def values(self, name: str) -> tuple[Any, ...]:
-        """Every item an attribute can hold, across all select() branches."""
+    def values(self, name: str, platform: "Platform | None" = None) -> tuple[Any, ...]:
+        """The items an attribute holds on `platform` (its select() branches resolved there).
+
+        `platform=None` is the any-configuration view: every item of every branch. Use it only
+        where a rule means "in some configuration" (is this target CUDA anywhere, does any
+        branch name this file); a fact of one build takes the platform it is built for.
+        """
         value = self.attrs.get(name)
         if type(value) is list and all(type(item) is str for item in value):
             return tuple(value)  # the common case, without flatten()'s generators
+        if platform is not None:
+            value = resolve(value, platform)
         return tuple(flatten(value))
 
-    def labels(self, name: str) -> tuple[str, ...]:
-        """An attribute's dependency labels, normalized to `//package:name`."""
+    def labels(self, name: str, platform: "Platform | None" = None) -> tuple[str, ...]:
+        """An attribute's dependency labels on `platform` (None: in any configuration), normalized."""
         return tuple(
             normalize_label(item, self.package)
-            for item in self.values(name)
+            for item in self.values(name, platform)
             if isinstance(item, str) and (":" in item or item.startswith("//"))
         )
 

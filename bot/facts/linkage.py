@@ -2,7 +2,9 @@
 
 Linking is transitive over `deps` and `exported_deps`: a binary gets the objects (and the
 `exported_linker_flags`) of every library below it. Both directions are computed on demand
-and remembered per revision and cell.
+and remembered per revision, cell and platform: on a platform, select() branches are resolved
+there (a dep only the CUDA branch adds is not linked on a CPU-only platform); without one, every
+branch counts (what links in some configuration).
 """
 
 from __future__ import annotations
@@ -13,17 +15,28 @@ from typing import TYPE_CHECKING, Mapping
 from bot.facts.xref import dependency_labels
 
 if TYPE_CHECKING:
+    from bot.buck.targets import Platform
     from bot.snapshot import BuildModel
 
 
-def dependency_closure(model: "BuildModel", cell: str, label: str) -> Mapping[str, str | None]:
-    """label -> the label it was reached from (None for the start), for everything `label` links."""
-    return model.memo(("linkage:closure", cell, label), lambda: _walk(_LazyEdges(model, cell), label))
+def dependency_closure(
+    model: "BuildModel", cell: str, label: str, platform: "Platform | None" = None
+) -> Mapping[str, str | None]:
+    """label -> the label it was reached from (None for the start), for everything `label` links
+    on `platform` (None: in any configuration)."""
+    return model.memo(
+        ("linkage:closure", cell, label, platform), lambda: _walk(_LazyEdges(model, cell, platform), label)
+    )
 
 
-def dependents_closure(model: "BuildModel", cell: str, label: str) -> Mapping[str, str | None]:
-    """label -> the label it was reached from, for every target that links `label` (itself included)."""
-    return model.memo(("linkage:dependents", cell, label), lambda: _walk(_reverse_edges(model, cell), label))
+def dependents_closure(
+    model: "BuildModel", cell: str, label: str, platform: "Platform | None" = None
+) -> Mapping[str, str | None]:
+    """label -> the label it was reached from, for every target that links `label` (itself
+    included) on `platform` (None: in any configuration)."""
+    return model.memo(
+        ("linkage:dependents", cell, label, platform), lambda: _walk(_reverse_edges(model, cell, platform), label)
+    )
 
 
 def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
@@ -37,35 +50,39 @@ def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
 class _LazyEdges:
     """A target's dependency labels, computed when the walk reaches it."""
 
-    def __init__(self, model: "BuildModel", cell: str) -> None:
+    def __init__(self, model: "BuildModel", cell: str, platform: "Platform | None" = None) -> None:
         self._model = model
         self._cell = cell
+        self._platform = platform
         self._targets = model.cell(cell).targets
 
     def get(self, label: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
         target = self._targets.get(label)
         if target is None:
             return default
-        return self._model.memo(("linkage:deps", self._cell, label), lambda: dependency_labels(target))
+        platform = self._platform
+        return self._model.memo(
+            ("linkage:deps", self._cell, label, platform), lambda: dependency_labels(target, platform)
+        )
 
 
-def _edges(model: "BuildModel", cell: str) -> Mapping[str, tuple[str, ...]]:
+def _edges(model: "BuildModel", cell: str, platform: "Platform | None" = None) -> Mapping[str, tuple[str, ...]]:
     def compute() -> Mapping[str, tuple[str, ...]]:
-        edges = _LazyEdges(model, cell)
+        edges = _LazyEdges(model, cell, platform)
         return {label: edges.get(label) for label in model.cell(cell).targets}
 
-    return model.memo(("linkage:edges", cell), compute)
+    return model.memo(("linkage:edges", cell, platform), compute)
 
 
-def _reverse_edges(model: "BuildModel", cell: str) -> Mapping[str, tuple[str, ...]]:
+def _reverse_edges(model: "BuildModel", cell: str, platform: "Platform | None" = None) -> Mapping[str, tuple[str, ...]]:
     def compute() -> Mapping[str, tuple[str, ...]]:
         reverse: dict[str, list[str]] = {}
-        for label, deps in sorted(_edges(model, cell).items()):
+        for label, deps in sorted(_edges(model, cell, platform).items()):
             for dep in deps:
                 reverse.setdefault(dep, []).append(label)
         return {label: tuple(users) for label, users in reverse.items()}
 
-    return model.memo(("linkage:reverse-edges", cell), compute)
+    return model.memo(("linkage:reverse-edges", cell, platform), compute)
 
 
 def _walk(edges: "Mapping[str, tuple[str, ...]] | _LazyEdges", start: str) -> dict[str, str | None]:

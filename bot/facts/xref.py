@@ -13,6 +13,7 @@ from typing import Iterable, Mapping
 
 from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget, CellGraph, flatten
+from bot.buck.targets import Platform, resolve
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 
@@ -37,10 +38,11 @@ class CudaReason:
         return "depends on a CUDA target: " + " -> ".join(self.chain)
 
 
-def source_paths(target: BuckTarget) -> tuple[str, ...]:
-    """Repository paths of a target's sources (srcs, with (path, flags) pairs unwrapped)."""
+def source_paths(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    """Repository paths of a target's sources (srcs, with (path, flags) pairs unwrapped), on
+    `platform` (None: in any configuration)."""
     paths = []
-    for item in flatten(target.attr("srcs")):
+    for item in target.values("srcs", platform):
         if isinstance(item, str) and not item.startswith((":", "//")):
             paths.append(posixpath.normpath(posixpath.join(target.package, item)))
     return tuple(paths)
@@ -65,11 +67,14 @@ def header_entries(target: BuckTarget, attribute: str) -> tuple[tuple[str, str],
     return tuple(entries)
 
 
-def external_dep_names(target: BuckTarget) -> tuple[str, ...]:
-    """Names in `external_deps`/`exported_external_deps`; tuples give their first element."""
+def external_dep_names(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    """Names in `external_deps`/`exported_external_deps` on `platform` (None: any configuration);
+    tuples give their first element."""
     names = []
     for attribute in ("external_deps", "exported_external_deps"):
         value = target.attr(attribute)
+        if platform is not None:
+            value = resolve(value, platform)
         for item in _external_items(value):
             names.append(item)
     return tuple(names)
@@ -95,34 +100,45 @@ def _external_items(value) -> Iterable[str]:
             yield item
 
 
-def direct_cuda_reason(target: BuckTarget, cuda_external_deps: Iterable[str]) -> CudaReason | None:
-    """CUDA-ness from the target's own attributes."""
-    for path in source_paths(target):
+def direct_cuda_reason(
+    target: BuckTarget, cuda_external_deps: Iterable[str], platform: Platform | None = None
+) -> CudaReason | None:
+    """CUDA-ness from the target's own attributes on `platform` (None: in any configuration)."""
+    for path in source_paths(target, platform):
         if path.endswith(CUDA_SOURCE_SUFFIXES):
             return CudaReason("source", path)
-    if target.attr("nvcc_flags"):
+    if target.attr("nvcc_flags") and (platform is None or target.values("nvcc_flags", platform)):
         return CudaReason("nvcc_flags", "nvcc_flags")
     cuda_names = set(cuda_external_deps)
-    for name in external_dep_names(target):
+    for name in external_dep_names(target, platform):
         if name in cuda_names:
             return CudaReason("external_dep", name)
     return None
 
 
-def dependency_labels(target: BuckTarget) -> tuple[str, ...]:
-    return target.labels("deps") + target.labels("exported_deps")
+def dependency_labels(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    """`deps` and `exported_deps` on `platform` (None: every branch of every select())."""
+    return target.labels("deps", platform) + target.labels("exported_deps", platform)
 
 
-def cuda_reasons(graph: CellGraph, cuda_external_deps: Iterable[str]) -> Mapping[str, CudaReason]:
-    """label -> why it is CUDA, for every CUDA target of the cell (transitively through deps)."""
+def cuda_reasons(
+    graph: CellGraph, cuda_external_deps: Iterable[str], platform: Platform | None = None
+) -> Mapping[str, CudaReason]:
+    """label -> why it is CUDA, for every CUDA target of the cell (transitively through deps).
+
+    On `platform`, select() branches are resolved there: a dep that only the CUDA branch adds is
+    absent on a CPU-only platform. None asks "CUDA in some configuration" (every branch).
+    """
     cuda_names = tuple(cuda_external_deps)
     reasons: dict[str, CudaReason] = {}
     for label, target in graph.targets.items():
-        reason = direct_cuda_reason(target, cuda_names)
+        reason = direct_cuda_reason(target, cuda_names, platform)
         if reason is not None:
             reasons[label] = reason
     # Propagate along deps until nothing changes; chains stay shortest-first.
-    deps_of = {label: dependency_labels(target) for label, target in graph.targets.items() if label not in reasons}
+    deps_of = {
+        label: dependency_labels(target, platform) for label, target in graph.targets.items() if label not in reasons
+    }
     changed = True
     while changed:
         changed = False
