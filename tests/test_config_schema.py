@@ -23,6 +23,7 @@ SAMPLE = {
     ("buck", "cpu_only_cells"): '["xplat", "fbcode"]',
     ("buck", "cuda_constraint"): '"//constraints:cuda"',
     ("buck", "cuda_external_deps"): '["cuda"]',
+    ("buck", "platforms"): '{ xplat = [{ name = "jetson", constraints = ["ovr_config//os:linux", "ovr_config//cuda:has_cuda"] }] }',
     ("cmake", "profiles"): '["msvc"]',
     ("smoke", "cuda_paths"): '["gpu/"]',
     ("smoke", "host_build"): '"make host"',
