@@ -193,8 +193,8 @@ def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], 
     shown = sorted(followers)
     listed = ", ".join(f"`{label}`" for label in shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
     note = (
-        f" Targets that depend on {it} there fail with {it} now and, once guarded, {it} make(s) them incompatible "
-        f"with those platforms too (skipped by wildcard builds, not separate defects): {listed}."
+        f" Targets that depend on {it} there fail with {it} now; once {it} {'is' if it == 'it' else 'are'} guarded, "
+        f"they become incompatible with those platforms too (skipped by wildcard builds, not separate defects): {listed}."
     )
     if explicit:
         named = ", ".join(f"`{label}`" for label in sorted(explicit))

@@ -56,7 +56,9 @@ def test_the_screenshot_pages_are_the_apps_own_payloads(case_repo, tmp_path):
     # One finding (test_fixture_cases: the BUCK line that exposes two CUDA targets to xplat; the
     # targets CUDA only through them are named on it), so one inline comment.
     assert review.count("<strong>cuda-guard-missing</strong> (blocker)") == len(plan.comments) == 1
-    assert '<pre lang="suggestion">' in review and "requested changes" in review
+    # The guard goes into targets.bzl, not the commented BUCK line: a folded patch, not a suggestion.
+    assert "guard each of them" in review and "+++ b/extension/cuda/targets.bzl" in review
+    assert "requested changes" in review
     check_run = screenshots.check_run_page(report)
     assert "<span class='badge failure'>failure</span>" in check_run
     assert "<strong>Not evaluated</strong>" in check_run and "<table>" in check_run
