@@ -1,0 +1,143 @@
+"""#24643 as first posted, rebuilt on the Aug 2026 tree in memory, reviewed end to end (mirror).
+
+The seed PR (../shared/seeds/, review of 5 files) adds `use_cuda` to `executorch_pybindings`,
+a `cuda_lib` extension built with it, and `link_whole = True` on `common_shims_slim`. What is
+rebuilt here, written from the PR description and both reviews, with each adaptation to the
+Aug 2026 tree noted:
+- `pybindings.bzl`: `use_cuda` adds `-DEXECUTORCH_PYBINDINGS_CUDA`, `:caller_stream` and the
+  `("cuda", None, "cuda-lazy")` external dep (#24643's macro change; the OSS skip came later);
+- `pybindings.cpp` includes `pybindings_cuda.h` under that define, and that header includes the
+  CUDA allocator's header and calls it. Adaptation: on the Aug tree the allocator is
+  `//backends/cuda/runtime:cuda_allocator`; it moved to `//extension/cuda` by November;
+- `extension/pybindings/BUCK` defines `cuda_lib` with `use_cuda = True` and the CUDA backend in
+  `cppdeps` (which depends on the allocator privately, so its header does not reach `cuda_lib`);
+- `backends/aoti/targets.bzl`: `common_shims_slim` gains `link_whole = True` only.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+
+from bot.buck.graph_cache import EvaluationCache
+from bot.model import Severity
+from bot.patch import apply_diff
+from bot.repo import GitRepository
+from bot.tree import FileTree
+from pr_check.review import review_trees
+
+
+def edited(base: FileTree, files: dict[str, str]):
+    """The head (tree and changes) that replacing or adding `files` makes of `base`."""
+    parts = []
+    for path, text in sorted(files.items()):
+        old = base.read_text(path)
+        before = (old or "").splitlines(keepends=True)
+        after = text.splitlines(keepends=True)
+        header = f"diff --git a/{path} b/{path}\n" + ("new file mode 100644\n" if old is None else "")
+        lines = difflib.unified_diff(before, after, "/dev/null" if old is None else f"a/{path}", f"b/{path}", n=3)
+        parts.append(header + "".join(lines))
+    return apply_diff(base, "".join(parts))
+
+
+def replaced(text: str, old: str, new: str) -> str:
+    assert text.count(old) == 1, old  # the Aug 2026 text this edit is written against
+    return text.replace(old, new)
+
+
+PYBINDINGS_CUDA_H = """#pragma once
+
+#include <executorch/backends/cuda/runtime/cuda_allocator.h>
+#include <executorch/extension/cuda/caller_stream.h>
+
+namespace executorch::extension::pybindings {
+inline void register_cuda_allocator() {
+  (void)executorch::backends::cuda::CudaAllocator::instance();
+}
+} // namespace executorch::extension::pybindings
+"""
+
+
+def seed_24643(base: FileTree):
+    macro_path = "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl"
+    macro = base.read_text(macro_path) or ""
+    macro = replaced(
+        macro,
+        'types = [], compiler_flags = []):\n',
+        'types = [], compiler_flags = [], use_cuda = False):\n'
+        "    preprocessor_flags = []\n"
+        "    external_deps = []\n"
+        "    if use_cuda:\n"
+        '        preprocessor_flags.append("-DEXECUTORCH_PYBINDINGS_CUDA")\n'
+        '        cppdeps = cppdeps + ["//executorch/extension/cuda:caller_stream"]\n'
+        '        external_deps.append(("cuda", None, "cuda-lazy"))\n',
+    )
+    macro = replaced(
+        macro,
+        '            "-DEXECUTORCH_PYTHON_MODULE_NAME={}".format(python_module_name),\n        ],',
+        '            "-DEXECUTORCH_PYTHON_MODULE_NAME={}".format(python_module_name),\n        ] + preprocessor_flags,',
+    )
+    macro = replaced(macro, '            "libtorch_python",\n        ],', '            "libtorch_python",\n        ] + external_deps,')
+    build = replaced(
+        base.read_text("extension/pybindings/BUCK") or "",
+        'fbcode_target(_kind = runtime.python_library,\n    name = "portable_lib",',
+        "fbcode_target(_kind = executorch_pybindings,\n"
+        '    cppdeps = PORTABLE_MODULE_DEPS + ["//executorch/backends/cuda/runtime:cuda_backend"],\n'
+        '    python_module_name = "cuda_lib",\n'
+        "    use_cuda = True,\n"
+        '    visibility = ["//executorch/extension/pybindings/..."],\n'
+        ")\n\n"
+        'fbcode_target(_kind = runtime.python_library,\n    name = "portable_lib",',
+    )
+    source = replaced(
+        base.read_text("extension/pybindings/pybindings.cpp") or "",
+        "#include <executorch/runtime/platform/runtime.h>\n",
+        "#include <executorch/runtime/platform/runtime.h>\n\n"
+        "#if defined(EXECUTORCH_PYBINDINGS_CUDA)\n"
+        "#include <executorch/extension/pybindings/pybindings_cuda.h>\n"
+        "#endif\n",
+    )
+    aoti = replaced(
+        base.read_text("backends/aoti/targets.bzl") or "",
+        '        visibility = ["@EXECUTORCH_CLIENTS"],\n        exported_deps = [\n            "//executorch/runtime/core:core",',
+        "        # @lint-ignore BUCKLINT: Avoid `link_whole=True` (https://fburl.com/avoid-link-whole)\n"
+        "        link_whole = True,\n"
+        '        visibility = ["@EXECUTORCH_CLIENTS"],\n        exported_deps = [\n            "//executorch/runtime/core:core",',
+    )
+    return edited(
+        base,
+        {
+            macro_path: macro,
+            "extension/pybindings/BUCK": build,
+            "extension/pybindings/pybindings.cpp": source,
+            "extension/pybindings/pybindings_cuda.h": PYBINDINGS_CUDA_H,
+            "backends/aoti/targets.bzl": aoti,
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def review_24643(executorch_mirror, real_tree_cache):
+    with GitRepository(executorch_mirror) as repo:
+        base = repo.tree(repo.resolve("refs/heads/main"))
+        head = seed_24643(base)
+        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(real_tree_cache))
+    assert not [f for f in report.findings if f.rule == "internal-error"]
+    return report
+
+
+def test_label_source_is_walked_and_the_missing_allocator_dep_found(review_24643):
+    # Review item 3: `cuda_lib`'s only source is the label
+    # `//executorch/extension/pybindings:pybindings.cpp`; walked under `use_cuda`'s define, it
+    # reaches pybindings_cuda.h, whose allocator include no dep of `cuda_lib` provides.
+    found = [f for f in review_24643.findings if f.rule == "dep-undeclared-header"]
+    assert [(f.path, f.line, f.target, f.cell) for f in found] == [
+        ("extension/pybindings/pybindings_cuda.h", 3, "//extension/pybindings:cuda_lib", "fbcode")
+    ]
+    finding = found[0]
+    assert "`//backends/cuda/runtime:cuda_allocator`" in finding.message
+    assert "defined(EXECUTORCH_PYBINDINGS_CUDA)" in finding.message
+    notes = {(e.path, e.note.split("`")[1]) for e in finding.evidence}
+    assert ("extension/pybindings/pybindings.cpp", "//extension/pybindings:cuda_lib") in notes  # the walk's first step
+    assert ("shim_et/xplat/executorch/extension/pybindings/pybindings.bzl", "-DEXECUTORCH_PYBINDINGS_CUDA") in notes
