@@ -84,3 +84,21 @@ def test_label_source_is_walked_for_its_includes(reviewed):
     (finding,) = report.findings
     assert finding.target == "//extension/pybindings:cuda_lib"
     assert ("extension/pybindings/pybindings.cpp", 4) in {(e.path, e.line) for e in finding.evidence}
+
+
+# ---------------------------------------------------------------------------------------------
+# link_whole without supports_python_dlopen, by the file's convention
+
+
+def test_link_whole_is_reported_where_every_other_force_linked_library_of_the_file_sets_the_flag(reviewed):
+    # No Python extension links common_shims_slim; common_shims and delegate_handle, the other
+    # force-linked libraries of the file, both set supports_python_dlopen. All three cells define
+    # the targets; fbcode says first (one finding per target), with the fix on line 25.
+    report = reviewed("aoti-shims-link-whole-inconsistent")
+    assert _findings(report) == {("link-whole-without-python-dlopen", "backends/aoti/targets.bzl", 25, "fbcode")}
+    (finding,) = report.findings
+    assert "(2: `common_shims`, `delegate_handle`)" in finding.message
+    assert {(e.path, e.line) for e in finding.evidence} == {
+        ("backends/aoti/targets.bzl", 21), ("backends/aoti/targets.bzl", 4), ("backends/aoti/targets.bzl", 13),
+    }
+    assert finding.fix.replacement == "        link_whole = True,\n        supports_python_dlopen = True,"

@@ -59,7 +59,8 @@ inline void register_cuda_allocator() {
 """
 
 
-def seed_24643(base: FileTree):
+def seed_24643(base: FileTree, first_posted: bool = False):
+    """#24643 as reviewed (`cuda_lib` included), or as first posted (the macro and the flag only)."""
     macro_path = "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl"
     macro = base.read_text(macro_path) or ""
     macro = replaced(
@@ -105,6 +106,8 @@ def seed_24643(base: FileTree):
         "        link_whole = True,\n"
         '        visibility = ["@EXECUTORCH_CLIENTS"],\n        exported_deps = [\n            "//executorch/runtime/core:core",',
     )
+    if first_posted:
+        return edited(base, {macro_path: macro, "backends/aoti/targets.bzl": aoti})
     return edited(
         base,
         {
@@ -117,14 +120,23 @@ def seed_24643(base: FileTree):
     )
 
 
-@pytest.fixture(scope="module")
-def review_24643(executorch_mirror, real_tree_cache):
-    with GitRepository(executorch_mirror) as repo:
+def _review(mirror, cache, first_posted: bool):
+    with GitRepository(mirror) as repo:
         base = repo.tree(repo.resolve("refs/heads/main"))
-        head = seed_24643(base)
-        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(real_tree_cache))
+        head = seed_24643(base, first_posted)
+        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(cache))
     assert not [f for f in report.findings if f.rule == "internal-error"]
     return report
+
+
+@pytest.fixture(scope="module")
+def review_24643(executorch_mirror, real_tree_cache):
+    return _review(executorch_mirror, real_tree_cache, first_posted=False)
+
+
+@pytest.fixture(scope="module")
+def review_24643_first(executorch_mirror, real_tree_cache):
+    return _review(executorch_mirror, real_tree_cache, first_posted=True)
 
 
 def test_label_source_is_walked_and_the_missing_allocator_dep_found(review_24643):
@@ -141,3 +153,27 @@ def test_label_source_is_walked_and_the_missing_allocator_dep_found(review_24643
     notes = {(e.path, e.note.split("`")[1]) for e in finding.evidence}
     assert ("extension/pybindings/pybindings.cpp", "//extension/pybindings:cuda_lib") in notes  # the walk's first step
     assert ("shim_et/xplat/executorch/extension/pybindings/pybindings.bzl", "-DEXECUTORCH_PYBINDINGS_CUDA") in notes
+
+
+def test_link_whole_without_the_flag_every_other_force_linked_library_of_the_file_sets(review_24643_first):
+    # Review item 1 (and the human reviewer's first point), on the PR as first posted:
+    # common_shims_slim gains link_whole on line 109 while common_shims, delegate_handle,
+    # aoti_common and aoti_common_slim, the other force-linked libraries of
+    # backends/aoti/targets.bzl, all set supports_python_dlopen; no Python extension of the tree
+    # links it yet (no target passes use_cuda = True before cuda_lib).
+    found = [f for f in review_24643_first.findings if f.rule == "link-whole-without-python-dlopen"]
+    assert [(f.path, f.line, f.target, f.severity) for f in found] == [
+        ("backends/aoti/targets.bzl", 109, "//backends/aoti:common_shims_slim", Severity.MINOR)
+    ]
+    finding = found[0]
+    assert "every other force-linked library in `backends/aoti/targets.bzl` (4:" in finding.message
+    assert {e.line for e in finding.evidence} >= {42, 65, 83, 121}  # the four that set it (aoti_common_slim moved down 2)
+    assert (finding.fix.line, finding.fix.replacement) == (109, "        link_whole = True,\n        supports_python_dlopen = True,")
+
+
+def test_once_cuda_lib_links_the_shims_the_finding_says_so(review_24643):
+    # cuda_lib -> cuda_backend -> aoti_common_slim -> common_shims_slim: a Python extension now
+    # links the force-linked library; one finding, with that reason.
+    found = [f for f in review_24643.findings if f.rule == "link-whole-without-python-dlopen"]
+    assert [(f.path, f.line, f.target) for f in found] == [("backends/aoti/targets.bzl", 109, "//backends/aoti:common_shims_slim")]
+    assert "in a Python extension its unreferenced symbols can be dropped" in found[0].message
