@@ -102,3 +102,28 @@ def test_link_whole_is_reported_where_every_other_force_linked_library_of_the_fi
         ("backends/aoti/targets.bzl", 21), ("backends/aoti/targets.bzl", 4), ("backends/aoti/targets.bzl", 13),
     }
     assert finding.fix.replacement == "        link_whole = True,\n        supports_python_dlopen = True,"
+
+
+# ---------------------------------------------------------------------------------------------
+# OSS failures in packages no OSS CI command loads
+
+
+def test_oss_failure_no_ci_command_loads_is_reported_at_minor_with_the_failing_command(reviewed):
+    # use_cuda appends ("cuda", None, "cuda-lazy") to external_deps, which the OSS table does not
+    # map: //extension/pybindings fails to evaluate in OSS. The CI queries //runtime/... only, so
+    # no CI job sees it; it is reported at minor instead of dropped.
+    report = reviewed("pybindings-cuda-oss-unloaded")
+    assert _findings(report) == {("dep-unknown-external", "extension/pybindings/BUCK", 11, "oss")}
+    (finding,) = report.findings
+    assert finding.severity.label == "minor"
+    assert "`buck2 uquery //extension/pybindings/...` fails" in finding.message
+    assert "No CI command of the `oss` build loads `//extension/pybindings`" in finding.message
+    assert report.stats["not_blamed"].get("outside-build-scope", 0) == 0
+
+
+def test_oss_failure_a_ci_command_loads_stays_a_blocker(reviewed):
+    report = reviewed("pybindings-cuda-oss-queried")
+    assert _findings(report) == {("dep-unknown-external", "extension/pybindings/BUCK", 11, "oss")}
+    (finding,) = report.findings
+    assert finding.severity.label == "blocker"
+    assert "uquery" not in finding.message

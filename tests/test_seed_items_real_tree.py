@@ -177,3 +177,17 @@ def test_once_cuda_lib_links_the_shims_the_finding_says_so(review_24643):
     found = [f for f in review_24643.findings if f.rule == "link-whole-without-python-dlopen"]
     assert [(f.path, f.line, f.target) for f in found] == [("backends/aoti/targets.bzl", 109, "//backends/aoti:common_shims_slim")]
     assert "in a Python extension its unreferenced symbols can be dropped" in found[0].message
+
+
+def test_oss_load_failure_no_ci_job_sees_is_reported_at_minor(review_24643):
+    # The #24817 review's "lower confidence" item: use_cuda's ("cuda", None, "cuda-lazy") is not a
+    # key of _EXTERNAL_DEPS (shim_et/xplat/executorch/build/env_interface.bzl), so OSS fails to
+    # evaluate //extension/pybindings at the cuda_lib call (line 65 of the head BUCK). No command
+    # of .ci/ or .github/ loads that package: a minor finding naming the command that fails.
+    found = [f for f in review_24643.findings if f.rule == "dep-unknown-external"]
+    assert [(f.path, f.line, f.cell, f.severity) for f in found] == [
+        ("extension/pybindings/BUCK", 65, "oss", Severity.MINOR)
+    ]
+    assert "`buck2 uquery //extension/pybindings/...` fails" in found[0].message
+    assert "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl" in {e.path for e in found[0].evidence}
+    assert "`cuda-lazy`" in found[0].message or "cuda-lazy" in found[0].message
