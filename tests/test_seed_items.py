@@ -127,3 +127,18 @@ def test_oss_failure_a_ci_command_loads_stays_a_blocker(reviewed):
     (finding,) = report.findings
     assert finding.severity.label == "blocker"
     assert "uquery" not in finding.message
+
+
+# ---------------------------------------------------------------------------------------------
+# fbcode binaries and tests that link the shims statically
+
+
+def test_statically_linked_fbcode_test_of_the_shims_needs_export_dynamic(reviewed):
+    # fbcode links runtime_shims as a shared library, so the library itself is not reported; the
+    # new test links it into its executable (link_style = "static"), where the shims are not
+    # exported without -Wl,--export-dynamic (CMake: aoti_cuda_shims PUBLIC). Fix on the test.
+    report = reviewed("cuda-static-test-export-dynamic-missing")
+    assert _findings(report) == {("link-export-dynamic-missing", "backends/cuda/runtime/test/BUCK", 4, "fbcode")}
+    (finding,) = report.findings
+    assert finding.target == "//backends/cuda/runtime/test:test_shims_link"
+    assert finding.fix.replacement.splitlines()[-1] == '    linker_flags = ["-Wl,--export-dynamic"],'

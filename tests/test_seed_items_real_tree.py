@@ -11,7 +11,12 @@ Aug 2026 tree noted:
   `//backends/cuda/runtime:cuda_allocator`; it moved to `//extension/cuda` by November;
 - `extension/pybindings/BUCK` defines `cuda_lib` with `use_cuda = True` and the CUDA backend in
   `cppdeps` (which depends on the allocator privately, so its header does not reach `cuda_lib`);
-- `backends/aoti/targets.bzl`: `common_shims_slim` gains `link_whole = True` only.
+- `backends/aoti/targets.bzl`: `common_shims_slim` gains `link_whole = True` only;
+- `backends/aoti/tests`: `test_common_shims_slim_link`, a statically linked fbcode test that looks
+  every shim up by name. Adaptation: it links the CUDA shims (`runtime_shims`, whose CMake twin
+  `aoti_cuda_shims` exports `--export-dynamic` on the Aug tree) rather than `common_shims_slim`
+  alone, and sets no `linker_flags` (the author added `-Wl,--export-dynamic` after the test failed
+  with `undefined symbol: aoti_torch_dtype_float32`).
 """
 
 from __future__ import annotations
@@ -106,6 +111,21 @@ def seed_24643(base: FileTree, first_posted: bool = False):
         "        link_whole = True,\n"
         '        visibility = ["@EXECUTORCH_CLIENTS"],\n        exported_deps = [\n            "//executorch/runtime/core:core",',
     )
+    tests = (base.read_text("backends/aoti/tests/targets.bzl") or "") + (
+        "\n"
+        "    # Looks every shim up by name in a statically linked binary that never calls them.\n"
+        "    cpp_unittest(\n"
+        '        name = "test_common_shims_slim_link",\n'
+        "        srcs = [\n"
+        '            "test_common_shims_slim_link.cpp",\n'
+        "        ],\n"
+        '        link_style = "static",\n'
+        "        deps = [\n"
+        '            "//executorch/backends/cuda/runtime:runtime_shims",\n'
+        '            "//executorch/runtime/core:core",\n'
+        "        ],\n"
+        "    )\n"
+    )
     if first_posted:
         return edited(base, {macro_path: macro, "backends/aoti/targets.bzl": aoti})
     return edited(
@@ -116,6 +136,8 @@ def seed_24643(base: FileTree, first_posted: bool = False):
             "extension/pybindings/pybindings.cpp": source,
             "extension/pybindings/pybindings_cuda.h": PYBINDINGS_CUDA_H,
             "backends/aoti/targets.bzl": aoti,
+            "backends/aoti/tests/targets.bzl": tests,
+            "backends/aoti/tests/test_common_shims_slim_link.cpp": "#include <dlfcn.h>\n",
         },
     )
 
@@ -191,3 +213,17 @@ def test_oss_load_failure_no_ci_job_sees_is_reported_at_minor(review_24643):
     assert "`buck2 uquery //extension/pybindings/...` fails" in found[0].message
     assert "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl" in {e.path for e in found[0].evidence}
     assert "`cuda-lazy`" in found[0].message or "cuda-lazy" in found[0].message
+
+
+def test_statically_linked_fbcode_test_of_the_shims_without_export_dynamic(review_24643):
+    # fbcode links libraries dynamically, but test_common_shims_slim_link (line 64 of the head
+    # backends/aoti/tests/targets.bzl) links statically: the shims live in its executable and are
+    # not exported without -Wl,--export-dynamic, which CMake's aoti_cuda_shims gives its consumers.
+    found = [f for f in review_24643.findings if f.rule == "link-export-dynamic-missing"]
+    assert [(f.path, f.line, f.target, f.cell, f.severity) for f in found] == [
+        ("backends/aoti/tests/targets.bzl", 64, "//backends/aoti/tests:test_common_shims_slim_link", "fbcode", Severity.MAJOR)
+    ]
+    finding = found[0]
+    assert "`//backends/cuda/runtime:runtime_shims`" in finding.message and "`aoti_cuda_shims`" in finding.message
+    assert ("backends/cuda/CMakeLists.txt", "aoti_cuda_shims") in {(e.path, e.note.split("`")[1]) for e in finding.evidence}
+    assert finding.fix.replacement.endswith('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],')
