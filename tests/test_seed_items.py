@@ -142,3 +142,83 @@ def test_statically_linked_fbcode_test_of_the_shims_needs_export_dynamic(reviewe
     (finding,) = report.findings
     assert finding.target == "//backends/cuda/runtime/test:test_shims_link"
     assert finding.fix.replacement.splitlines()[-1] == '    linker_flags = ["-Wl,--export-dynamic"],'
+
+
+# ---------------------------------------------------------------------------------------------
+# CMake sources chosen by a cache variable
+
+
+def test_buck_source_cmake_compiles_for_a_value_a_preset_sets_is_not_drift(reviewed):
+    # CMake compiles runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp: posix by default, and
+    # android where tools/cmake/preset/android.cmake sets the option; Buck adds default/android.cpp
+    # for Android. Both builds compile it somewhere: no source-parity finding.
+    assert _findings(reviewed("pal-source-set-by-preset")) == set()
+
+
+def test_buck_source_no_configuration_of_cmake_compiles_is_drift(reviewed):
+    # The same Buck change with nothing but a tutorial (docs/pal.md) giving the option `android`:
+    # no CMake configuration compiles default/android.cpp (line 7 of the head targets.bzl).
+    report = reviewed("pal-source-set-by-nothing")
+    assert _findings(report) == {("source-parity", "runtime/platform/targets.bzl", 7, None)}
+    assert "`default/android.cpp` is added to the Buck target `//runtime/platform:platform_private`" in report.findings[0].message
+
+
+def test_cache_values_come_from_defaults_presets_sets_and_scripts_not_docs():
+    from bot.cmake.cache_values import cache_values, variable_assignments
+    from bot.tree import memory_tree
+
+    tree = memory_tree({
+        "tools/cmake/preset/default.cmake": (
+            'define_overridable_option(EXECUTORCH_PAL_DEFAULT "Which PAL" STRING "posix")\n'
+            'option(EXECUTORCH_BUILD_CUDA "CUDA" OFF)\n'
+        ),
+        "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
+        "zephyr/CMakeLists.txt": 'set(EXECUTORCH_PAL_DEFAULT "zephyr")\nset(EXECUTORCH_PAL_DEFAULT ${OTHER})\n',
+        "CMakePresets.json": (
+            '{"configurePresets": [{"name": "cuda", "cacheVariables": '
+            '{"EXECUTORCH_BUILD_CUDA": {"type": "BOOL", "value": "ON"}, "EXECUTORCH_PAL_DEFAULT": "posix"}}]}'
+        ),
+        ".ci/scripts/build-pico.sh": "cmake -DEXECUTORCH_PAL_DEFAULT:STRING=minimal \\\n  -DEXECUTORCH_BUILD_CUDA=$CUDA ..\n",
+        "examples/pico/build_firmware.sh": "cmake -DEXECUTORCH_PAL_DEFAULT='minimal' ..\n# cmake -DEXECUTORCH_PAL_DEFAULT=commented ..\n",
+        "docs/source/pal.md": "cmake -DEXECUTORCH_PAL_DEFAULT=tutorial ..\n",
+        "examples/run.py": 'subprocess.run(["cmake", "-DEXECUTORCH_PAL_DEFAULT=python"])\n',
+    })
+    assert cache_values(tree, "EXECUTORCH_PAL_DEFAULT") == {"posix", "android", "zephyr", "minimal"}
+    assert cache_values(tree, "EXECUTORCH_BUILD_CUDA") == {"OFF", "ON"}  # `$CUDA` is no literal value
+    hows = {(a.value, a.path, a.line, a.how) for a in variable_assignments(tree)["EXECUTORCH_PAL_DEFAULT"]}
+    assert ("android", "tools/cmake/preset/android.cmake", 1, "preset") in hows
+    assert ("minimal", ".ci/scripts/build-pico.sh", 1, "command line") in hows
+    assert ("zephyr", "zephyr/CMakeLists.txt", 1, "set") in hows
+
+
+def test_a_source_path_written_with_a_variable_names_one_existing_file_per_value():
+    from bot.cmake.cache_values import sources_by_variable
+    from bot.tree import memory_tree
+
+    tree = memory_tree({
+        "tools/cmake/preset/default.cmake": (
+            'set(EXECUTORCH_PAL_DEFAULT "posix" CACHE STRING "PAL")\n'
+            'set(EXECUTORCH_PAL_DEFAULT_FILE_PATH\n'
+            '    "${PROJECT_SOURCE_DIR}/runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp" CACHE STRING "")\n'
+        ),
+        "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
+        "tools/cmake/preset/windows.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT windows)\n",  # no such file
+        "backends/vk/CMakeLists.txt": "add_library(vk STATIC ${CMAKE_CURRENT_SOURCE_DIR}/${VK_IMPL}_impl.cpp impl/${VK_IMPL}.cpp)\n",
+        "backends/vk/CMakePresets.json": "{}",
+        "scripts/build_vk.sh": "cmake -DVK_IMPL=mesa ..\n",
+        "backends/vk/mesa_impl.cpp": "",
+        "backends/vk/impl/mesa.cpp": "",
+        "runtime/platform/default/posix.cpp": "",
+        "runtime/platform/default/android.cpp": "",
+        "runtime/platform/default/minimal.cpp": "",
+    })
+    found = sources_by_variable(tree)
+    assert sorted(found) == [
+        "backends/vk/impl/mesa.cpp",
+        "backends/vk/mesa_impl.cpp",
+        "runtime/platform/default/android.cpp",
+        "runtime/platform/default/posix.cpp",
+    ]
+    android = found["runtime/platform/default/android.cpp"]
+    assert (android.cmake_path, android.line) == ("tools/cmake/preset/default.cmake", 3)
+    assert [(a.value, a.path) for a in android.assignments] == [("android", "tools/cmake/preset/android.cmake")]

@@ -227,3 +227,50 @@ def test_statically_linked_fbcode_test_of_the_shims_without_export_dynamic(revie
     assert "`//backends/cuda/runtime:runtime_shims`" in finding.message and "`aoti_cuda_shims`" in finding.message
     assert ("backends/cuda/CMakeLists.txt", "aoti_cuda_shims") in {(e.path, e.note.split("`")[1]) for e in finding.evidence}
     assert finding.fix.replacement.endswith('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],')
+
+
+# ---------------------------------------------------------------------------------------------
+# CMake sources chosen by a cache variable, on the Aug 2026 tree
+
+_PAL_SELECT = """        srcs = select({
+            "ovr_config//os:android": ["default/android.cpp"],
+            "DEFAULT": _select_pal({
+                "minimal": ["default/minimal.cpp"],
+                "posix": ["default/posix.cpp"],
+        })}),"""
+_PAL_WITHOUT_ANDROID = """        srcs = _select_pal({
+            "minimal": ["default/minimal.cpp"],
+            "posix": ["default/posix.cpp"],
+        }),"""
+
+
+def test_pal_values_are_read_from_presets_sets_and_scripts(executorch_mirror):
+    from bot.cmake.cache_values import variable_assignments
+
+    with GitRepository(executorch_mirror) as repo:
+        tree = repo.tree(repo.resolve("refs/heads/main"))
+        found = {(a.value, a.path, a.how) for a in variable_assignments(tree)["EXECUTORCH_PAL_DEFAULT"]}
+    # Read in those files: the option's default, the Android preset, Zephyr's own CMakeLists.txt,
+    # the Arm Android runner's and the Pico firmware's build scripts. The docs' `posix`/`minimal`
+    # suggestions are not configurations and are not read.
+    assert found == {
+        ("posix", "tools/cmake/preset/default.cmake", "default"),
+        ("android", "tools/cmake/preset/android.cmake", "preset"),
+        ("zephyr", "zephyr/CMakeLists.txt", "set"),
+        ("android", "backends/arm/scripts/build_executor_runner_vgf_android.sh", "command line"),
+        ("minimal", "examples/raspberry_pi/pico2/build_firmware_pico.sh", "command line"),
+    }
+
+
+def test_buck_adding_the_android_pal_source_is_not_source_drift(executorch_mirror, real_tree_cache):
+    # platform_private gains `default/android.cpp` under `ovr_config//os:android` (the Aug 2026
+    # tree has it; the base here is that tree without it). CMake compiles
+    # runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp, and tools/cmake/preset/android.cmake
+    # sets the option to `android`: both builds compile the file somewhere.
+    with GitRepository(executorch_mirror) as repo:
+        main = repo.tree(repo.resolve("refs/heads/main"))
+        text = main.read_text("runtime/platform/targets.bzl") or ""
+        base = edited(main, {"runtime/platform/targets.bzl": replaced(text, _PAL_SELECT, _PAL_WITHOUT_ANDROID)}).tree
+        head = edited(base, {"runtime/platform/targets.bzl": text})
+        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(real_tree_cache))
+    assert [f for f in report.findings if f.rule in ("source-parity", "internal-error")] == []
