@@ -7,7 +7,9 @@ blamed on it. Two more rules keep old problems off the pull request:
 - a finding on a target whose package failed to evaluate at base (so the base run could not
   see it) is blamed only when the change touched one of the finding's files;
 - a finding in a cell whose real builds are driven by CI commands (the open-source build) is
-  kept only when those commands reach its target or package (bot/facts/build_scope.py).
+  kept only when those commands reach its target or package (bot/facts/build_scope.py), unless
+  its check reports it as outside that scope on purpose (a package that fails to load): such a
+  finding is kept at minor at most.
 A check that raises becomes an `internal-error` finding; the review goes on.
 """
 
@@ -22,7 +24,7 @@ from typing import Iterable, Iterator
 from bot.check import BUCK_FILES, Check, touches
 from bot.diff import ChangeSet
 from bot.buck.cells import cell_named
-from bot.facts.build_scope import build_scope
+from bot.facts.build_scope import scope_of
 from bot.model import Finding, Hit, Severity, fingerprint, identity
 from bot.snapshot import Snapshot
 
@@ -94,12 +96,11 @@ def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
 
 def _outside_scope(finding: Finding, snapshot: Snapshot, not_blamed: list) -> bool:
     """Is this finding in a CI-driven cell on a target or package its CI never reaches?"""
-    if not finding.cell or not finding.target or finding.rule == INTERNAL_ERROR:
+    if not finding.cell or not finding.target or finding.rule == INTERNAL_ERROR or finding.outside_build_scope:
         return False
     if not cell_named(finding.cell).is_oss:
         return False  # the internal cells build whatever their owners ask for
-    model = snapshot.head
-    scope = model.memo(("build-scope", finding.cell), lambda: build_scope(model.tree, model.cell(finding.cell)), persist=True)
+    scope = scope_of(snapshot.head, finding.cell)
     if scope.reaches(finding.target):
         return False
     not_blamed.append(("outside-build-scope", finding))
@@ -163,7 +164,7 @@ def _findings(check: Check, snapshot: Snapshot) -> list[Finding]:
 def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
     return Finding(
         rule=rule,
-        severity=severity,
+        severity=min(severity, Severity.MINOR) if hit.outside_build_scope else severity,
         title=title,
         path=hit.path,
         line=hit.line,
@@ -174,6 +175,7 @@ def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
         cell=hit.cell,
         evidence=hit.evidence,
         fix=hit.fix,
+        outside_build_scope=hit.outside_build_scope,
     )
 
 

@@ -75,6 +75,9 @@ class Hit:
     offending_text: str = ""
     evidence: tuple[Evidence, ...] = ()
     fix: Fix | None = None
+    # Found where the cell's CI never looks (a package no open-source CI command loads) and
+    # reported anyway: the engine keeps it instead of dropping it, at minor at most.
+    outside_build_scope: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +97,7 @@ class Finding:
     evidence: tuple[Evidence, ...] = ()
     fix: Fix | None = None
     suppressed: str | None = field(default=None)  # the suppression's reason, when suppressed
+    outside_build_scope: bool = False  # see Hit.outside_build_scope
 
     def to_json(self) -> dict:
         """The public JSON shape of design section 5 (version 1)."""

@@ -4,7 +4,8 @@ When a BUCK file, or a macro it loads, fails at evaluation time (a missing load,
 a `fail()`), every target of the package disappears from that cell, including targets the
 pull request never touched; dependents then fail with "unknown target". pr-check evaluates
 every package in all three cells (`fbcode`, `xplat`, `oss`) and reports packages that fail at
-head and did not at base.
+head and did not at base. In the open-source build, a package no CI command loads is reported
+at minor, naming the `buck2 uquery` command that fails, instead of being dropped.
 
 Example (bad): `load(":missing.bzl", "helper")`.
 

@@ -7,8 +7,9 @@ happens to bring the header in (a sibling's dependency, a dependent that declare
 breaks when that path goes away: a build of the target on its own, a new consumer, a
 refactor elsewhere. For a header, every dependent inherits the gap.
 
-What counts: the sources and headers of a C++ target (and the repository headers no target
-owns that they pull in), with the target's preprocessor flags applied, including the flags a
+What counts: the sources and headers of a C++ target, those given as labels of an
+`export_file` included (`//executorch/extension/pybindings:pybindings.cpp`), and the repository
+headers no target owns that they pull in, with the target's preprocessor flags applied, including the flags a
 macro adds (`use_cuda = True` adding `-DEXECUTORCH_PYBINDINGS_CUDA`): an include under an `#if`
 is considered only when the target's flags make the condition provably true. Targets whose
 closure runs through a label the cell does not define are skipped, as are headers no target
@@ -117,6 +118,9 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
                 files = list(xref.source_paths(target))
                 for attribute in ("headers", "exported_headers"):
                     files.extend(path for _name, path in xref.header_entries(target, attribute))
+                # Given as labels (`//executorch/extension/pybindings:pybindings.cpp`): the files
+                # those name are compiled into the target just the same.
+                files.extend(xref.label_source_paths(target, graph))
                 files_of[label] = tuple(dict.fromkeys(files))
         owners = model.header_owners(cell)
         owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
@@ -402,7 +406,7 @@ def _pybindings_macro(extra_deps: str) -> str:
     )
 
 
-def _pybindings_files(extra_deps: str, marker: str) -> dict[str, str]:
+def _pybindings_files(extra_deps: str, marker: str, source: str = '"pybindings.cpp"') -> dict[str, str]:
     return {
         ".buckconfig": _BUCKCONFIG,
         "extension/cuda/BUCK": _CUDA_BUCK,
@@ -413,7 +417,8 @@ def _pybindings_files(extra_deps: str, marker: str) -> dict[str, str]:
         "extension/pybindings/BUCK": (
             'load(":pybindings.bzl", "executorch_pybindings")\n'
             'executorch_pybindings(name = "portable_lib", srcs = ["pybindings.cpp"])\n'
-            'executorch_pybindings(name = "cuda_lib", srcs = ["pybindings.cpp"], use_cuda = True)\n'
+            'native.export_file(name = "pybindings.cpp")\n'
+            f"executorch_pybindings(name = \"cuda_lib\", srcs = [{source}], use_cuda = True)\n"
         ),
         "extension/pybindings/pybindings.cpp": (
             "#if defined(EXECUTORCH_PYBINDINGS_CUDA)\n"
@@ -447,6 +452,14 @@ CHECK = Check(
     run=run,
     bad=(
         Example(head=_pybindings_files('"//extension/cuda:caller_stream"', "  // expect: dep-undeclared-header")),
+        # The source given as a label (`export_file`, shared by several bindings) is read the same.
+        Example(
+            head=_pybindings_files(
+                '"//extension/cuda:caller_stream"',
+                "  // expect: dep-undeclared-header",
+                '"//executorch/extension/pybindings:pybindings.cpp"',
+            )
+        ),
         Example(
             head={
                 ".buckconfig": _BUCKCONFIG,

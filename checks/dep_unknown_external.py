@@ -6,6 +6,10 @@ In OSS Buck, `shim_et`'s wrapper resolves each `external_deps` name by a bare lo
 disappears from the OSS build, not only the one that asked for the dep. Internal cells map
 these names through Meta's third-party table, so no internal CI notices.
 
+A package that no command of the repository's CI loads in OSS (`.ci/`, `.github/`) breaks no CI
+job, but `buck2 uquery //pkg/...` fails and so does any OSS build of a target depending on it:
+that is reported at minor, with the command, rather than dropped.
+
 Example (bad): a pybindings macro called with `use_cuda = True` that appends
 `("cuda", None, "cuda-lazy")` to `external_deps` in a package OSS evaluates.
 

@@ -12,8 +12,14 @@ links it to rediscover the flag; without it, loading a model fails with
 The twin is found by shared sources (design 3.4): the Buck target that compiles the most of the
 CMake target's files. A flag carried by any library in the target's dependency closure counts,
 since Buck applies `exported_linker_flags` to everything that links it. When several targets of
-one closure miss it, the lowest is reported: fixing it fixes those above it. `fbcode` is left
-out: it links dynamically.
+one closure miss it, the lowest is reported: fixing it fixes those above it.
+
+`fbcode` links libraries as shared objects by default, so its libraries are not reported; but
+a binary or test there that links statically (`link_style = "static"`) puts the shims in the
+executable just the same. Such a target that links a library whose CMake twin exports the
+flag, with the flag neither in its own `linker_flags` nor in its closure's
+`exported_linker_flags`, is reported (the #24643 author's fbcode test failed with
+`undefined symbol: aoti_torch_dtype_float32` without it).
 
 Example (bad): `cxx_library(name = "cuda_backend", srcs = ["cuda_backend.cpp"])` in a package
 xplat builds, while CMake says `target_link_options(aoti_cuda_backend PUBLIC -Wl,--export-dynamic)`.
@@ -47,6 +53,8 @@ class Options:
 
     static_cells: tuple[str, ...] = cells_where(static_linking="links libraries statically")
     force_static_cells: tuple[str, ...] = cells_where(static_linking="sets `force_static = True`")
+    # Cells whose libraries link dynamically but whose binaries and tests may link statically.
+    static_binary_cells: tuple[str, ...] = cells_where(static_linking="")
 
 
 def exports_dynamic(flag: str) -> bool:
@@ -85,6 +93,69 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             above = sorted(o for o in missing if o != label and label in linkage.dependency_closure(snap.head, cell, o))
             reported.update([label, *above])
             yield _hit(snap, cell, target, cmake_target, above)
+    for cell in options.static_binary_cells:
+        yield from _static_binaries(snap, cell, exporting)
+
+
+_STATIC_LINK_STYLES = ("static", "static_pic")
+
+
+def _static_binaries(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]) -> Iterator[Hit]:
+    """Binaries and tests of `cell` that link statically a library whose twin exports the flag."""
+    graph = snap.head.cell(cell)
+    linked_libraries = [label for label in sorted(exporting) if label in graph.targets]
+    if not linked_libraries:
+        return
+    for label, target in sorted(graph.targets.items()):
+        if not ("binary" in target.kind or "test" in target.kind):  # a python_binary's native code too
+            continue
+        if target.attr("link_style") not in _STATIC_LINK_STYLES:
+            continue
+        if any(isinstance(f, str) and exports_dynamic(f) for f in target.values("linker_flags")):
+            continue
+        closure = linkage.dependency_closure(snap.head, cell, label)
+        shims = [library for library in linked_libraries if library in closure]
+        if not shims or _flag_in_closure(snap, cell, label):
+            continue
+        yield _binary_hit(snap, cell, target, shims[0], exporting[shims[0]], linkage.path_to(closure, shims[0]))
+
+
+def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twin: tuple[str, str], chain) -> Hit:
+    profile, cmake_name = twin
+    option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    text = snap.head.text(target.path) or ""
+    call = call_of(text, target)
+    fix = None
+    if call is not None and call.keyword("linker_flags") is None:
+        after = "link_style" if call.keyword("link_style") is not None else "name"
+        flag = edits.string_literal(text, _FLAG.strip('"'))
+        fixed = edits.insert_keyword(text, call, "linker_flags", f"[{flag}]", after=after)
+        fix = fix_between(target.path, text, fixed, "export the executable's symbols to the libraries it loads")
+    elif call is not None and call.keyword("linker_flags").value_list is not None:
+        fixed = edits.add_list_element(text, call.keyword("linker_flags").value_list, _FLAG.strip('"'))
+        fix = fix_between(target.path, text, fixed, "export the executable's symbols to the libraries it loads")
+    evidence = [
+        Evidence(target.path, target.line, f"`{target.label}` links statically (`link_style = \"{target.attr('link_style')}\"`) in `{cell}`"),
+        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+    ]
+    return Hit(
+        path=target.path,
+        line=target.line,
+        end_line=target.end_line,
+        message=(
+            f"`{target.label}` links `{library}` statically ({' -> '.join(f'`{c}`' for c in chain)}), whose CMake twin "
+            f"`{cmake_name}` gives its consumers `{option.value}` ({option.scope}); nothing in its `linker_flags` or its "
+            "closure's `exported_linker_flags` exports the executable's symbols, so an AOTInductor library it loads "
+            "fails with `undefined symbol: aoti_torch_...`. "
+            f"Fix: add `linker_flags = [{_FLAG}]` here, or `exported_linker_flags` with it on `{library}`."
+        ),
+        key=f"{target.primary_label}|{cell}|static-binary",
+        target=target.label,
+        cell=cell,
+        offending_text=cmake_name,
+        evidence=tuple(evidence),
+        fix=fix,
+    )
 
 
 def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> dict[str, str]:
@@ -164,6 +235,36 @@ _CMAKE = (
     "endif()\n"
 )
 
+_FBCODE_BUCK = (
+    'load("@fbsource//tools/build_defs:fbsource_utils.bzl", "is_fbcode")\n'
+    'load(":targets.bzl", "define_common_targets")\n'
+    "\n"
+    "define_common_targets(is_fbcode = is_fbcode())\n"
+)
+
+
+def _fbcode_targets(test_attributes: str, marker: str = "") -> dict[str, str]:
+    """The CUDA backend defined in fbcode only (as on the Aug 2026 tree), with a test that loads
+    a compiled AOTI library."""
+    return {
+        "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+        "backends/cuda/CMakeLists.txt": _CMAKE,
+        "backends/cuda/runtime/BUCK": _FBCODE_BUCK,
+        "backends/cuda/runtime/targets.bzl": (
+            "def define_common_targets(is_fbcode = False):\n"
+            "    if not is_fbcode:\n"
+            "        return\n"
+            '    native.cxx_library(name = "cuda_backend", srcs = ["cuda_backend.cpp"], link_whole = True)\n'
+            f"    native.cxx_test({marker}\n"
+            '        name = "test_aoti_load",\n'
+            '        srcs = ["test/test_aoti_load.cpp"],\n'
+            f"{test_attributes}"
+            '        deps = [":cuda_backend"],\n'
+            "    )\n"
+        ),
+    }
+
+
 CHECK = Check(
     id="link-export-dynamic-missing",
     inputs=BUCK_FILES + CMAKE_FILES,
@@ -195,8 +296,21 @@ CHECK = Check(
                 ),
             },
         ),
+        # fbcode links the backend as a shared library, but this test links it into its executable.
+        Example(
+            head=_fbcode_targets('        link_style = "static",\n', "  # expect: link-export-dynamic-missing"),
+            fixed={
+                "backends/cuda/runtime/targets.bzl": _fbcode_targets(
+                    '        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n',
+                    "  # expect: link-export-dynamic-missing",
+                )["backends/cuda/runtime/targets.bzl"],
+            },
+        ),
     ),
     good=(
+        Example(head=_fbcode_targets('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n')),
+        # Linked dynamically, as fbcode does by default: the shims stay exported by their library.
+        Example(head=_fbcode_targets("")),
         Example(
             head={
                 "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",

@@ -11,7 +11,9 @@ Twins are found by shared sources (design 3.4): a Buck target and a CMake target
 at least half of the smaller one's files at base or at head. Only what the pull request
 changed is compared: a source that moved to another target of the same build, or that the
 other build compiles in any target or mentions in any CMake/Buck file (under an option the
-default profile leaves off), is not drift. Sources a Buck target gets from a variable or a
+default profile leaves off), or that CMake names through a variable's value in some
+configuration the repository sets up (`runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp`
+with the android preset's `EXECUTORCH_PAL_DEFAULT=android`), is not drift. Sources a Buck target gets from a variable or a
 glob rather than writing them at the call site are left to the build that generates them.
 
 Example (bad): `srcs = ["shims/memory.cpp", "shims/sort.cu"]` in Buck while
@@ -47,6 +49,13 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             if (hit.path, hit.line, hit.key) not in seen:
                 seen.add((hit.path, hit.line, hit.key))
                 yield hit
+
+
+def _variable_sources(model: BuildModel):
+    """Sources CMake names through a cache variable's values (bot/cmake/cache_values.py)."""
+    from bot.cmake.cache_values import sources_by_variable
+
+    return model.memo(("cmake:sources-by-variable",), lambda: sources_by_variable(model.tree), persist=True)
 
 
 def _twins_of_buck(label: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
@@ -95,6 +104,8 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
             line = item_line(text, target, relative)
             if line is None or (target.path, line, source) in seen or pairing.cmake_mentions(snap.head, source):
                 continue
+            if source in _variable_sources(snap.head):
+                continue  # CMake compiles it where a preset or script gives a variable that value
             seen.add((target.path, line, source))
             twin = snap.head.cmake(profile).targets.get(twins[0])
             yield Hit(

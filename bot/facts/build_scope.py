@@ -16,11 +16,14 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from bot.buck.evaluation import CellGraph, BuckTarget
 from bot.facts.linkage import reachable
 from bot.tree import FileTree
+
+if TYPE_CHECKING:
+    from bot.snapshot import BuildModel
 
 # Where CI commands live; shell scripts and workflow files only.
 CI_DIRECTORIES = (".ci/", ".github/workflows/", ".github/scripts/")
@@ -145,3 +148,8 @@ def _dependencies(target: BuckTarget) -> tuple[str, ...]:
 
 def _unresolved_packages(graph: CellGraph, built: set[str]) -> set[str]:
     return {label[2:].split(":", 1)[0] for label in built if label not in graph.targets}
+
+
+def scope_of(model: "BuildModel", cell: str) -> BuildScope:
+    """The build scope of one revision's cell, computed once per review and kept."""
+    return model.memo(("build-scope", cell), lambda: build_scope(model.tree, model.cell(cell)), persist=True)

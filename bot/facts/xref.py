@@ -48,6 +48,66 @@ def source_paths(target: BuckTarget, platform: Platform | None = None) -> tuple[
     return tuple(paths)
 
 
+# Cell prefixes under which a label names this repository: (prefix, in the repository-under-
+# `executorch/` convention of the internal cells, in the open-source convention).
+_LABEL_ROOTS = (
+    ("fbsource//xplat/executorch/", True, False),
+    ("fbcode//executorch/", True, False),
+    ("//executorch/", True, False),
+    ("root//", False, True),
+    ("//", False, True),
+)
+# Rules whose output is one file of the repository, named by `src` (else by the rule's name).
+_FILE_RULES = frozenset({"export_file"})
+
+
+def repository_label(label: str, package: str, cell: str) -> str | None:
+    """`//pkg:name` for a label that names this repository in `cell`'s convention, else None.
+
+    The internal cells mount the repository under `//executorch/` (their `//other` is another
+    part of the monorepo); open-source buck2 roots it at `//`, where ExecuTorch's wrapper has
+    already rewritten `//executorch/...` references before the rule sees them.
+    """
+    if label.startswith(":"):
+        return f"//{package}{label}"
+    under_executorch = cell_named(cell).repository_under_executorch
+    for prefix, internal, open_source in _LABEL_ROOTS:
+        if label.startswith(prefix):
+            if not (internal if under_executorch else open_source):
+                return None
+            rest = label[len(prefix):]
+            return "//" + rest if ":" in rest else None
+    return None
+
+
+def label_file(label: str, package: str, graph: CellGraph) -> str | None:
+    """The repository file a source or header written as a label (`//pkg:file.cpp`, `:file.h`)
+    stands for: the file an `export_file` target of the cell exports. Generated outputs
+    (`:gen[out.cpp]`) and labels the cell does not define name no file of the repository."""
+    if "[" in label:
+        return None
+    resolved = repository_label(label, package, graph.cell)
+    target = graph.targets.get(resolved) if resolved is not None else None
+    if target is None or target.kind not in _FILE_RULES:
+        return None
+    source = target.attr("src") or target.name
+    if not isinstance(source, str) or source.startswith((":", "//")):
+        return None
+    return posixpath.normpath(posixpath.join(target.package, source))
+
+
+def label_source_paths(target: BuckTarget, graph: CellGraph) -> tuple[str, ...]:
+    """Repository files of the sources and headers a target gives as labels, resolved in its cell."""
+    paths = []
+    for attribute in ("srcs", "headers", "exported_headers"):
+        for item in flatten(target.attr(attribute)):
+            if isinstance(item, str) and (item.startswith(":") or "//" in item):
+                path = label_file(item, target.package, graph)
+                if path is not None:
+                    paths.append(path)
+    return tuple(dict.fromkeys(paths))
+
+
 def header_entries(target: BuckTarget, attribute: str) -> tuple[tuple[str, str], ...]:
     """(include path as dependents write it, repository path) for `headers`/`exported_headers`."""
     value = target.attr(attribute)
