@@ -16,10 +16,12 @@ from tests.test_app_harness import BASE_FILES, BUCK_DEFECT, DEFECT_LINE, RULE
 from webhooks.failures import concerned_path, failure_finding
 from webhooks.isolation import (
     TEST_FAULT_VARIABLE,
+    Phase,
     ReviewDone,
     ReviewFailed,
     ReviewLimits,
     ReviewRequest,
+    Step,
     run_review,
 )
 
@@ -77,12 +79,16 @@ def test_the_child_does_not_inherit_the_apps_secrets(tmp_path, monkeypatch):
 
 
 def test_a_failure_is_blamed_on_the_one_build_file_that_can_have_caused_it():
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["a.cpp", "x/BUCK", "doc.md"]) == "x/BUCK"
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["x/BUCK", "y/TARGETS"]) is None
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["defs.bzl"]) == "defs.bzl"
-    assert concerned_path("starting", ["CMakeLists.txt"]) == "CMakeLists.txt"
-    assert concerned_path("starting", ["a", "b"]) is None
-    crash = ReviewFailed("crash", "the review process crashed (SIGSEGV)", "evaluating Buck packages of cell `xplat`")
+    fbcode = Phase(Step.BUCK_PACKAGES, "fbcode")
+    assert concerned_path(fbcode, ["a.cpp", "x/BUCK", "doc.md"]) == "x/BUCK"
+    assert concerned_path(fbcode, ["x/BUCK", "y/TARGETS"]) is None
+    assert concerned_path(fbcode, ["defs.bzl"]) == "defs.bzl"
+    assert concerned_path(Phase(Step.STARTING), ["CMakeLists.txt"]) == "CMakeLists.txt"
+    assert concerned_path(Phase(Step.STARTING), ["a", "b"]) is None
+    # A step whose prose happens to name Buck is not the Buck step: the branch reads the value, not words.
+    assert concerned_path(Phase(Step.EVALUATING), ["x/BUCK", "a.cpp"]) is None
+    crash = ReviewFailed("crash", "the review process crashed (SIGSEGV)", Phase(Step.BUCK_PACKAGES, "xplat"))
+    assert str(crash.phase) == "evaluating Buck packages of cell `xplat`"
     on_file = failure_finding(crash, ["x/BUCK", "x/a.cpp"])
     assert (on_file.rule, on_file.path, on_file.line) == ("internal-error", "x/BUCK", 1)
     assert "SIGSEGV" in on_file.message and "`x/BUCK`" in on_file.message

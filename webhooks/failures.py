@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from typing import Sequence
 
 from bot.model import Finding, Severity, fingerprint
-from webhooks.isolation import ReviewFailed
+from webhooks.isolation import Phase, ReviewFailed, Step
 
 INTERNAL_ERROR = "internal-error"
 _BUILD_FILE_NAMES = frozenset({"BUCK", "BUCK.v2", "TARGETS", "TARGETS.v2"})
@@ -23,13 +23,13 @@ _TITLES = {
 }
 
 
-def concerned_path(phase: str, changed: Sequence[str]) -> str | None:
+def concerned_path(phase: Phase, changed: Sequence[str]) -> str | None:
     """The one changed file the failure can be blamed on, or None when it cannot be told apart.
 
     While Buck packages were being evaluated, only a changed build file (or a .bzl it loads) can
     have made the difference, since the base revision evaluated; otherwise any changed file can.
     """
-    if "Buck" in phase:
+    if phase.step is Step.BUCK_PACKAGES:
         candidates = [path for path in changed
                       if PurePosixPath(path).name in _BUILD_FILE_NAMES or path.endswith(".bzl")]
     else:

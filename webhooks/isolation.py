@@ -25,6 +25,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,29 @@ _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
 # Test-only: makes the child misbehave in a chosen way (segv | hang | memory), so that the worker's
 # side of each failure can be shown without depending on which input crashes which library today.
 TEST_FAULT_VARIABLE = "PR_CHECK_TEST_REVIEW_FAULT"
+
+
+class Step(Enum):
+    """What the review child was doing; the value is the prose a pull request reads."""
+
+    STARTING = "starting"
+    EVALUATING = "evaluating the base and head revisions"
+    BUCK_PACKAGES = "evaluating Buck packages"
+    WRITING_REPORT = "writing the report"
+    READING_DIFF = "reading GitHub's diff"
+    ALLOCATING = "allocating memory"
+    SENDING_RESULT = "sending the result"
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Where the review child was last heard from: a step, and the Buck cell while it evaluated one."""
+
+    step: Step
+    cell: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.step.value} of cell `{self.cell}`" if self.cell else self.step.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +93,7 @@ class ReviewFailed:
 
     kind: str
     detail: str  # what happened, in words, for the pull request
-    phase: str  # what the child was doing when it was last heard from
+    phase: Phase  # what the child was doing when it was last heard from
     exit_code: int | None = None
 
 
@@ -103,7 +127,7 @@ def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
     started = time.monotonic()
     child.start()
     sender.close()  # the child holds the only writer: end of file means it is gone
-    phase = "starting"
+    phase = Phase(Step.STARTING)
     try:
         while True:
             remaining = limits.deadline_s - (time.monotonic() - started)
@@ -139,7 +163,7 @@ def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
             _stop(child)
 
 
-def _died(child: Any, phase: str, limits: ReviewLimits) -> ReviewFailed:
+def _died(child: Any, phase: Phase, limits: ReviewLimits) -> ReviewFailed:
     child.join(10)
     code = child.exitcode
     if code is not None and code < 0:
@@ -172,13 +196,13 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str
     _limit(resource.RLIMIT_CPU, int(limits.deadline_s) + 30)
     faulthandler.enable(sys.stderr)  # a crash leaves the Python stack in the worker's log
 
-    def phase(text: str) -> None:
-        sender.send(("phase", text))
+    def phase(step: Step, cell: str = "") -> None:
+        sender.send(("phase", Phase(step, cell)))
 
     try:
         outcome = _review(request, phase, fault)
     except MemoryError:
-        outcome = ("memory", "allocating memory")
+        outcome = ("memory", Phase(Step.ALLOCATING))
     except Exception as error:
         from bot.errors import PrCheckError
 
@@ -189,7 +213,7 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str
     try:
         sender.send(outcome)
     except MemoryError:
-        sender.send(("memory", "sending the result"))
+        sender.send(("memory", Phase(Step.SENDING_RESULT)))
     sender.close()
 
 
@@ -207,11 +231,11 @@ def _review(request: ReviewRequest, phase, fault: str) -> tuple:
     from bot.pipeline import review_repository
 
     _test_fault(fault)
-    phase("evaluating the base and head revisions")
+    phase(Step.EVALUATING)
     report = review_repository(request.repo_path, request.base_sha, request.head_sha, checks=checks.ALL,
                                cache_dir=Path(request.cache_dir),
-                               progress=lambda cell, index, total: phase(f"evaluating Buck packages of cell `{cell}`"))
-    phase("writing the report")
+                               progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell))
+    phase(Step.WRITING_REPORT)
     if request.report_path is not None:
         from bot.render.json import render_json
 
@@ -220,7 +244,7 @@ def _review(request: ReviewRequest, phase, fault: str) -> tuple:
         target.write_text(json.dumps(render_json(report), indent=1))
     changes = report.changes
     if request.github_diff is not None:
-        phase("reading GitHub's diff")
+        phase(Step.READING_DIFF)
         try:
             changes = parse_diff(request.github_diff)
         except Exception:  # GitHub's diff is only for placing comments; the local diff stands in
