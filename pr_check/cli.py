@@ -15,7 +15,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 import checks
 from bot.buck.graph_cache import EvaluationCache
@@ -25,6 +25,9 @@ from bot.repo import GitRepository
 from pr_check import revisions
 from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputRequest, exit_status, render, write
 from pr_check.shim import shim_files
+
+if TYPE_CHECKING:
+    from bot.review_stats import ConfigSource
 
 VERSION = "0.1.0"
 SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (default: an initialized shim/)"
@@ -320,11 +323,13 @@ def _local_config(path: Path | None) -> Config | None:
         raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None
 
 
-def _config_note(path: Path | None) -> tuple[tuple[str, ...], dict]:
+def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | None]:
     if path is None:
-        return (), {}
+        return (), None
+    from bot.review_stats import ConfigSource
+
     note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
-    return (note,), {"config": {"source": "local", "path": str(path)}}
+    return (note,), ConfigSource("local", str(path))
 
 
 def _read_diff(source: str) -> str:
@@ -397,12 +402,12 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
         with_shim = shim_files(repo, getattr(arguments, "shim", None))  # demo has no --shim
         base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        config_notes, stats = _config_note(arguments.config)
+        config_notes, config_source = _config_note(arguments.config)
         with _progress(request) as progress:
             report = review_trees(
                 base_tree, head_tree, changes, checks=request.checks(checks.ALL), cache=cache, progress=progress, config=config
             )
-        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
+        return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
 
 def _work_tree_change(repo: GitRepository, base: str | None):
@@ -434,7 +439,7 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
         revision = arguments.rev or revisions.head_reference(repo)
         tree = shim_files(repo, getattr(arguments, "shim", None))(repo.tree(revision))
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        config_notes, stats = _config_note(arguments.config)
+        config_notes, config_source = _config_note(arguments.config)
         notes = (f"revision: {revision}",) if revision != tree.revision else ()
         if request.paths:
             notes += (f"paths: {', '.join(request.paths)}",)
@@ -443,13 +448,14 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
                 memory_tree({}, revision=""), tree, ChangeSet(()), checks=request.checks(checks.ALL),
                 cache=cache, progress=progress, config=config if config is not None else load_config(tree),
             )
-        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
+        return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
 
-def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict, repository_uri: str | None) -> int:
+def _finish(report, request: OutputRequest, notes: tuple[str, ...], config_source: ConfigSource | None,
+            repository_uri: str | None) -> int:
     report = request.filter(report)
-    if stats:
-        report = replace(report, stats={**report.stats, **stats})
+    if config_source is not None:
+        report = replace(report, stats=replace(report.stats, config=config_source))
     write(render(report, request, notes=notes, repository_uri=repository_uri), request.output)
     return exit_status(report, request)
 

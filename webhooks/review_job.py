@@ -254,7 +254,7 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
     output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
                               base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
                               full_report_pointer=pointer, fail_level=report.fail_level,
-                              unevaluated=report.stats.get("unevaluated", ()))
+                              unevaluated=report.stats.unevaluated)
     last = output.requests_needed - 1
     for batch in range(last):
         client.update_check_run(check, output=output.output(batch))
@@ -265,7 +265,7 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
 def _complete_failed_check(client: RepositoryClient, check: int, pull: PullRequest, failed: ReviewFailed,
                            failure) -> None:
     """The check run of a review that did not finish: failed (never green by silence), with the reason."""
-    output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=failed.phase)
+    output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=str(failed.phase))
     client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
                             output=output.output(0))
 
