@@ -30,6 +30,7 @@ from webhooks.delivery import (  # noqa: F401 - signature_is_valid and event_lab
 from webhooks.jobs import Ignored
 from webhooks.metrics import WORKERS_NAMESPACE, WebMetrics, new_web_metrics
 from webhooks.queue import JobQueue
+from webhooks.namespaces import Namespace
 
 log = logging.getLogger("pr_check.web")
 
@@ -113,7 +114,7 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
 
 
 def _health(queue: JobQueue) -> dict:
-    queue.store.get("health", "probe")
+    queue.store.get(Namespace.HEALTH, "probe")
     active, oldest = queue.oldest_active_age()
     return {"workers_alive": len(queue.store.keys(WORKERS_NAMESPACE)), "jobs_active": active,
             "oldest_job_age_s": round(oldest, 1), "oldest": oldest}

@@ -42,6 +42,7 @@ from webhooks.queue import Attempt
 from webhooks.services import Services
 from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
+from webhooks.namespaces import Namespace
 
 log = logging.getLogger("pr_check.review")
 
@@ -50,7 +51,7 @@ POSTED_TTL_S = 30 * 24 * 3600.0
 
 def review_push(services: Services, job: PullRequestPushed, attempt: Attempt) -> str:
     """Review a pushed head, unless a newer push to the same pull request is known."""
-    latest = services.store.get_ordered("latest-push", pull_request_key(job.repo, job.number))
+    latest = services.store.get_ordered(Namespace.LATEST_PUSH, pull_request_key(job.repo, job.number))
     if latest is not None and latest[0] > job.pushed_at and latest[1] != job.head_sha:
         return "superseded"
     return review_pull(services, job.repo, job.number, attempt, expected_head=job.head_sha, force=False)
@@ -78,7 +79,7 @@ def review_pull(
     if expected_head is not None and pull.head_sha != expected_head:
         return "superseded"
     posted_key = f"{pull_request_key(repo, number)}@{pull.head_sha}"
-    if not force and services.store.get("posted", posted_key):
+    if not force and services.store.get(Namespace.POSTED, posted_key):
         return "already-posted"
 
     check, check_completed = _open_check_run(services, client, number, pull.head_sha, force)
@@ -102,7 +103,7 @@ def review_pull(
             _post_review(client, number, pull, (failure,), ChangeSet(()), None)
             if not check_completed:
                 _complete_failed_check(client, check, pull, outcome, failure)
-            services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
+            services.store.put(Namespace.POSTED, posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
             return f"review-{outcome.kind}"
         report, changes = outcome.report, outcome.changes
         outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
@@ -128,7 +129,7 @@ def review_pull(
         if attempt.final and not check_completed:
             _give_up_on_check(client, check)
         raise
-    services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
+    services.store.put(Namespace.POSTED, posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
     return "reviewed"
 
 
@@ -296,4 +297,4 @@ def report_given_up(services: Services, job: Job, reason: str) -> None:
         "summary": (f"Reviewing `{head[:12]}` failed repeatedly: {reason}. It will not be retried by itself; "
                     "a new push, or a `/pr-check` comment, starts a fresh review. The App's log has the details."),
     })
-    services.store.put("posted", f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)
+    services.store.put(Namespace.POSTED, f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)
