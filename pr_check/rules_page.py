@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import checks
+from pr_check.review import CHECKS
 from bot.engine import ENGINE_RULES
 
 
@@ -16,13 +16,13 @@ def render_rules_markdown() -> str:
         "| id | severity | title |",
         "|---|---|---|",
     ]
-    lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in checks.ALL]
+    lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in CHECKS]
     lines += [f"| `{rule}` | {severity.label} | {title} (engine) |" for rule, (severity, title) in sorted(ENGINE_RULES.items())]
-    for check in checks.ALL:
+    for check in CHECKS:
         lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", check.doc.strip()]
     return "\n".join(lines) + "\n"
 
 
 def render_rules_table() -> str:
-    width = max(len(c.id) for c in checks.ALL)
-    return "\n".join(f"{c.id:<{width}}  {c.severity.label:<8} {c.title}" for c in checks.ALL)
+    width = max(len(c.id) for c in CHECKS)
+    return "\n".join(f"{c.id:<{width}}  {c.severity.label:<8} {c.title}" for c in CHECKS)

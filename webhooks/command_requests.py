@@ -97,8 +97,6 @@ def _reply_once(services: Services, client, job: CommandCommented, body: str) ->
 
 
 def _known_checks() -> tuple:
-    try:
-        import checks
-    except ImportError:
-        return ()
-    return tuple(getattr(checks, "ALL", ()))
+    from pr_check.review import CHECKS
+
+    return CHECKS

@@ -29,7 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-PRELOAD = ["checks", "bot.pipeline", "bot.render.json", "bot.diff"]
+PRELOAD = ["pr_check.review", "bot.render.json", "bot.diff"]
 _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
 # Test-only: makes the child misbehave in a chosen way (segv | hang | memory), so that the worker's
 # side of each failure can be shown without depending on which input crashes which library today.
@@ -226,13 +226,12 @@ def _limit(which: int, value: int) -> None:
 def _review(request: ReviewRequest, phase, fault: str) -> tuple:
     import json
 
-    import checks
     from bot.diff import parse_diff
-    from bot.pipeline import review_repository
+    from pr_check.review import review_repository
 
     _test_fault(fault)
     phase(Step.EVALUATING)
-    report = review_repository(request.repo_path, request.base_sha, request.head_sha, checks=checks.ALL,
+    report = review_repository(request.repo_path, request.base_sha, request.head_sha,
                                cache_dir=Path(request.cache_dir),
                                progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell))
     phase(Step.WRITING_REPORT)
