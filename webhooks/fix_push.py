@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 
 from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
-from bot.github import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
+from webhooks.github_api import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
 from bot.repo import GitRepository
 from webhooks.isolation import ReviewDone
 from webhooks.jobs import CommandCommented

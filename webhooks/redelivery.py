@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
-from bot.github import AppClient, GitHubError, HookDelivery
+from webhooks.github_api import AppClient, GitHubError, HookDelivery
 from webhooks.store import StateStore
 from webhooks.namespaces import Namespace
 

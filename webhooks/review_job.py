@@ -19,8 +19,8 @@ from pathlib import Path
 
 from bot.diff import ChangeSet
 from bot.errors import PrCheckError
-from bot.github import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
-from bot.mirror import remote_url
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
+from webhooks.mirror import remote_url
 from bot.render.github_review import (
     CHECK_RUN_NAME,
     FIXED_REPLY_PREFIX,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.github import AppClient
-from bot.mirror import Mirrors
+from webhooks.github_api import AppClient
+from webhooks.mirror import Mirrors
 from webhooks.metrics import WorkerMetrics
 from webhooks.settings import Settings
 from webhooks.store import StateStore

@@ -29,7 +29,7 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
-from bot.github import GitHubError, PullRequest, RepositoryClient, utc_now
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, utc_now
 from bot.render.github_review import (
     SMOKE_CHECK_RUN_NAME,
     PostedComment,

@@ -16,8 +16,8 @@ import threading
 import time
 
 from bot.errors import PrCheckError
-from bot.github import GitHubApp, RetryPolicy
-from bot.mirror import Mirrors
+from webhooks.github_api import GitHubApp, RetryPolicy
+from webhooks.mirror import Mirrors
 from webhooks.command_requests import answer_command
 from webhooks.isolation import warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
