@@ -2,7 +2,8 @@
 
 Real child processes over real git repositories. The misbehaviours are provoked two ways: a hostile
 BUCK file (a list literal nested 5,000 deep, which segfaults the Starlark interpreter at the time of
-writing) and the test-only fault switch, which does not depend on any library's weaknesses.
+writing) and children that misbehave on purpose (tests/app_faults.py), which do not depend on any
+library's weaknesses.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import os
 
 import pytest
 
+from tests.app_faults import FAULTS
 from tests.standin import gitrepos
 from tests.test_app_harness import BASE_FILES, BUCK_DEFECT, DEFECT_LINE, RULE
 from webhooks.failures import concerned_path, failure_finding
 from webhooks.isolation import (
-    TEST_FAULT_VARIABLE,
     Phase,
     ReviewDone,
     ReviewFailed,
@@ -56,13 +57,12 @@ def test_a_hostile_build_file_is_a_failed_review_not_a_dead_process(tmp_path):
     ("hang", "timeout", "did not finish within 3 s"),
     ("memory", "memory", "ran out of its 0.5 GiB memory budget"),
 ])
-def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, monkeypatch, fault, kind, words):
-    monkeypatch.setenv(TEST_FAULT_VARIABLE, fault)
-    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=3, memory_bytes=512 << 20))
+def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, fault, kind, words):
+    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=3, memory_bytes=512 << 20),
+                         work=FAULTS[fault])
     assert isinstance(outcome, ReviewFailed) and outcome.kind == kind, outcome
     assert words in outcome.detail
     # And the parent goes on: the next review works.
-    monkeypatch.delenv(TEST_FAULT_VARIABLE)
     assert isinstance(run_review(_request(tmp_path / "next", {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120)),
                       ReviewDone)
 

@@ -27,13 +27,10 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 PRELOAD = ["pr_check.review", "bot.render.json", "bot.diff"]
 _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
-# Test-only: makes the child misbehave in a chosen way (segv | hang | memory), so that the worker's
-# side of each failure can be shown without depending on which input crashes which library today.
-TEST_FAULT_VARIABLE = "PR_CHECK_TEST_REVIEW_FAULT"
 
 
 class Step(Enum):
@@ -118,11 +115,16 @@ def _forkserver() -> Any:
     return _context
 
 
-def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
+# What the child runs: (request, report a phase) -> the message sent back. `review_in_child` in the
+# product; the tests pass a module-level function that misbehaves (it is pickled into the child).
+ChildWork = Callable[[ReviewRequest, Callable[..., None]], tuple]
+
+
+def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | None = None) -> Outcome:
     """Run one review in a child process and wait for it, at most until the deadline."""
     context = _forkserver()
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, request, limits, os.environ.get(TEST_FAULT_VARIABLE, "")),
+    child = context.Process(target=_child, args=(sender, request, limits, work or review_in_child),
                             name="pr-check review", daemon=True)
     started = time.monotonic()
     child.start()
@@ -188,7 +190,7 @@ def _gib(size: int) -> str:
 
 
 # -- the child -------------------------------------------------------------------------------
-def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str) -> None:
+def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, work: ChildWork) -> None:
     for name in _SECRET_VARIABLES:
         os.environ.pop(name, None)
     _limit(resource.RLIMIT_AS, limits.memory_bytes)
@@ -200,7 +202,7 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str
         sender.send(("phase", Phase(step, cell)))
 
     try:
-        outcome = _review(request, phase, fault)
+        outcome = work(request, phase)
     except MemoryError:
         outcome = ("memory", Phase(Step.ALLOCATING))
     except Exception as error:
@@ -223,13 +225,13 @@ def _limit(which: int, value: int) -> None:
     resource.setrlimit(which, (cap, hard))
 
 
-def _review(request: ReviewRequest, phase, fault: str) -> tuple:
+def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple:
+    """The review itself, in the child: the message to send back ("done", report, changes)."""
     import json
 
     from bot.diff import parse_diff
     from pr_check.review import review_repository
 
-    _test_fault(fault)
     phase(Step.EVALUATING)
     report = review_repository(request.repo_path, request.base_sha, request.head_sha,
                                cache_dir=Path(request.cache_dir),
@@ -249,18 +251,6 @@ def _review(request: ReviewRequest, phase, fault: str) -> tuple:
         except Exception:  # GitHub's diff is only for placing comments; the local diff stands in
             changes = report.changes
     return ("done", report, changes)
-
-
-def _test_fault(fault: str) -> None:
-    if fault == "segv":
-        os.kill(os.getpid(), signal.SIGSEGV)
-    elif fault == "hang":
-        while True:
-            time.sleep(1)
-    elif fault == "memory":
-        hoard = []
-        while True:
-            hoard.append(bytearray(64 << 20))
 
 
 def warm_up() -> None:

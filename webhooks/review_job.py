@@ -36,7 +36,7 @@ from bot.render.github_review import (
     render_failed_check_run,
 )
 from webhooks.failures import failure_finding
-from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest, run_review
+from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, RepoRef, ReviewRequested, pull_request_key
 from webhooks.queue import Attempt
 from webhooks.services import Services
@@ -90,9 +90,8 @@ def review_pull(
             log.warning("review of %s#%s failed: %s", repo.full_name, number, outcome.message)
             services.metrics.error("review")
             if not check_completed:
-                client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                        output={"title": "pr-check could not review this commit",
-                                                "summary": f"The review failed: {outcome.message}"})
+                _complete_neutral(client, check, "pr-check could not review this commit",
+                                  f"The review failed: {outcome.message}")
             return "review-error"
         if isinstance(outcome, ReviewFailed):
             # The pull request crashed, stalled or exhausted the review: that is its result, posted as such.
@@ -121,9 +120,7 @@ def review_pull(
                 _give_up_on_check(client, check)
             raise
         if not check_completed:
-            client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                    output={"title": "pr-check could not review this commit",
-                                            "summary": f"The review failed: {error}"})
+            _complete_neutral(client, check, "pr-check could not review this commit", f"The review failed: {error}")
         return "review-error"
     except Exception:
         if attempt.final and not check_completed:
@@ -186,7 +183,7 @@ def review_head(services: Services, repo: RepoRef, installation: int, client: Re
         cache_dir=str(settings.cache_dir / where), report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
         github_diff=github_diff,
     )
-    outcome = run_review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
+    outcome = services.review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
     if not isinstance(outcome, ReviewFailed):
         return outcome, (), fetched.path
     return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha), fetched.path
@@ -274,11 +271,16 @@ def _complete_failed_check(client: RepositoryClient, check: int, pull: PullReque
 def _give_up_on_check(client: RepositoryClient, check: int) -> None:
     """The last attempt failed: leave the check neutral with a reason, never in progress forever."""
     try:
-        client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                output={"title": "pr-check could not finish",
-                                        "summary": "Posting the review failed repeatedly; comment `/pr-check` to try again."})
+        _complete_neutral(client, check, "pr-check could not finish",
+                          "Posting the review failed repeatedly; comment `/pr-check` to try again.")
     except GitHubError:
         log.exception("could not complete check run %s", check)
+
+
+def _complete_neutral(client: RepositoryClient, check: int, title: str, summary: str) -> None:
+    """Complete a check run as neutral: the review said nothing either way, and why is the summary."""
+    client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
+                            output={"title": title, "summary": summary})
 
 
 def report_given_up(services: Services, job: Job, reason: str) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from webhooks.github_api import AppClient
+from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review
 from webhooks.mirror import Mirrors
 from webhooks.metrics import WorkerMetrics
 from webhooks.settings import Settings
@@ -18,3 +20,5 @@ class Services:
     github: AppClient
     mirrors: Mirrors
     metrics: WorkerMetrics
+    # Runs one review in a supervised child; tests hand the worker one whose child misbehaves.
+    review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review
