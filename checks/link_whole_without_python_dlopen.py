@@ -25,7 +25,7 @@ from bot.facts.linkage import python_loadable
 from bot.buck import edits
 from bot.fixes import fix_between
 from checks.support.callsite import call_of
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -66,6 +66,8 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 CHECK = Check(
     id="link-whole-without-python-dlopen",
+    tags=frozenset({SMOKE_VERIFIED}),
+    fixable=True,
     inputs=BUCK_FILES,
     severity=Severity.MINOR,
     title="Force-linked library without supports_python_dlopen",

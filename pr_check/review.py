@@ -11,10 +11,12 @@ from functools import partial
 
 import checks
 from bot import pipeline
-from bot.check import Check
+from bot.check import SMOKE_VERIFIED, Check
 
 CHECKS: tuple[Check, ...] = tuple(checks.ALL)
 BY_ID: Mapping[str, Check] = {check.id: check for check in CHECKS}
+# The rules whose findings the GPU smoke job proves or disproves: their inline comments carry its state.
+SMOKE_VERIFIED_RULES = frozenset(check.id for check in CHECKS if SMOKE_VERIFIED in check.tags)
 
 review_repository = partial(pipeline.review_repository, checks=CHECKS)
 review_trees = partial(pipeline.review_trees, checks=CHECKS)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pr_check.review import CHECKS
+from bot.check import Check
 from bot.engine import ENGINE_RULES
+from pr_check.review import CHECKS
 
 
 def render_rules_markdown() -> str:
@@ -19,8 +20,23 @@ def render_rules_markdown() -> str:
     lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in CHECKS]
     lines += [f"| `{rule}` | {severity.label} | {title} (engine) |" for rule, (severity, title) in sorted(ENGINE_RULES.items())]
     for check in CHECKS:
-        lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", check.doc.strip()]
+        lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", _metadata(check), "",
+                  check.doc.strip()]
     return "\n".join(lines) + "\n"
+
+
+def _metadata(check: Check) -> str:
+    """One line: tags, whether findings carry fixes, and how its tested examples run."""
+    def runs(examples) -> str:
+        reviews = sum(1 for example in examples if example.runs_as == "review")
+        parts = [f"{reviews} as a review (base -> head)"] if reviews else []
+        parts += [f"{len(examples) - reviews} as a scan"] if len(examples) > reviews else []
+        return ", ".join(parts)
+
+    tags = ", ".join(f"`{tag}`" for tag in sorted(check.tags)) or "none"
+    return (f"Tags: {tags}. Fixable: {'yes' if check.fixable else 'no'}. Tested examples "
+            f"(tests/test_check_examples.py): {len(check.bad)} bad, {runs(check.bad)}; "
+            f"{len(check.good)} good, {runs(check.good)}.")
 
 
 def render_rules_table() -> str:

@@ -43,6 +43,7 @@ from webhooks.services import Services
 from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
 from webhooks.namespaces import Namespace
+from pr_check.review import SMOKE_VERIFIED_RULES
 
 log = logging.getLogger("pr_check.review")
 
@@ -196,7 +197,7 @@ def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findi
     posted = bot_comments(comments)
     posted_reviews = [PostedReview(r.id, r.state, marked_review_head(r.body))
                       for r in reviews if r.author_is_bot and marked_review_head(r.body)]
-    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke)
+    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke, SMOKE_VERIFIED_RULES)
     for comment_id in plan.deletions:
         client.delete_review_comment(comment_id)
     for comment_id, body in plan.edits:

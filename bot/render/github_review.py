@@ -44,15 +44,6 @@ _REVIEW_MARKER = re.compile(r"<!-- pr-check:review head=([0-9a-f]{7,64}) -->")
 _SMOKE_LINE = re.compile(r"^.*<!-- pr-check:smoke rule=([a-z0-9-]+) head=([0-9a-f]{7,64}) -->(?=\r?$)", re.MULTILINE)
 FIXED_REPLY_PREFIX = "Fixed in "
 
-# Findings whose failure the GPU smoke job reproduces, or fails to, on a real GPU: the link contract
-# of the CUDA shims (see ../shared/gpu/README.md). Their inline comments carry the job's state.
-SMOKE_VERIFIED_RULES = frozenset({
-    "link-export-dynamic-missing",
-    "link-whole-archive-public",
-    "link-whole-without-python-dlopen",
-    "shim-duplicate-symbol",
-})
-
 
 
 # -- markers ---------------------------------------------------------------------------------
@@ -202,10 +193,12 @@ def render_smoke_line(note: SmokeNote, rule: str) -> str:
 
 
 # -- comment bodies --------------------------------------------------------------------------
-def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None) -> str:
+def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None,
+                        smoke_rules: frozenset[str] = frozenset()) -> str:
     """Markdown of one inline comment: rule, message, evidence, fix, the smoke line, the hidden marker.
 
-    The smoke line appears on findings the GPU smoke job proves or disproves, when `smoke` is given.
+    The smoke line appears when `smoke` is given on findings of `smoke_rules`: the rules tagged
+    smoke-verified (the GPU smoke job proves or disproves them; `pr_check.review.SMOKE_VERIFIED_RULES`).
     """
     parts = [f"**{finding.rule}** ({finding.severity.label}): {finding.title}", "", finding.message.strip()]
     if finding.target:
@@ -221,7 +214,7 @@ def render_comment_body(finding: Finding, placement: Placement | None, smoke: Sm
         else:  # outside the diff (or in another file): no suggestion can stand there, so a patch
             parts += ["", *collapsed_fix(fix)]
     tail = [fingerprint_marker(finding.fingerprint)]
-    if smoke is not None and finding.rule in SMOKE_VERIFIED_RULES:
+    if smoke is not None and finding.rule in smoke_rules:
         tail.insert(0, render_smoke_line(smoke, finding.rule))
     ending = "\n\n".join(tail)
     body = "\n".join(parts) + "\n\n" + ending
@@ -301,6 +294,7 @@ def plan_review(
     posted_reviews: Sequence[PostedReview],
     head_sha: str,
     smoke: SmokeNote | None = None,
+    smoke_rules: frozenset[str] = frozenset(),
 ) -> ReviewPlan:
     """Decide comments to post, keep, edit, delete or answer, and the review around them.
 
@@ -356,9 +350,9 @@ def plan_review(
                 sitting.line,
             ):
                 sitting = wanted  # same lines: the suggestion block still applies
-            body = render_comment_body(finding, sitting, smoke)
+            body = render_comment_body(finding, sitting, smoke, smoke_rules)
             standing_smoke = marked_smoke(comment.body)
-            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in SMOKE_VERIFIED_RULES:
+            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in smoke_rules:
                 body = with_smoke_line(body, standing_smoke.line)
             if body != comment.body:
                 edits.append((comment.id, body))
@@ -380,7 +374,7 @@ def plan_review(
                 path=placement.path,
                 line=placement.line,
                 start_line=placement.start_line,
-                body=render_comment_body(finding, placement, smoke),
+                body=render_comment_body(finding, placement, smoke, smoke_rules),
                 fingerprint=finding.fingerprint,
             )
         )
