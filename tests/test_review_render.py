@@ -1,4 +1,4 @@
-"""bot/render/review.py: placing findings on the diff, the plan for a push, the check-run output."""
+"""bot/render/github_review.py: placing findings on the diff, the plan for a push, the check-run output."""
 
 from __future__ import annotations
 

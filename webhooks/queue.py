@@ -5,7 +5,7 @@ lose the job. The ledger closes that gap: every job is recorded (keyed by its de
 also drops duplicate deliveries) and holds a lease while it runs; the lease is the per-PR lock,
 renewed by a heartbeat. A job whose lease ran out without finishing is handed to huey again by
 `reap_abandoned`, which workers call on start and periodically. Running a job twice is harmless:
-finished jobs are skipped, and everything a job posts is idempotent (see webhooks/reviewing.py).
+finished jobs are skipped, and everything a job posts is idempotent (see webhooks/review_job.py).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Every step may run twice (a worker killed mid-job is run again), so each is idem
 - the check run: an in-progress `pr-check` run for the head, left by an interrupted attempt, is
   reused rather than a second one created; a completed one is not written again;
 - inline comments: the bot's own comments are found by their hidden fingerprint markers, so a
-  repeat keeps them instead of posting them again (bot/render/review.py decides); their smoke line
+  repeat keeps them instead of posting them again (bot/render/github_review.py decides); their smoke line
   says what is known of the GPU smoke job for the head (webhooks/smoke_runs.py keeps it current);
 - the review: its body carries a head marker, and no second review is posted for that head;
 - the smoke job: one dispatch per head, recorded before dispatching.

@@ -12,7 +12,7 @@ smoke workflow's id, the `workflow_dispatch` event (only writers can dispatch) a
 dispatched branch pointed at, with the correlation id in the title telling our dispatches apart.
 The first run that matches is bound to the smoke run; any other is ignored.
 
-The inline comments of findings the job proves or disproves carry a smoke line (bot/render/review.py
+The inline comments of findings the job proves or disproves carry a smoke line (bot/render/github_review.py
 renders it): the review writes it as pending, waiting for a maintainer or not required; this module
 rewrites it when the job is dispatched on a maintainer's request, completes, cannot start or never
 reports, and links those comments from the smoke check run. The line's state for each head is also
