@@ -23,9 +23,31 @@ _PATH = re.compile(
     r"(?<![\w./<-])((?:bot|checks|pr_check|webhooks|smoke|fixtures|tests|bench|docs)/[\w/.-]*\.(?:py|md|toml|json|yml|yaml|txt|sh))\b"
 )
 _NUMBERS = {
-    word: value for value, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen".split())
+    word: value
+    for value, word in enumerate(
+        (
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        )
+    )
 }
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 
@@ -66,8 +88,9 @@ def test_every_path_a_docstring_names_exists():
             if ".venv" in path.parts:
                 continue
             for text in _docstrings(path):
-                missing += [f"{path.relative_to(ROOT)}: {name}" for name in _PATH.findall(text)
-                            if not (ROOT / name).exists()]
+                missing += [
+                    f"{path.relative_to(ROOT)}: {name}" for name in _PATH.findall(text) if not (ROOT / name).exists()
+                ]
     assert missing == []
 
 

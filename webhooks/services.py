@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from webhooks.github_api import AppClient
 from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review
-from webhooks.mirror import Mirrors
 from webhooks.metrics import WorkerMetrics
+from webhooks.mirror import Mirrors
 from webhooks.settings import Settings
 from webhooks.store import StateStore
 
