@@ -25,7 +25,7 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any, Callable
 
@@ -84,11 +84,20 @@ class ReviewDone:
     changes: Any  # bot.diff.ChangeSet (GitHub's diff, or the local one when GitHub's was not given)
 
 
+class FailureKind(StrEnum):
+    """How a review failed to finish; the string is what metrics and logs name it by."""
+
+    CRASH = "crash"  # the child died (a signal, or an exit without a result)
+    TIMEOUT = "timeout"  # past the deadline: killed
+    MEMORY = "memory"  # its address-space budget ran out
+    ERROR = "error"  # it raised, or sent back what could not be read
+
+
 @dataclass(frozen=True, slots=True)
 class ReviewFailed:
-    """The review did not finish; `kind` is crash | timeout | memory | error."""
+    """The review did not finish."""
 
-    kind: str
+    kind: FailureKind
     detail: str  # what happened, in words, for the pull request
     phase: Phase  # what the child was doing when it was last heard from
     exit_code: int | None = None
@@ -135,14 +144,14 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
             remaining = limits.deadline_s - (time.monotonic() - started)
             if remaining <= 0 or not receiver.poll(remaining):
                 _stop(child)
-                return ReviewFailed("timeout", f"the review did not finish within {limits.deadline_s:g} s", phase)
+                return ReviewFailed(FailureKind.TIMEOUT, f"the review did not finish within {limits.deadline_s:g} s", phase)
             try:
                 message = receiver.recv()
             except (EOFError, OSError):
                 return _died(child, phase, limits)
             except Exception as error:  # a result that does not unpickle is the child's fault, not ours
                 _stop(child)
-                return ReviewFailed("error", f"the review's result could not be read: {type(error).__name__}", phase)
+                return ReviewFailed(FailureKind.ERROR, f"the review's result could not be read: {type(error).__name__}", phase)
             kind = message[0]
             if kind == "phase":
                 phase = message[1]
@@ -154,11 +163,11 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
                 return ReviewRefused(message[1])
             elif kind == "memory":
                 child.join(5)
-                return ReviewFailed("memory", f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
+                return ReviewFailed(FailureKind.MEMORY, f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
                                     message[1])
             else:  # "error"
                 child.join(5)
-                return ReviewFailed("error", message[1], phase)
+                return ReviewFailed(FailureKind.ERROR, message[1], phase)
     finally:
         receiver.close()
         if child.is_alive():
@@ -174,10 +183,9 @@ def _died(child: Any, phase: Phase, limits: ReviewLimits) -> ReviewFailed:
         detail = f"the review process crashed ({name})"
         if number in (signal.SIGABRT, signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS):
             detail += f"; its memory budget is {_gib(limits.memory_bytes)}"
-        kind = "crash"
     else:
-        detail, kind = f"the review process exited with status {code} without a result", "crash"
-    return ReviewFailed(kind, detail, phase, code)
+        detail = f"the review process exited with status {code} without a result"
+    return ReviewFailed(FailureKind.CRASH, detail, phase, code)
 
 
 def _stop(child: Any) -> None:
