@@ -11,7 +11,6 @@ from bot.render.github_review import (
     OUTPUT_TEXT_LIMIT,
     PostedComment,
     PostedReview,
-    SmokeLinked,
     SmokeNote,
     check_conclusion,
     marked_fingerprint,
@@ -22,9 +21,8 @@ from bot.render.github_review import (
     plan_smoke_lines,
     render_check_run,
     render_comment_body,
-    smoke_from_workflow_run,
-    smoke_never_reported,
 )
+from bot.render.smoke_check_run import SmokeLinked, smoke_from_workflow_run, smoke_never_reported
 
 HEAD = "c" * 40
 # BUCK: lines 3-6 in one hunk (4 and 5 added); lines 20-22 in a second hunk (21 added).

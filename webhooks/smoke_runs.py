@@ -33,11 +33,13 @@ from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, utc_
 from bot.render.github_review import (
     SMOKE_CHECK_RUN_NAME,
     PostedComment,
-    SmokeCheckUpdate,
-    SmokeLinked,
     SmokeNote,
     marked_fingerprint,
     plan_smoke_lines,
+)
+from bot.render.smoke_check_run import (
+    SmokeCheckUpdate,
+    SmokeLinked,
     smoke_dispatch_failed,
     smoke_dispatched,
     smoke_from_workflow_run,
