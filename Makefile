@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz soak bench rules generated screenshots clean
+.PHONY: demo test lint fuzz soak bench rules generated screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Rot detectors: ruff's lint and format check and pyright (standard mode), configured in pyproject.toml.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pyright
 
 # Long fuzz runs: every tests/test_*fuzz*.py under hypothesis's `fuzz` profile (thousands of examples).
 fuzz: $(STAMP)

@@ -76,14 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(str(arguments.profile))
-    cells = report.stats.get("cells", {})
     measured = Measured(
         seconds=round(seconds, 4),
         cpu_s=round(cpu, 4),
         # ru_maxrss is in KiB on Linux.
         peak_rss_mb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         findings=len(report.findings),
-        packages=max((values["packages"] for values in cells.values()), default=0),
+        packages=max((cell.packages for cell in report.stats.cells.values()), default=0),
     )
     print(json.dumps(asdict(measured)))
     return 0

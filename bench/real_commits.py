@@ -41,7 +41,7 @@ def main() -> None:
             review_repository(arguments.repo, f"{sha}^", sha, cache_dir=cache)
             warm = time.perf_counter() - started
             rules = collections.Counter(f"{f.rule}:{f.severity.label}" for f in report.findings)
-            cells = {c: f"{v['packages']}p/{v['failed']}f" for c, v in report.stats["cells"].items()}
+            cells = {c: f"{v.packages}p/{v.failed}f" for c, v in report.stats.cells.items()}
             print(f"{sha[:10]} cold {cold:5.2f}s warm {warm:5.2f}s files {len(report.changes.files):3d} {cells} {dict(rules) or 'clean'} smoke={report.smoke.required} | {subject[:60]}")
 
 

@@ -21,6 +21,11 @@ class Example:
     base: Mapping[str, str] | None = None  # None: the same tree without the head's changed files
     fixed: Mapping[str, str] | None = None  # the head files after applying every fix, written by hand
 
+    @property
+    def runs_as(self) -> str:
+        """"review" when a base is given (findings new at head only), else "scan" (every file new)."""
+        return "review" if self.base is not None else "scan"
+
     def expected_lines(self, rule: str) -> frozenset[tuple[str, int]]:
         """(path, line) pairs carrying `expect: <rule>` in the head files."""
         marker = re.compile(r"(?:#|//)\s*expect:\s*([a-z0-9,\- ]+)")
@@ -42,6 +47,11 @@ CPP_FILES = (".h", ".hh", ".hpp", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".
 CMAKE_FILES = ("CMakeLists.txt", ".cmake")
 
 
+# Tags a check may carry (Check.tags); code that treats a group of rules alike reads the tag.
+SMOKE_VERIFIED = "smoke-verified"  # the GPU smoke job proves or disproves its findings on a real GPU
+TAGS = frozenset({SMOKE_VERIFIED})
+
+
 def touches(path: str, inputs: tuple[str, ...]) -> bool:
     """Does a changed path belong to one of these input kinds (a suffix or a base name)?"""
     name = path.rsplit("/", 1)[-1]
@@ -60,14 +70,17 @@ class Check:
     bad: tuple[Example, ...]
     good: tuple[Example, ...]
     options: Any = None
-    tags: frozenset[str] = field(default_factory=frozenset)
+    tags: frozenset[str] = field(default_factory=frozenset)  # from TAGS
     inputs: tuple[str, ...] | None = None  # None: always run
+    fixable: bool = False  # its findings carry fixes (held to it by tests/test_check_fixes.py)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)+", self.id):
             raise ValueError(f"check id {self.id!r} is not kebab-case")
         if not self.bad or not self.good:
             raise ValueError(f"check {self.id} needs bad and good examples")
+        if not self.tags <= TAGS:
+            raise ValueError(f"check {self.id}: unknown tags {sorted(self.tags - TAGS)}")
 
     @property
     def summary(self) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 from bot import engine
 from bot.check import Check
@@ -20,6 +20,7 @@ from bot.diff import ChangeSet, parse_diff
 from bot.facts.cache import FactCache, reviewing
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
+from bot.review_stats import CellStats, ReviewStats, Unevaluated
 from bot.smoke_decision import SmokeDecision, classify
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import FileTree, memory_tree
@@ -35,7 +36,7 @@ class Report:
     suppressed: tuple[Finding, ...]
     changes: ChangeSet
     smoke: SmokeDecision
-    stats: Mapping[str, object] = field(default_factory=dict)
+    stats: ReviewStats = field(default_factory=ReviewStats)
     fail_level: Severity = Severity.MAJOR  # from the base revision's config
 
 
@@ -88,12 +89,12 @@ def review_trees(
         result = engine.run(checks, snapshot)
         smoke = classify(snapshot)
     cells = {
-        name: {
-            "packages": len(graph.packages),
-            "targets": len(graph.targets),
-            "failed": len(graph.errors),
-            "evaluated": sum(1 for r in graph.packages.values() if not r.cached),
-        }
+        name: CellStats(
+            packages=len(graph.packages),
+            targets=len(graph.targets),
+            failed=len(graph.errors),
+            evaluated=sum(1 for r in graph.packages.values() if not r.cached),
+        )
         for name, graph in head_model._cells.items()  # noqa: SLF001 - only the cells that were used
     }
     return Report(
@@ -103,21 +104,21 @@ def review_trees(
         suppressed=result.suppressed,
         changes=changes,
         smoke=smoke,
-        stats={
-            "seconds": round(time.perf_counter() - started, 3),
-            "cells": cells,
-            "checks": list(result.checks_run),
-            "unevaluated": unevaluated_packages(head_model, changes),
-            "not_blamed": {
+        stats=ReviewStats(
+            seconds=round(time.perf_counter() - started, 3),
+            cells=cells,
+            checks=tuple(result.checks_run),
+            unevaluated=unevaluated_packages(head_model, changes),
+            not_blamed={
                 reason: sum(1 for why, _ in result.not_blamed if why == reason)
                 for reason in sorted({why for why, _ in result.not_blamed})
             },
-        },
+        ),
         fail_level=config.fail_level,
     )
 
 
-def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> list[dict]:
+def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> tuple[Unevaluated, ...]:
     """Packages the change touches (a file in the package's directory) that failed to evaluate
     in a cell the review used: what the model could not see, and why."""
     touched = changes.paths
@@ -128,8 +129,8 @@ def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> list[dict]:
             if any(path.startswith(prefix) and "/" not in path[len(prefix):] for path in touched) or any(
                 path.startswith(prefix) for path in touched if is_build_file(path) or path.endswith(".bzl")
             ):
-                found.append({"cell": cell, "package": f"//{error.package}", "kind": error.kind, "reason": error.message})
-    return found
+                found.append(Unevaluated(cell, f"//{error.package}", error.kind, error.message))
+    return tuple(found)
 
 
 def scan_tree(

@@ -274,6 +274,7 @@ _XPLAT_BUCK = (
 
 CHECK = Check(
     id="cuda-guard-missing",
+    fixable=True,
     inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="CUDA target visible to CPU-only builds without the CUDA guard",

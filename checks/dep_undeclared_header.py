@@ -445,6 +445,7 @@ _RUNNER_BUCK = (
 
 CHECK = Check(
     id="dep-undeclared-header",
+    fixable=True,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MAJOR,
     title="Header included from a target that is not a dependency",

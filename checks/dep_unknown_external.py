@@ -26,7 +26,7 @@ from bot.check import BUCK_FILES, Check, Example
 from bot.buck.cells import OPEN_SOURCE_CELLS
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
-from checks.oss_shim_example import oss_files
+from checks.support.oss_shim_example import oss_files
 
 _KEY = re.compile(r"Key `(.+?)` was not found")
 

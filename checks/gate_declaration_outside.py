@@ -261,6 +261,7 @@ def _files(header: str) -> dict[str, str]:
 
 CHECK = Check(
     id="gate-declaration-outside",
+    fixable=True,
     inputs=BUCK_FILES + CPP_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Declaration outside the #if that gates its only definition",

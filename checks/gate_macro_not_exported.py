@@ -352,6 +352,7 @@ def _files(scope: str, marker: str) -> dict[str, str]:
 
 CHECK = Check(
     id="gate-macro-not-exported",
+    fixable=True,
     inputs=BUCK_FILES + CPP_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Macro tested by a dependents' header is defined privately",

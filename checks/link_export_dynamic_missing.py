@@ -39,7 +39,7 @@ from bot.buck.evaluation import BuckTarget
 from bot.buck import edits
 from bot.fixes import fix_between
 from checks.support.callsite import call_of
-from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
+from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -267,6 +267,8 @@ def _fbcode_targets(test_attributes: str, marker: str = "") -> dict[str, str]:
 
 CHECK = Check(
     id="link-export-dynamic-missing",
+    tags=frozenset({SMOKE_VERIFIED}),
+    fixable=True,
     inputs=BUCK_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Statically built Buck library without the --export-dynamic its CMake twin exports",

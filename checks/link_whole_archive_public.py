@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from bot import cmake
-from bot.check import CMAKE_FILES, Check, Example
+from bot.check import CMAKE_FILES, Check, Example, SMOKE_VERIFIED
 from bot.cmake import edits
 from bot.cmake.whole_archive import whole_archive_run
 from bot.fixes import fix_between
@@ -117,6 +117,8 @@ _HEADER = (
 
 CHECK = Check(
     id="link-whole-archive-public",
+    tags=frozenset({SMOKE_VERIFIED}),
+    fixable=True,
     inputs=CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Shared library replays another library's --whole-archive at every consumer's link",

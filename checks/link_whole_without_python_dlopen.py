@@ -34,7 +34,7 @@ from bot.facts.linkage import python_loadable
 from bot.buck import edits
 from bot.fixes import fix_between
 from checks.support.callsite import call_of
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -128,6 +128,8 @@ _AOTI_FILE = "".join(_aoti_library(name, _BOTH_FLAGS) for name in ("common_shims
 
 CHECK = Check(
     id="link-whole-without-python-dlopen",
+    tags=frozenset({SMOKE_VERIFIED}),
+    fixable=True,
     inputs=BUCK_FILES,
     severity=Severity.MINOR,
     title="Force-linked library without supports_python_dlopen",

@@ -30,7 +30,7 @@ from bot.facts import linkage, pairing, symbols
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from checks.support.callsite import attribute_line, item_line
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 
@@ -172,6 +172,7 @@ def _buck(slim_marker: str, runtime_sources: str) -> str:
 
 CHECK = Check(
     id="shim-duplicate-symbol",
+    tags=frozenset({SMOKE_VERIFIED}),
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.BLOCKER,
     title="C-linkage symbol defined twice in force-linked libraries",

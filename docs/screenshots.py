@@ -96,7 +96,7 @@ def check_run_page(report) -> str:
     output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
                               base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
                               full_report_pointer="", fail_level=report.fail_level,
-                              unevaluated=report.stats.get("unevaluated", ()))
+                              unevaluated=report.stats.unevaluated)
     badge = f"<span class='badge {output.conclusion}'>{output.conclusion}</span>"
     return page("pr-check check run", [
         f"<div class='box'><div class='head'>pr-check {badge} <span class='state'>{html.escape(output.title)}</span></div>"

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import checks
 from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
@@ -23,7 +22,9 @@ from bot.render.job_summary import render_job_summary
 from bot.render.printable import printable
 from bot.render.sarif import render_sarif
 from bot.repo import GitRepository
-from pr_check.output import FAIL_LEVELS, OutputRequest, exit_status, render, write
+from pr_check.output import FAIL_LEVELS, OutputOptions, OutputRequest, exit_status, render, write
+from pr_check.review import CHECKS
+from pr_check.version import VERSION
 
 SARIF_CATEGORY = "pr-check"
 
@@ -69,9 +70,7 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot read the event file {event_path}: {error}") from None
     base, head = pull_request_revisions(event)
-    request = OutputRequest.from_arguments(
-        argparse.Namespace(format="text", output=None, fail_level=arguments.fail_level or None, color="never")
-    )
+    request = OutputRequest.from_options(OutputOptions(fail_level=arguments.fail_level or None, color="never"))
     repository_uri = None
     if environ.get("GITHUB_SERVER_URL") and environ.get("GITHUB_REPOSITORY"):
         repository_uri = f"{environ['GITHUB_SERVER_URL'].rstrip('/')}/{environ['GITHUB_REPOSITORY']}"
@@ -86,7 +85,7 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
         report = review_trees(
             repo.tree(base_sha), repo.tree(head_sha), changes, cache=EvaluationCache(default_cache_dir(repo))
         )
-    sarif = render_sarif(report, checks.ALL, _version(), repository_uri=repository_uri, category=arguments.category)
+    sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri, category=arguments.category)
     write(json.dumps(printable(sarif), indent=2) + "\n", arguments.sarif)
     summary_path = environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
@@ -105,12 +104,6 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
         at_or_above = sum(1 for f in report.findings if f.severity >= level)
         print(f"pr-check: {at_or_above} finding(s) at or above {level.label}: the job fails after the SARIF upload", file=sys.stderr)
     return 0
-
-
-def _version() -> str:
-    from pr_check.cli import VERSION
-
-    return VERSION
 
 
 if __name__ == "__main__":

@@ -13,20 +13,22 @@ import resource
 import sys
 import tempfile
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
-import checks
 from bot.buck.graph_cache import EvaluationCache
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
 from bot.repo import GitRepository
 from pr_check import revisions
-from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputRequest, exit_status, render, write
+from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputOptions, OutputRequest, exit_status, render, write
 from pr_check.shim import shim_files
+from pr_check.version import VERSION
 
-VERSION = "0.1.0"
+if TYPE_CHECKING:
+    from bot.review_stats import ConfigSource
+
 SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (default: an initialized shim/)"
 # Hostile Starlark that allocates in one operation can outrun the interpreter's own checks;
 # an address-space cap turns that into an allocation failure instead of an exhausted machine.
@@ -259,12 +261,15 @@ def _dispatch(arguments: argparse.Namespace) -> int:
     if arguments.command == "cache":
         return _cache(arguments)
     if arguments.command in ("review", "scan", "fix", "hook"):
-        request = OutputRequest.from_arguments(arguments)
+        request = OutputRequest.from_options(output_options(arguments))
         config = _local_config(arguments.config)
         if arguments.command in ("fix", "hook"):
-            from pr_check.fix_command import run_fix, run_hook
+            from pr_check.fix_command import FixRequest, run_fix, run_hook
 
-            return (run_fix if arguments.command == "fix" else run_hook)(arguments, request, config)
+            where = dict(repo=arguments.repo, shim=arguments.shim, cache_dir=arguments.cache_dir)
+            if arguments.command == "fix":
+                return run_fix(FixRequest(**where, base=arguments.base, diff=arguments.diff), request, config)
+            return run_hook(FixRequest(**where, apply=arguments.fix), request, config)
         if arguments.command == "review":
             diff_text = _read_diff(arguments.diff) if arguments.diff is not None else None
             return _review(arguments, request, config, diff_text)
@@ -292,14 +297,15 @@ def _cache(arguments: argparse.Namespace) -> int:
 
 def _explain(rule: str) -> int:
     from bot.engine import ENGINE_RULES
+    from pr_check.review import BY_ID
 
-    check = checks.BY_ID.get(rule)
+    check = BY_ID.get(rule)
     if check is None:
         if rule in ENGINE_RULES:
             severity, title = ENGINE_RULES[rule]
             print(f"{rule} ({severity.label}): {title}\nReported by the engine itself, not by a check.")
             return 0
-        known = ", ".join(sorted(checks.BY_ID))
+        known = ", ".join(sorted(BY_ID))
         raise UsageError(f"unknown rule {rule!r}; known rules: {known}")
     print(f"{check.id} ({check.severity.label}): {check.title}\n")
     print(check.doc.strip())
@@ -320,11 +326,25 @@ def _local_config(path: Path | None) -> Config | None:
         raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None
 
 
-def _config_note(path: Path | None) -> tuple[tuple[str, ...], dict]:
+def output_options(arguments: argparse.Namespace) -> OutputOptions:
+    """The output options among a subcommand's parsed arguments; the options it does not define
+    keep OutputOptions' defaults (the one place that knows parsers differ)."""
+    given = vars(arguments)
+    values = {}
+    for option in fields(OutputOptions):
+        value = given.get(option.name)
+        if value is not None:
+            values[option.name] = tuple(value) if isinstance(value, list) else value
+    return OutputOptions(**values)
+
+
+def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | None]:
     if path is None:
-        return (), {}
+        return (), None
+    from bot.review_stats import ConfigSource
+
     note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
-    return (note,), {"config": {"source": "local", "path": str(path)}}
+    return (note,), ConfigSource("local", str(path))
 
 
 def _read_diff(source: str) -> str:
@@ -371,7 +391,7 @@ def _progress(request: OutputRequest) -> Iterator[object]:
 def _review(arguments: argparse.Namespace, request: OutputRequest, config: Config | None, diff_text: str | None) -> int:
     from bot.diff import parse_diff
     from bot.patch import apply_diff
-    from pr_check.review import default_cache_dir, review_trees
+    from pr_check.review import CHECKS, default_cache_dir, review_trees
 
     with GitRepository(arguments.repo) as repo:
         notes: tuple[str, ...] = ()
@@ -394,15 +414,15 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
                 base_sha = repo.resolve(arguments.base)
             changes = parse_diff(repo.diff(base_sha, head_sha))
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
-        with_shim = shim_files(repo, getattr(arguments, "shim", None))  # demo has no --shim
+        with_shim = shim_files(repo, arguments.shim)
         base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        config_notes, stats = _config_note(arguments.config)
+        config_notes, config_source = _config_note(arguments.config)
         with _progress(request) as progress:
             report = review_trees(
-                base_tree, head_tree, changes, checks=request.checks(checks.ALL), cache=cache, progress=progress, config=config
+                base_tree, head_tree, changes, checks=request.checks(CHECKS), cache=cache, progress=progress, config=config
             )
-        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
+        return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
 
 def _work_tree_change(repo: GitRepository, base: str | None):
@@ -428,28 +448,29 @@ def _work_tree_change(repo: GitRepository, base: str | None):
 def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
     from bot.diff import ChangeSet
     from bot.tree import memory_tree
-    from pr_check.review import default_cache_dir, load_config, review_trees
+    from pr_check.review import CHECKS, default_cache_dir, load_config, review_trees
 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
-        tree = shim_files(repo, getattr(arguments, "shim", None))(repo.tree(revision))
+        tree = shim_files(repo, arguments.shim)(repo.tree(revision))
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
-        config_notes, stats = _config_note(arguments.config)
+        config_notes, config_source = _config_note(arguments.config)
         notes = (f"revision: {revision}",) if revision != tree.revision else ()
         if request.paths:
             notes += (f"paths: {', '.join(request.paths)}",)
         with _progress(request) as progress:
             report = review_trees(
-                memory_tree({}, revision=""), tree, ChangeSet(()), checks=request.checks(checks.ALL),
+                memory_tree({}, revision=""), tree, ChangeSet(()), checks=request.checks(CHECKS),
                 cache=cache, progress=progress, config=config if config is not None else load_config(tree),
             )
-        return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
+        return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
 
-def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict, repository_uri: str | None) -> int:
+def _finish(report, request: OutputRequest, notes: tuple[str, ...], config_source: ConfigSource | None,
+            repository_uri: str | None) -> int:
     report = request.filter(report)
-    if stats:
-        report = replace(report, stats={**report.stats, **stats})
+    if config_source is not None:
+        report = replace(report, stats=replace(report.stats, config=config_source))
     write(render(report, request, notes=notes, repository_uri=repository_uri), request.output)
     return exit_status(report, request)
 
@@ -467,12 +488,13 @@ def _demo(arguments: argparse.Namespace) -> int:
     if arguments.case not in CASES:
         raise UsageError(f"unknown demo case {arguments.case!r} (`pr-check demo --list` shows them)")
     arguments.output, arguments.fail_level, arguments.exit_zero = None, "blocker", False
-    request = OutputRequest.from_arguments(arguments)
+    request = OutputRequest.from_options(output_options(arguments))
     with tempfile.TemporaryDirectory(prefix="pr-check-demo-") as directory:
         repo_path, base, head = build_case_repository(arguments.case, Path(directory))
         if request.verbosity >= 0:
             print(f"Reviewing the bundled example PR `{arguments.case}` ({base[:12]}..{head[:12]})\n", file=sys.stderr)
         arguments.repo, arguments.base, arguments.head, arguments.cache_dir, arguments.config = str(repo_path), base, head, None, None
+        arguments.shim = None  # demo has no --shim: the bundled case needs none
         status = _review(arguments, request, None, None)
     # The demo shows what would be posted; finding defects in the example is its purpose.
     return 0 if status in (0, 1) else status

@@ -7,11 +7,11 @@ of `pr_check.fix` on tree ids, then write (or, with `fix --diff`, print) the dif
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
-import checks
 from bot.buck.graph_cache import EvaluationCache
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
 from bot.config import Config
@@ -24,15 +24,27 @@ from bot.tree import FileTree
 from pr_check import revisions
 from pr_check.fix import fix_until_settled, summary_lines, write_work_tree
 from pr_check.output import OutputRequest, exit_status, render, write
-from pr_check.review import default_cache_dir, review_trees
+from pr_check.review import CHECKS, default_cache_dir, review_trees
 from pr_check.shim import shim_files
 
 # What the pre-commit hook reviews; `.pre-commit-hooks.yaml`'s `files:` says the same (tested).
 HOOK_FILE_KINDS = BUCK_FILES + CMAKE_FILES + CPP_FILES
 
 
+@dataclass(frozen=True, slots=True)
+class FixRequest:
+    """Where `fix` and `hook` work, and how: what the CLI parsed, nothing else."""
+
+    repo: str
+    shim: Path | None = None  # the shim submodule's files (see `review --shim`)
+    cache_dir: Path | None = None  # None: inside the git directory
+    base: str | None = None  # fix --base; None: the default base of HEAD
+    diff: bool = False  # fix --diff: print the patch instead of writing files
+    apply: bool = False  # hook --fix: write the fixes to the work tree
+
+
 def _tree_reviewer(
-    repo: GitRepository, arguments: argparse.Namespace, request: OutputRequest, config: Config | None,
+    repo: GitRepository, arguments: FixRequest, request: OutputRequest, config: Config | None,
     base: str, label: str,
 ) -> Callable[[str], tuple[Report, FileTree]]:
     """A function reviewing any tree id of `repo` against `base` (a commit or tree id)."""
@@ -46,13 +58,13 @@ def _tree_reviewer(
         reviewed.append(tree_id)
         head = with_shim(repo.tree_object(tree_id, name))
         changes = parse_diff(repo.diff_trees(base, tree_id))
-        report = review_trees(base_tree, head, changes, checks=request.checks(checks.ALL), cache=cache, config=config)
+        report = review_trees(base_tree, head, changes, checks=request.checks(CHECKS), cache=cache, config=config)
         return request.filter(report), head
 
     return review
 
 
-def run_fix(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+def run_fix(arguments: FixRequest, request: OutputRequest, config: Config | None) -> int:
     """`pr-check fix`: 0 nothing changed and nothing left at the fail level, 1 files changed (or a diff
     printed) or findings left at the fail level."""
     with GitRepository(arguments.repo) as repo:
@@ -82,7 +94,7 @@ def run_fix(arguments: argparse.Namespace, request: OutputRequest, config: Confi
         return 1 if written.written else exit_status(run.report, request)
 
 
-def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+def run_hook(arguments: FixRequest, request: OutputRequest, config: Config | None) -> int:
     """`pr-check hook [--fix]`: review the staged change; exit 1 on findings at the fail level or files changed."""
     with GitRepository(arguments.repo) as repo:
         root = repo.work_tree_root()
@@ -93,7 +105,7 @@ def run_hook(arguments: argparse.Namespace, request: OutputRequest, config: Conf
             _say(request, ["pr-check hook: no staged Buck, CMake or C++ change to review"], sys.stdout)
             return 0
         review = _tree_reviewer(repo, arguments, request, config, base, "index")
-        if not arguments.fix:
+        if not arguments.apply:
             report, _ = review(staged)
             write(render(report, request, notes=("head: the staged change (the index)",)), None)
             return exit_status(report, request)

@@ -1,12 +1,11 @@
 """The CLI's output side: validated output options, filtering a report, rendering, the exit status.
 
-Everything here is checked before a review starts (`OutputRequest.from_arguments`), so a bad
+Everything here is checked before a review starts (`OutputRequest.from_options`), so a bad
 `--output` directory or `--fail-level` is a usage error (exit 2), never a finished review lost.
 """
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
 import os
@@ -16,11 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-import checks
 from bot.engine import ENGINE_RULES, INTERNAL_ERROR
 from bot.errors import UsageError
 from bot.model import Severity
 from bot.render.text import NORMAL, QUIET, VERBOSE, TextOptions
+from pr_check.review import BY_ID, CHECKS
+from pr_check.version import VERSION
 
 if TYPE_CHECKING:
     from bot.check import Check
@@ -28,7 +28,26 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json", "sarif", "github", "rdjson")
 FAIL_LEVELS = tuple(s.label for s in sorted(Severity, reverse=True))
-KNOWN_RULES = frozenset(checks.BY_ID) | frozenset(ENGINE_RULES)
+KNOWN_RULES = frozenset(BY_ID) | frozenset(ENGINE_RULES)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputOptions:
+    """The output options as the user gave them, before validation; a subcommand that has no such
+    option leaves its default. The CLI builds it from its parsed arguments (`pr_check.cli`), the
+    Action and the demo directly."""
+
+    format: str = "text"
+    output: Path | None = None
+    fail_level: str | None = None  # a severity label; None: the configuration's
+    exit_zero: bool = False
+    quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"  # auto | always | never
+    select: tuple[str, ...] = ()  # comma-separated rule ids, one item per --select
+    ignore: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()  # scan --path
+    statistics: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,31 +66,28 @@ class OutputRequest:
     statistics: bool
 
     @classmethod
-    def from_arguments(cls, arguments: argparse.Namespace) -> "OutputRequest":
+    def from_options(cls, options: OutputOptions) -> "OutputRequest":
         """Validate every output option; UsageError (exit 2) on the first that is wrong."""
-        output = getattr(arguments, "output", None)
+        output = options.output
         if output is not None:
             _check_writable(output)
-        selected = _rule_list(getattr(arguments, "select", None), "--select")
-        ignored = _rule_list(getattr(arguments, "ignore", None), "--ignore") or frozenset()
-        statistics = bool(getattr(arguments, "statistics", False))
-        if statistics and arguments.format != "text":
+        selected = _rule_list(options.select, "--select")
+        ignored = _rule_list(options.ignore, "--ignore") or frozenset()
+        if options.statistics and options.format != "text":
             raise UsageError("--statistics prints text; use it with --format text")
-        verbosity = QUIET if getattr(arguments, "quiet", False) else VERBOSE if getattr(arguments, "verbose", False) else NORMAL
-        color_choice = getattr(arguments, "color", "auto")
-        color = color_choice == "always" or (color_choice == "auto" and output is None and _auto_color(os.environ))
-        fail_level = getattr(arguments, "fail_level", None)
+        verbosity = QUIET if options.quiet else VERBOSE if options.verbose else NORMAL
+        color = options.color == "always" or (options.color == "auto" and output is None and _auto_color(os.environ))
         return cls(
-            format=arguments.format,
+            format=options.format,
             output=output,
-            fail_level=Severity.parse(fail_level) if fail_level else None,
-            exit_zero=bool(getattr(arguments, "exit_zero", False)),
+            fail_level=Severity.parse(options.fail_level) if options.fail_level else None,
+            exit_zero=options.exit_zero,
             verbosity=verbosity,
             color=color,
             selected=selected,
             ignored=ignored,
-            paths=tuple(p.strip("/") for p in getattr(arguments, "path", None) or ()),
-            statistics=statistics,
+            paths=tuple(p.strip("/") for p in options.path),
+            statistics=options.statistics,
         )
 
     def checks(self, available: Sequence["Check"]) -> tuple["Check", ...]:
@@ -111,7 +127,7 @@ def _under(path: str, pattern: str) -> bool:
     return path == pattern or path.startswith(pattern + "/") or pattern in ("", ".")
 
 
-def _rule_list(values: list[str] | None, option: str) -> frozenset[str] | None:
+def _rule_list(values: Sequence[str], option: str) -> frozenset[str] | None:
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
@@ -142,9 +158,8 @@ def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] =
         return json.dumps(printable(render_json(report)), indent=2) + "\n"
     if request.format == "sarif":
         from bot.render.sarif import render_sarif
-        from pr_check.cli import VERSION
 
-        sarif = render_sarif(report, checks.ALL, VERSION, repository_uri=repository_uri)
+        sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri)
         return json.dumps(printable(sarif), indent=2) + "\n"
     if request.format == "rdjson":
         from bot.render.rdjson import render_rdjson

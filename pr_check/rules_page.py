@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import checks
+from bot.check import Check
 from bot.engine import ENGINE_RULES
+from pr_check.review import CHECKS
 
 
 def render_rules_markdown() -> str:
@@ -16,13 +17,28 @@ def render_rules_markdown() -> str:
         "| id | severity | title |",
         "|---|---|---|",
     ]
-    lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in checks.ALL]
+    lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in CHECKS]
     lines += [f"| `{rule}` | {severity.label} | {title} (engine) |" for rule, (severity, title) in sorted(ENGINE_RULES.items())]
-    for check in checks.ALL:
-        lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", check.doc.strip()]
+    for check in CHECKS:
+        lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", _metadata(check), "",
+                  check.doc.strip()]
     return "\n".join(lines) + "\n"
 
 
+def _metadata(check: Check) -> str:
+    """One line: tags, whether findings carry fixes, and how its tested examples run."""
+    def runs(examples) -> str:
+        reviews = sum(1 for example in examples if example.runs_as == "review")
+        parts = [f"{reviews} as a review (base -> head)"] if reviews else []
+        parts += [f"{len(examples) - reviews} as a scan"] if len(examples) > reviews else []
+        return ", ".join(parts)
+
+    tags = ", ".join(f"`{tag}`" for tag in sorted(check.tags)) or "none"
+    return (f"Tags: {tags}. Fixable: {'yes' if check.fixable else 'no'}. Tested examples "
+            f"(tests/test_check_examples.py): {len(check.bad)} bad, {runs(check.bad)}; "
+            f"{len(check.good)} good, {runs(check.good)}.")
+
+
 def render_rules_table() -> str:
-    width = max(len(c.id) for c in checks.ALL)
-    return "\n".join(f"{c.id:<{width}}  {c.severity.label:<8} {c.title}" for c in checks.ALL)
+    width = max(len(c.id) for c in CHECKS)
+    return "\n".join(f"{c.id:<{width}}  {c.severity.label:<8} {c.title}" for c in CHECKS)

@@ -3,7 +3,7 @@ over plain in-memory state, recording every call.
 
 It answers as GitHub does where the App depends on it (an unknown pull or check run is a 404, an
 unknown collaborator has permission "none", a deleted comment stays deleted), and nothing more. The
-HTTP stand-in (tests/standin) remains the contract test of bot/github.py; this one lets a test drive
+HTTP stand-in (tests/standin) remains the contract test of webhooks/github_api.py; this one lets a test drive
 the App's logic and then read, in order, what it asked of GitHub.
 """
 
@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from bot.github import BranchMoved, CheckRun, FileUpdate, GitHubError, HookDelivery, PullRequest, Review, ReviewComment
+from webhooks.github_api import BranchMoved, CheckRun, FileUpdate, GitHubError, HookDelivery, PullRequest, Review, ReviewComment
 
 BOT_LOGIN = "pr-check[bot]"
 _REVIEW_STATES = {"REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "APPROVE": "APPROVED"}
@@ -142,7 +142,7 @@ class RecordingRepository:
     def delete_review_comment(self, comment_id: int) -> None:
         self._record("delete_review_comment", comment_id=comment_id)
         where = self._find_comment(comment_id)
-        if where is not None:  # already gone is what the caller wanted (bot/github.py says so too)
+        if where is not None:  # already gone is what the caller wanted (webhooks/github_api.py says so too)
             del self.review_comment_list[where[0]][where[1]]
 
     def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> int:

@@ -11,6 +11,7 @@ import jsonschema
 from bot.diff import ChangeSet, FileChange
 from bot.model import Evidence, Finding, Fix, Severity, fingerprint
 from bot.pipeline import Report
+from bot.review_stats import ReviewStats
 from bot.smoke_decision import SmokeDecision
 
 BASE = "1111111111111111111111111111111111111111"
@@ -33,7 +34,7 @@ def finding(rule="cuda-guard-missing", severity=Severity.BLOCKER, path="backends
 def report(findings=(), suppressed=(), smoke=SmokeDecision(False, ()), base=BASE, head=HEAD, files=1, stats=None) -> Report:
     changes = ChangeSet(tuple(FileChange(path=f"f{n}.bzl", old_path=f"f{n}.bzl", status="modified") for n in range(files)))
     return Report(base=base, head=head, findings=tuple(findings), suppressed=tuple(suppressed), changes=changes,
-                  smoke=smoke, stats=stats or {"checks": ["cuda-guard-missing"], "seconds": 0.5})
+                  smoke=smoke, stats=stats or ReviewStats(checks=("cuda-guard-missing",), seconds=0.5))
 
 
 GUARD = finding(

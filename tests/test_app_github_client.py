@@ -1,4 +1,4 @@
-"""bot/github.py, bot/mirror.py and the redelivery job against the stand-in over real HTTP."""
+"""webhooks/github_api.py, webhooks/mirror.py and the redelivery job against the stand-in over real HTTP."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from bot.diff import parse_diff
-from bot.github import GitHubApp, GitHubError, RetryPolicy
-from bot.mirror import Mirrors
+from webhooks.github_api import GitHubApp, GitHubError, RetryPolicy
+from webhooks.mirror import Mirrors
 from tests.standin import SECONDARY_RATE_LIMIT_BODY, GitHubStandIn, app_key_pair, gitrepos
 from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, make_repo
 from webhooks.redelivery import redeliver_failed

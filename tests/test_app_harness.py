@@ -118,9 +118,11 @@ class RunningApp:
         return self.client.post(f"{self.url}/webhook", content=body,
                                 headers=webhook_headers(secret, body, event, delivery_id or str(uuid.uuid4())))
 
-    def start_worker(self, **extra_env: str) -> subprocess.Popen:
+    def start_worker(self, entry: tuple[str, ...] = ("webhooks.worker",), **extra_env: str) -> subprocess.Popen:
+        """A worker process; `entry` is the module run (and its first arguments): tests.app_faults
+        starts one whose review children misbehave."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "ab")
-        process = subprocess.Popen([sys.executable, "-m", "webhooks.worker", "--threads", "2"],
+        process = subprocess.Popen([sys.executable, "-m", *entry, "--threads", "2"],
                                    env={**self.env, **extra_env}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.workers.append(process)

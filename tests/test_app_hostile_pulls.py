@@ -11,7 +11,6 @@ import signal
 
 from tests.standin import GitHubStandIn, app_key_pair
 from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, completed_check_runs, make_repo, start_app, wait_for
-from webhooks.isolation import TEST_FAULT_VARIABLE
 
 NESTED_BUCK = "X = " + "[" * 5000 + "]" * 5000 + "\n"
 
@@ -54,7 +53,7 @@ def test_a_review_past_its_deadline_is_stopped_and_reported(tmp_path):
     standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
     app = start_app(standin, tmp_path / "app", PR_CHECK_REVIEW_DEADLINE_S="2")
     try:
-        app.start_worker(**{TEST_FAULT_VARIABLE: "hang"})
+        app.start_worker(entry=("tests.app_faults", "hang"))  # every review's child stalls
         repo = make_repo(standin, tmp_path, "stalling")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
         app.deliver("pull_request", standin.pull_request_payload(OWNER, "stalling", 1))

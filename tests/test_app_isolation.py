@@ -2,7 +2,8 @@
 
 Real child processes over real git repositories. The misbehaviours are provoked two ways: a hostile
 BUCK file (a list literal nested 5,000 deep, which segfaults the Starlark interpreter at the time of
-writing) and the test-only fault switch, which does not depend on any library's weaknesses.
+writing) and children that misbehave on purpose (tests/app_faults.py), which do not depend on any
+library's weaknesses.
 """
 
 from __future__ import annotations
@@ -11,15 +12,18 @@ import os
 
 import pytest
 
+from tests.app_faults import FAULTS
 from tests.standin import gitrepos
 from tests.test_app_harness import BASE_FILES, BUCK_DEFECT, DEFECT_LINE, RULE
 from webhooks.failures import concerned_path, failure_finding
 from webhooks.isolation import (
-    TEST_FAULT_VARIABLE,
+    FailureKind,
+    Phase,
     ReviewDone,
     ReviewFailed,
     ReviewLimits,
     ReviewRequest,
+    Step,
     run_review,
 )
 
@@ -49,18 +53,19 @@ def test_a_hostile_build_file_is_a_failed_review_not_a_dead_process(tmp_path):
     assert "SIGSEGV" in outcome.detail
 
 
-@pytest.mark.parametrize(("fault", "kind", "words"), [
-    ("segv", "crash", "SIGSEGV"),
-    ("hang", "timeout", "did not finish within 3 s"),
-    ("memory", "memory", "ran out of its 0.5 GiB memory budget"),
+# Only the stall needs a short deadline; the others get room, so that a loaded machine's slow child
+# start does not turn a crash or a memory blow-up into a timeout.
+@pytest.mark.parametrize(("fault", "deadline_s", "kind", "words"), [
+    ("segv", 60, "crash", "SIGSEGV"),
+    ("hang", 3, "timeout", "did not finish within 3 s"),
+    ("memory", 60, "memory", "ran out of its 0.5 GiB memory budget"),
 ])
-def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, monkeypatch, fault, kind, words):
-    monkeypatch.setenv(TEST_FAULT_VARIABLE, fault)
-    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=3, memory_bytes=512 << 20))
+def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, fault, deadline_s, kind, words):
+    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}),
+                         ReviewLimits(deadline_s=deadline_s, memory_bytes=512 << 20), work=FAULTS[fault])
     assert isinstance(outcome, ReviewFailed) and outcome.kind == kind, outcome
     assert words in outcome.detail
     # And the parent goes on: the next review works.
-    monkeypatch.delenv(TEST_FAULT_VARIABLE)
     assert isinstance(run_review(_request(tmp_path / "next", {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120)),
                       ReviewDone)
 
@@ -77,12 +82,16 @@ def test_the_child_does_not_inherit_the_apps_secrets(tmp_path, monkeypatch):
 
 
 def test_a_failure_is_blamed_on_the_one_build_file_that_can_have_caused_it():
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["a.cpp", "x/BUCK", "doc.md"]) == "x/BUCK"
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["x/BUCK", "y/TARGETS"]) is None
-    assert concerned_path("evaluating Buck packages of cell `fbcode`", ["defs.bzl"]) == "defs.bzl"
-    assert concerned_path("starting", ["CMakeLists.txt"]) == "CMakeLists.txt"
-    assert concerned_path("starting", ["a", "b"]) is None
-    crash = ReviewFailed("crash", "the review process crashed (SIGSEGV)", "evaluating Buck packages of cell `xplat`")
+    fbcode = Phase(Step.BUCK_PACKAGES, "fbcode")
+    assert concerned_path(fbcode, ["a.cpp", "x/BUCK", "doc.md"]) == "x/BUCK"
+    assert concerned_path(fbcode, ["x/BUCK", "y/TARGETS"]) is None
+    assert concerned_path(fbcode, ["defs.bzl"]) == "defs.bzl"
+    assert concerned_path(Phase(Step.STARTING), ["CMakeLists.txt"]) == "CMakeLists.txt"
+    assert concerned_path(Phase(Step.STARTING), ["a", "b"]) is None
+    # A step whose prose happens to name Buck is not the Buck step: the branch reads the value, not words.
+    assert concerned_path(Phase(Step.EVALUATING), ["x/BUCK", "a.cpp"]) is None
+    crash = ReviewFailed(FailureKind.CRASH, "the review process crashed (SIGSEGV)", Phase(Step.BUCK_PACKAGES, "xplat"))
+    assert str(crash.phase) == "evaluating Buck packages of cell `xplat`"
     on_file = failure_finding(crash, ["x/BUCK", "x/a.cpp"])
     assert (on_file.rule, on_file.path, on_file.line) == ("internal-error", "x/BUCK", 1)
     assert "SIGSEGV" in on_file.message and "`x/BUCK`" in on_file.message

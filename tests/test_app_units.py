@@ -17,8 +17,8 @@ import pytest
 
 import checks
 from bot.diff import parse_diff
-from bot.github import AppClient, PullRequest, RepositoryClient
-from bot.mirror import Mirrors
+from webhooks.github_api import AppClient, PullRequest, RepositoryClient
+from webhooks.mirror import Mirrors
 from bot.model import Finding, Severity
 from bot.render.github_review import (
     PostedComment,

@@ -75,3 +75,10 @@ def test_fixes_give_the_hand_written_files_and_remove_only_their_finding(check, 
     for cell in CELLS:
         failing = {(e.package, e.message) for e in unfixed_head.cell(cell).errors}
         assert [e for e in fixed_snapshot_head.cell(cell).errors if (e.package, e.message) not in failing] == [], cell
+
+
+@pytest.mark.parametrize("check", ALL, ids=[c.id for c in ALL])
+def test_fixable_is_declared_exactly_when_a_bad_example_gets_a_fix(check):
+    # RULES.md and the rules' metadata say which rules fix what they find; the examples prove it.
+    fixed = [example for example in check.bad if _fixes(check, dict(example.head), example.base)]
+    assert bool(fixed) == check.fixable, f"{check.id}: fixable={check.fixable}, bad examples fixed: {len(fixed)}"

@@ -59,8 +59,8 @@ def test_second_review_reuses_the_evaluation_cache(case_repo, tmp_path):
     first = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
     second = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
     assert _findings(first) == _findings(second)
-    assert all(cell["evaluated"] == 0 for cell in second.stats["cells"].values())
-    assert any(cell["evaluated"] > 0 for cell in first.stats["cells"].values())
+    assert all(cell.evaluated == 0 for cell in second.stats.cells.values())
+    assert any(cell.evaluated > 0 for cell in first.stats.cells.values())
 
 
 def test_a_change_outside_every_checks_inputs_runs_no_check(case_repo, tmp_path):
@@ -72,6 +72,6 @@ def test_a_change_outside_every_checks_inputs_runs_no_check(case_repo, tmp_path)
     git(repo, "commit", "-qm", "docs")
     report = review_repository(repo, base, "HEAD", cache_dir=tmp_path / "cache")
     # README.md is new (a listing change), so only checks that read Buck files run.
-    ran = set(report.stats["checks"])
+    ran = set(report.stats.checks)
     assert "link-whole-archive-public" not in ran and "gate-else-removed" not in ran
     assert "cuda-guard-missing" in ran

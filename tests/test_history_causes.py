@@ -56,9 +56,9 @@ def test_what_could_not_be_evaluated_is_said_not_hidden(case_repo, tmp_path):
     # source cell could not see it, and why: a reader knows its findings there are unknown.
     repo, base, head = case_repo("history-moved-targets-to-buck")
     report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
-    unevaluated = [(item["cell"], item["package"], item["kind"]) for item in report.stats["unevaluated"]]
+    unevaluated = [(item.cell, item.package, item.kind) for item in report.stats.unevaluated]
     assert unevaluated == [("oss", "//backends/nxp", "load")]
-    assert "oxx_python.bzl" in report.stats["unevaluated"][0]["reason"]
+    assert "oxx_python.bzl" in report.stats.unevaluated[0].reason
 
 
 def test_cuda_guard_fix_offers_the_repositorys_fbcode_only_idiom():

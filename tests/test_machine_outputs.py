@@ -16,6 +16,7 @@ from bot.render.github_annotations import annotation_command, escape_property, r
 from bot.render.rdjson import render_rdjson
 from bot.render.sarif import MAX_RESULTS_PER_RUN, render_sarif
 from bot.render.statistics import rule_by_cell_table
+from bot.review_stats import ConfigSource, ReviewStats
 from tests.reports import CRASH, GUARD, HEAD, MINOR, assert_valid_sarif, finding, report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +41,7 @@ def test_cli_sarif_validates_against_the_oasis_schema(case_repo, case):
 
 def test_sarif_of_every_kind_of_finding_validates():
     suppressed = replace(MINOR, suppressed="built only by the Jetson toolchain")
-    document = render_sarif(report([GUARD, CRASH], suppressed=[suppressed], stats={"config": {"source": "local", "path": "x.toml"}}),
+    document = render_sarif(report([GUARD, CRASH], suppressed=[suppressed], stats=ReviewStats(config=ConfigSource("local", "x.toml"))),
                             checks.ALL, "0.1.0", repository_uri="https://github.com/pytorch/executorch", category="pr-check")
     assert_valid_sarif(document)
     run = document["runs"][0]

@@ -1,17 +1,16 @@
-"""bot/render/review.py: placing findings on the diff, the plan for a push, the check-run output."""
+"""bot/render/github_review.py: placing findings on the diff, the plan for a push, the check-run output."""
 
 from __future__ import annotations
 
 from bot.diff import parse_diff
 from bot.model import Evidence, Finding, Fix, Severity
+from pr_check.review import SMOKE_VERIFIED_RULES
 from bot.render.github_review import (
     ANNOTATIONS_PER_REQUEST,
     COMMENT_BODY_LIMIT,
     OUTPUT_TEXT_LIMIT,
-    SMOKE_VERIFIED_RULES,
     PostedComment,
     PostedReview,
-    SmokeLinked,
     SmokeNote,
     check_conclusion,
     marked_fingerprint,
@@ -22,9 +21,8 @@ from bot.render.github_review import (
     plan_smoke_lines,
     render_check_run,
     render_comment_body,
-    smoke_from_workflow_run,
-    smoke_never_reported,
 )
+from bot.render.smoke_check_run import SmokeLinked, smoke_from_workflow_run, smoke_never_reported
 
 HEAD = "c" * 40
 # BUCK: lines 3-6 in one hunk (4 and 5 added); lines 20-22 in a second hunk (21 added).
@@ -168,45 +166,44 @@ def test_annotations_go_in_batches_of_fifty_and_the_summary_fits_githubs_limit()
 # -- the smoke line ----------------------------------------------------------------------------
 OLD_HEAD = "a" * 40
 RUN_URL = "https://github.com/pytorch/executorch/actions/runs/77"
+SMOKE = SMOKE_VERIFIED_RULES  # the renderer is told which rules the smoke job speaks to
 
 
-def test_the_smoke_verified_rules_are_checks_that_exist():
-    from checks import ALL
-
+def test_the_smoke_verified_rules_are_the_checks_tagged_so():
+    # The link contract of the CUDA shims, which the GPU smoke job exercises (smoke/): read from tags.
     assert SMOKE_VERIFIED_RULES == {"link-export-dynamic-missing", "link-whole-without-python-dlopen",
                                     "link-whole-archive-public", "shim-duplicate-symbol"}
-    assert SMOKE_VERIFIED_RULES <= {check.id for check in ALL}
 
 
 def test_findings_the_smoke_job_proves_carry_a_smoke_line_with_its_own_marker():
     item = finding(4)  # link-whole-without-python-dlopen
     placement = place_finding(item, DIFF)
-    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD))
+    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD), SMOKE)
     assert "GPU smoke job **pending** on `ccccccc`" in pending and "`pr-check / cuda-smoke` check" in pending
     mark = marked_smoke(pending)
     assert (mark.rule, mark.head_sha) == ("link-whole-without-python-dlopen", HEAD)
     assert mark.line.endswith(f"<!-- pr-check:smoke rule=link-whole-without-python-dlopen head={HEAD} -->")
     assert marked_fingerprint(pending) == "fp1" and pending.endswith("<!-- pr-check:fp=fp1 -->")
-    waiting = render_comment_body(item, placement, SmokeNote("waiting", HEAD))
+    waiting = render_comment_body(item, placement, SmokeNote("waiting", HEAD), SMOKE)
     assert "**waiting for a maintainer**" in waiting and "`/pr-check smoke`" in waiting
-    assert "**not required**" in render_comment_body(item, placement, SmokeNote("not-required", HEAD))
+    assert "**not required**" in render_comment_body(item, placement, SmokeNote("not-required", HEAD), SMOKE)
     # Other rules, and a caller that knows nothing of the smoke job: no line.
     assert marked_smoke(render_comment_body(finding(4, rule="dep-undeclared-header"), placement,
-                                            SmokeNote("pending", HEAD))) is None
+                                            SmokeNote("pending", HEAD), SMOKE)) is None
     assert marked_smoke(render_comment_body(item, placement)) is None
     # A body trimmed to GitHub's limit keeps both markers.
-    long = render_comment_body(finding(4, message="m" * COMMENT_BODY_LIMIT), placement, SmokeNote("pending", HEAD))
+    long = render_comment_body(finding(4, message="m" * COMMENT_BODY_LIMIT), placement, SmokeNote("pending", HEAD), SMOKE)
     assert len(long) <= COMMENT_BODY_LIMIT and marked_smoke(long) is not None and marked_fingerprint(long) == "fp1"
 
 
 def test_a_smoke_result_rewrites_only_the_smoke_line_of_comments_about_that_head():
     item = finding(4)
     placement = place_finding(item, DIFF)
-    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD))
+    pending = render_comment_body(item, placement, SmokeNote("pending", HEAD), SMOKE)
     comments = [
         PostedComment(1, "BUCK", 4, None, pending, html_url="https://x/pull/1#discussion_r1"),
         PostedComment(2, "BUCK", 21, None, render_comment_body(finding(21, fingerprint="fp2"), None,
-                                                               SmokeNote("pending", OLD_HEAD))),  # another head
+                                                               SmokeNote("pending", OLD_HEAD), SMOKE)),  # another head
         PostedComment(3, "BUCK", 5, None, render_comment_body(finding(5, rule="other", fingerprint="fp3"), None)),
     ]
     failed = SmokeNote("completed", HEAD, conclusion="failure", run_url=RUN_URL)
@@ -232,22 +229,22 @@ def test_a_review_of_the_same_head_carries_the_smoke_result_along():
     item = finding(4)
     placement = place_finding(item, DIFF)
     result = SmokeNote("completed", HEAD, conclusion="failure", run_url=RUN_URL)
-    standing = PostedComment(1, "BUCK", 4, None, render_comment_body(item, placement, result))
+    standing = PostedComment(1, "BUCK", 4, None, render_comment_body(item, placement, result, SMOKE))
     reviewed = [PostedReview(9, "COMMENTED", HEAD)]
     # The review thinks "pending" (or knows nothing): the result stands, no edit.
     for outlook in (SmokeNote("pending", HEAD), None):
-        plan = plan_review([item], DIFF, [standing], reviewed, HEAD, outlook)
+        plan = plan_review([item], DIFF, [standing], reviewed, HEAD, outlook, SMOKE)
         assert plan.kept == (1,) and plan.edits == ()
     # The finding's text changed: the edit keeps the result line.
     reworded = finding(4, message="new text")
-    [(comment_id, body)] = plan_review([reworded], DIFF, [standing], reviewed, HEAD, SmokeNote("pending", HEAD)).edits
+    [(comment_id, body)] = plan_review([reworded], DIFF, [standing], reviewed, HEAD, SmokeNote("pending", HEAD), SMOKE).edits
     assert comment_id == 1 and "new text" in body and "GPU smoke job **failed**" in body
     # A new head: the old result no longer speaks for it; the line says what is known of the new head.
     newer = "d" * 40
-    [(_, body)] = plan_review([item], DIFF, [standing], reviewed, newer, SmokeNote("pending", newer)).edits
+    [(_, body)] = plan_review([item], DIFF, [standing], reviewed, newer, SmokeNote("pending", newer), SMOKE).edits
     assert marked_smoke(body).head_sha == newer and "**pending** on `ddddddd`" in body
     # New comments take the outlook.
-    fresh = plan_review([item], DIFF, [], [], HEAD, SmokeNote("waiting", HEAD))
+    fresh = plan_review([item], DIFF, [], [], HEAD, SmokeNote("waiting", HEAD), SMOKE)
     assert "**waiting for a maintainer**" in fresh.comments[0].body
 
 

@@ -29,6 +29,7 @@ from webhooks.delivery import (  # noqa: F401 - signature_is_valid and event_lab
 )
 from webhooks.jobs import Ignored
 from webhooks.metrics import WORKERS_NAMESPACE, WebMetrics, new_web_metrics
+from webhooks.namespaces import Namespace
 from webhooks.queue import JobQueue, QueueNotDurable
 from webhooks.store import StoreUnavailable
 
@@ -155,14 +156,14 @@ class _StoreState:
 def _health(queue: JobQueue) -> dict:
     try:
         queue.ready()
-        queue.store.get("health", "probe")
+        queue.store.get(Namespace.HEALTH, "probe")
     except StoreUnavailable as error:
         raise _Unhealthy("unreachable", str(error)) from None
     except QueueNotDurable as error:
         raise _Unhealthy("refused", str(error)) from None
     try:
         # Reads go on when a disk is full; deliveries need writes, so /healthz writes too.
-        queue.store.put("health", "probe", repr(time.time()), ttl_s=300)
+        queue.store.put(Namespace.HEALTH, "probe", repr(time.time()), ttl_s=300)
     except StoreUnavailable as error:
         raise _Unhealthy("unwritable", str(error)) from None
     active, oldest = queue.oldest_active_age()

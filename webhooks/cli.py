@@ -1,4 +1,4 @@
-"""`pr-check serve` and `pr-check worker`, called by bot/cli.py with the remaining arguments."""
+"""`pr-check serve` and `pr-check worker`, called by pr_check/cli.py with the remaining arguments."""
 
 from __future__ import annotations
 

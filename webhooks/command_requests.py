@@ -26,6 +26,7 @@ from webhooks.review_job import review_pull
 from webhooks.services import Services
 from webhooks.smoke_approval import NotApproved, approved_head
 from webhooks.smoke_runs import dispatch_smoke, recorded_reasons
+from webhooks.namespaces import Namespace
 
 REPLY_TTL_S = 30 * 24 * 3600.0
 
@@ -75,7 +76,7 @@ def _smoke(services: Services, client, job: CommandCommented, installation: int,
     if isinstance(approval, NotApproved):
         _reply_once(services, client, job, f"@{job.commenter}, the GPU smoke job was not started: {approval.reason}")
         return "smoke-not-approved"
-    if not services.store.put("command-smoke", key, approval.head_sha, only_if_absent=True, ttl_s=REPLY_TTL_S):
+    if not services.store.put(Namespace.COMMAND_SMOKE, key, approval.head_sha, only_if_absent=True, ttl_s=REPLY_TTL_S):
         return "smoke-already-dispatched"  # a retried job: one dispatch per comment
     approved = replace(pull, head_sha=approval.head_sha)
     reasons = recorded_reasons(services, job.repo, job.number, approved.head_sha)
@@ -89,15 +90,13 @@ def _smoke(services: Services, client, job: CommandCommented, installation: int,
 
 def _reply_once(services: Services, client, job: CommandCommented, body: str) -> None:
     key = f"{job.repo.full_name.lower()}:{job.comment_id}"
-    if services.store.get("command-reply", key):
+    if services.store.get(Namespace.COMMAND_REPLY, key):
         return
     client.create_issue_comment(job.number, body)
-    services.store.put("command-reply", key, "1", ttl_s=REPLY_TTL_S)
+    services.store.put(Namespace.COMMAND_REPLY, key, "1", ttl_s=REPLY_TTL_S)
 
 
 def _known_checks() -> tuple:
-    try:
-        import checks
-    except ImportError:
-        return ()
-    return tuple(getattr(checks, "ALL", ()))
+    from pr_check.review import CHECKS
+
+    return CHECKS

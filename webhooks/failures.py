@@ -11,25 +11,25 @@ from pathlib import PurePosixPath
 from typing import Sequence
 
 from bot.model import Finding, Severity, fingerprint
-from webhooks.isolation import ReviewFailed
+from webhooks.isolation import FailureKind, Phase, ReviewFailed, Step
 
 INTERNAL_ERROR = "internal-error"
 _BUILD_FILE_NAMES = frozenset({"BUCK", "BUCK.v2", "TARGETS", "TARGETS.v2"})
 _TITLES = {
-    "crash": "The review process crashed on this change",
-    "timeout": "The review ran out of time on this change",
-    "memory": "The review ran out of memory on this change",
-    "error": "The review failed on this change",
+    FailureKind.CRASH: "The review process crashed on this change",
+    FailureKind.TIMEOUT: "The review ran out of time on this change",
+    FailureKind.MEMORY: "The review ran out of memory on this change",
+    FailureKind.ERROR: "The review failed on this change",
 }
 
 
-def concerned_path(phase: str, changed: Sequence[str]) -> str | None:
+def concerned_path(phase: Phase, changed: Sequence[str]) -> str | None:
     """The one changed file the failure can be blamed on, or None when it cannot be told apart.
 
     While Buck packages were being evaluated, only a changed build file (or a .bzl it loads) can
     have made the difference, since the base revision evaluated; otherwise any changed file can.
     """
-    if "Buck" in phase:
+    if phase.step is Step.BUCK_PACKAGES:
         candidates = [path for path in changed
                       if PurePosixPath(path).name in _BUILD_FILE_NAMES or path.endswith(".bzl")]
     else:
@@ -51,7 +51,7 @@ def failure_finding(failed: ReviewFailed, changed: Sequence[str]) -> Finding:
     return Finding(
         rule=INTERNAL_ERROR,
         severity=Severity.MAJOR,
-        title=_TITLES.get(failed.kind, _TITLES["error"]),
+        title=_TITLES[failed.kind],
         path=path,
         line=1 if path else 0,
         end_line=1 if path else 0,

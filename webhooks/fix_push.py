@@ -14,10 +14,11 @@ import dataclasses
 import logging
 
 from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
-from bot.github import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
+from webhooks.github_api import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
 from bot.render.printable import is_printable_path
 from bot.repo import GitRepository
 from webhooks.isolation import ReviewDone
+from webhooks.namespaces import Namespace
 from webhooks.jobs import CommandCommented
 from webhooks.review_job import review_head
 from webhooks.services import Services
@@ -52,7 +53,7 @@ def push_fixes(services: Services, client: RepositoryClient, job: CommandComment
               "and ask again.")
         return "fix-fork-closed"
     key = f"{job.repo.full_name.lower()}:{job.comment_id}"
-    pushed = services.store.get("command-fix", key)
+    pushed = services.store.get(Namespace.COMMAND_FIX, key)
     if pushed:  # a retried job whose push went through: say so again, do not push twice
         reply(f"{who}, pushed `{pushed}` with the fixes to `{pull.head_ref}`.")
         return "fix-already-pushed"
@@ -93,7 +94,7 @@ def push_fixes(services: Services, client: RepositoryClient, job: CommandComment
         reply(f"{who}, GitHub refused the push to `{pull.head_repo}` ({error.status} {error.message}). The App "
               f"needs **Contents: write** on that repository. {ENABLE_HINT}")
         return "fix-refused"
-    services.store.put("command-fix", key, sha, ttl_s=PUSHED_TTL_S)
+    services.store.put(Namespace.COMMAND_FIX, key, sha, ttl_s=PUSHED_TTL_S)
     reply(_pushed_text(who, sha, pull, plan))
     return "fix-pushed"
 

@@ -25,14 +25,35 @@ import signal
 import sys
 import time
 from dataclasses import dataclass
+from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-PRELOAD = ["checks", "bot.pipeline", "bot.render.json", "bot.diff"]
+PRELOAD = ["pr_check.review", "bot.render.json", "bot.diff"]
 _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
-# Test-only: makes the child misbehave in a chosen way (segv | hang | memory), so that the worker's
-# side of each failure can be shown without depending on which input crashes which library today.
-TEST_FAULT_VARIABLE = "PR_CHECK_TEST_REVIEW_FAULT"
+
+
+class Step(Enum):
+    """What the review child was doing; the value is the prose a pull request reads."""
+
+    STARTING = "starting"
+    EVALUATING = "evaluating the base and head revisions"
+    BUCK_PACKAGES = "evaluating Buck packages"
+    WRITING_REPORT = "writing the report"
+    READING_DIFF = "reading GitHub's diff"
+    ALLOCATING = "allocating memory"
+    SENDING_RESULT = "sending the result"
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """Where the review child was last heard from: a step, and the Buck cell while it evaluated one."""
+
+    step: Step
+    cell: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.step.value} of cell `{self.cell}`" if self.cell else self.step.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +84,22 @@ class ReviewDone:
     changes: Any  # bot.diff.ChangeSet (GitHub's diff, or the local one when GitHub's was not given)
 
 
+class FailureKind(StrEnum):
+    """How a review failed to finish; the string is what metrics and logs name it by."""
+
+    CRASH = "crash"  # the child died (a signal, or an exit without a result)
+    TIMEOUT = "timeout"  # past the deadline: killed
+    MEMORY = "memory"  # its address-space budget ran out
+    ERROR = "error"  # it raised, or sent back what could not be read
+
+
 @dataclass(frozen=True, slots=True)
 class ReviewFailed:
-    """The review did not finish; `kind` is crash | timeout | memory | error."""
+    """The review did not finish."""
 
-    kind: str
+    kind: FailureKind
     detail: str  # what happened, in words, for the pull request
-    phase: str  # what the child was doing when it was last heard from
+    phase: Phase  # what the child was doing when it was last heard from
     exit_code: int | None = None
 
 
@@ -94,29 +124,34 @@ def _forkserver() -> Any:
     return _context
 
 
-def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
+# What the child runs: (request, report a phase) -> the message sent back. `review_in_child` in the
+# product; the tests pass a module-level function that misbehaves (it is pickled into the child).
+ChildWork = Callable[[ReviewRequest, Callable[..., None]], tuple]
+
+
+def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | None = None) -> Outcome:
     """Run one review in a child process and wait for it, at most until the deadline."""
     context = _forkserver()
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, request, limits, os.environ.get(TEST_FAULT_VARIABLE, "")),
+    child = context.Process(target=_child, args=(sender, request, limits, work or review_in_child),
                             name="pr-check review", daemon=True)
     started = time.monotonic()
     child.start()
     sender.close()  # the child holds the only writer: end of file means it is gone
-    phase = "starting"
+    phase = Phase(Step.STARTING)
     try:
         while True:
             remaining = limits.deadline_s - (time.monotonic() - started)
             if remaining <= 0 or not receiver.poll(remaining):
                 _stop(child)
-                return ReviewFailed("timeout", f"the review did not finish within {limits.deadline_s:g} s", phase)
+                return ReviewFailed(FailureKind.TIMEOUT, f"the review did not finish within {limits.deadline_s:g} s", phase)
             try:
                 message = receiver.recv()
             except (EOFError, OSError):
                 return _died(child, phase, limits)
             except Exception as error:  # a result that does not unpickle is the child's fault, not ours
                 _stop(child)
-                return ReviewFailed("error", f"the review's result could not be read: {type(error).__name__}", phase)
+                return ReviewFailed(FailureKind.ERROR, f"the review's result could not be read: {type(error).__name__}", phase)
             kind = message[0]
             if kind == "phase":
                 phase = message[1]
@@ -128,18 +163,18 @@ def run_review(request: ReviewRequest, limits: ReviewLimits) -> Outcome:
                 return ReviewRefused(message[1])
             elif kind == "memory":
                 child.join(5)
-                return ReviewFailed("memory", f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
+                return ReviewFailed(FailureKind.MEMORY, f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
                                     message[1])
             else:  # "error"
                 child.join(5)
-                return ReviewFailed("error", message[1], phase)
+                return ReviewFailed(FailureKind.ERROR, message[1], phase)
     finally:
         receiver.close()
         if child.is_alive():
             _stop(child)
 
 
-def _died(child: Any, phase: str, limits: ReviewLimits) -> ReviewFailed:
+def _died(child: Any, phase: Phase, limits: ReviewLimits) -> ReviewFailed:
     child.join(10)
     code = child.exitcode
     if code is not None and code < 0:
@@ -148,10 +183,9 @@ def _died(child: Any, phase: str, limits: ReviewLimits) -> ReviewFailed:
         detail = f"the review process crashed ({name})"
         if number in (signal.SIGABRT, signal.SIGKILL, signal.SIGSEGV, signal.SIGBUS):
             detail += f"; its memory budget is {_gib(limits.memory_bytes)}"
-        kind = "crash"
     else:
-        detail, kind = f"the review process exited with status {code} without a result", "crash"
-    return ReviewFailed(kind, detail, phase, code)
+        detail = f"the review process exited with status {code} without a result"
+    return ReviewFailed(FailureKind.CRASH, detail, phase, code)
 
 
 def _stop(child: Any) -> None:
@@ -164,7 +198,7 @@ def _gib(size: int) -> str:
 
 
 # -- the child -------------------------------------------------------------------------------
-def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str) -> None:
+def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, work: ChildWork) -> None:
     for name in _SECRET_VARIABLES:
         os.environ.pop(name, None)
     _limit(resource.RLIMIT_AS, limits.memory_bytes)
@@ -172,13 +206,13 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str
     _limit(resource.RLIMIT_CPU, int(limits.deadline_s) + 30)
     faulthandler.enable(sys.stderr)  # a crash leaves the Python stack in the worker's log
 
-    def phase(text: str) -> None:
-        sender.send(("phase", text))
+    def phase(step: Step, cell: str = "") -> None:
+        sender.send(("phase", Phase(step, cell)))
 
     try:
-        outcome = _review(request, phase, fault)
+        outcome = work(request, phase)
     except MemoryError:
-        outcome = ("memory", "allocating memory")
+        outcome = ("memory", Phase(Step.ALLOCATING))
     except Exception as error:
         from bot.errors import PrCheckError
 
@@ -189,7 +223,7 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, fault: str
     try:
         sender.send(outcome)
     except MemoryError:
-        sender.send(("memory", "sending the result"))
+        sender.send(("memory", Phase(Step.SENDING_RESULT)))
     sender.close()
 
 
@@ -199,19 +233,18 @@ def _limit(which: int, value: int) -> None:
     resource.setrlimit(which, (cap, hard))
 
 
-def _review(request: ReviewRequest, phase, fault: str) -> tuple:
+def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple:
+    """The review itself, in the child: the message to send back ("done", report, changes)."""
     import json
 
-    import checks
     from bot.diff import parse_diff
-    from bot.pipeline import review_repository
+    from pr_check.review import review_repository
 
-    _test_fault(fault)
-    phase("evaluating the base and head revisions")
-    report = review_repository(request.repo_path, request.base_sha, request.head_sha, checks=checks.ALL,
+    phase(Step.EVALUATING)
+    report = review_repository(request.repo_path, request.base_sha, request.head_sha,
                                cache_dir=Path(request.cache_dir),
-                               progress=lambda cell, index, total: phase(f"evaluating Buck packages of cell `{cell}`"))
-    phase("writing the report")
+                               progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell))
+    phase(Step.WRITING_REPORT)
     if request.report_path is not None:
         from bot.render.json import render_json
 
@@ -220,24 +253,12 @@ def _review(request: ReviewRequest, phase, fault: str) -> tuple:
         target.write_text(json.dumps(render_json(report), indent=1))
     changes = report.changes
     if request.github_diff is not None:
-        phase("reading GitHub's diff")
+        phase(Step.READING_DIFF)
         try:
             changes = parse_diff(request.github_diff)
         except Exception:  # GitHub's diff is only for placing comments; the local diff stands in
             changes = report.changes
     return ("done", report, changes)
-
-
-def _test_fault(fault: str) -> None:
-    if fault == "segv":
-        os.kill(os.getpid(), signal.SIGSEGV)
-    elif fault == "hang":
-        while True:
-            time.sleep(1)
-    elif fault == "memory":
-        hoard = []
-        while True:
-            hoard.append(bytearray(64 << 20))
 
 
 def warm_up() -> None:

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Mapping, Union
+from typing import Callable, Mapping, Union
 
 from bot.render.check_run import pull_number_from_external_id
 from webhooks.commands import find_command_line
@@ -104,66 +104,95 @@ def job_from_delivery(event: str, payload: Mapping) -> Job | Ignored:
     if not isinstance(payload, Mapping):
         return Ignored("payload is not an object")
     action = _text(payload.get("action")) or None
-    repo = _repo(payload)
-    if event == "pull_request":
-        if action not in PULL_REQUEST_ACTIONS:
-            return Ignored(f"pull_request action {_short(action)}")
-        pull = _object(payload.get("pull_request"))
-        number = pull.get("number", payload.get("number"))
-        if repo is None or not _is_int(number):
-            return Ignored("pull_request without repository or number")
-        if pull.get("draft") is True:
-            return Ignored("draft pull request")
-        head = _object(pull.get("head")).get("sha")
-        if not isinstance(head, str) or not head:
-            return Ignored("pull_request without head sha")
-        return PullRequestPushed(repo, number, head, _timestamp(pull.get("updated_at")), str(action))
-    if event == "issue_comment":
-        if action != "created":
-            return Ignored(f"issue_comment action {_short(action)}")
-        issue = _object(payload.get("issue"))
-        comment = _object(payload.get("comment"))
-        if not issue.get("pull_request"):
-            return Ignored("comment on an issue, not a pull request")
-        if is_bot(payload.get("sender")) or is_bot(comment.get("user")):
-            return Ignored("comment from a bot")
-        body = comment.get("body")
-        line = find_command_line(body if isinstance(body, str) else "")
-        if line is None:
-            return Ignored("no /pr-check command")
-        if repo is None or not _is_int(issue.get("number")) or not _is_int(comment.get("id")):
-            return Ignored("issue_comment without repository, number or comment id")
-        return CommandCommented(repo, issue["number"], comment["id"], line, _login(comment.get("user")),
-                                _text(comment.get("author_association")) or "NONE",
-                                _timestamp(comment.get("created_at")))
-    if event == "check_run" and action == "rerequested":
-        run = _object(payload.get("check_run"))
-        numbers = _pull_numbers(run.get("pull_requests"))
-        if not numbers:
-            # A fork's check run comes with no pull request: ours names it in its external id.
-            number = pull_number_from_external_id(run.get("external_id"))
-            numbers = [number] if number is not None else []
-        if repo is None or not numbers or run.get("name") != "pr-check":
-            return Ignored("check_run rerequest that is not for a pr-check run on a pull request")
-        return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
-    if event == "check_suite" and action == "rerequested":
-        numbers = _pull_numbers(_object(payload.get("check_suite")).get("pull_requests"))
-        if repo is None or not numbers:
-            return Ignored("check_suite rerequest without a pull request")
-        return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
-    if event == "workflow_run":
-        if action not in WORKFLOW_RUN_ACTIONS:
-            return Ignored(f"workflow_run action {_short(action)}")
-        run = _object(payload.get("workflow_run"))
-        if repo is None or not _is_int(run.get("id")):
-            return Ignored("workflow_run without repository or id")
-        conclusion = run.get("conclusion")
-        return WorkflowRunChanged(repo, run["id"], _text(run.get("name")), _text(run.get("display_title")),
-                                  _text(run.get("status")), conclusion if isinstance(conclusion, str) else None,
-                                  _text(run.get("html_url")) or None, _text(run.get("head_sha")) or None,
-                                  run["workflow_id"] if _is_int(run.get("workflow_id")) else None,
-                                  _text(run.get("event")), _text(run.get("head_branch")) or None)
-    return Ignored(f"event {_short(event)} action {_short(action)} needs no work")
+    route = _ROUTES.get(event)
+    routed = route(action, _repo(payload), payload) if route is not None else None
+    return routed if routed is not None else Ignored(f"event {_short(event)} action {_short(action)} needs no work")
+
+
+# One function an event: (action, repository or None, payload) -> the job, why it is ignored, or
+# None for "this event and action need no work".
+_Route = Callable[[str | None, RepoRef | None, Mapping], "Job | Ignored | None"]
+
+
+def _pull_request(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored:
+    if action not in PULL_REQUEST_ACTIONS:
+        return Ignored(f"pull_request action {_short(action)}")
+    pull = _object(payload.get("pull_request"))
+    number = pull.get("number", payload.get("number"))
+    if repo is None or not _is_int(number):
+        return Ignored("pull_request without repository or number")
+    if pull.get("draft") is True:
+        return Ignored("draft pull request")
+    head = _object(pull.get("head")).get("sha")
+    if not isinstance(head, str) or not head:
+        return Ignored("pull_request without head sha")
+    return PullRequestPushed(repo, number, head, _timestamp(pull.get("updated_at")), str(action))
+
+
+def _issue_comment(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored:
+    if action != "created":
+        return Ignored(f"issue_comment action {_short(action)}")
+    issue = _object(payload.get("issue"))
+    comment = _object(payload.get("comment"))
+    if not issue.get("pull_request"):
+        return Ignored("comment on an issue, not a pull request")
+    if is_bot(payload.get("sender")) or is_bot(comment.get("user")):
+        return Ignored("comment from a bot")
+    body = comment.get("body")
+    line = find_command_line(body if isinstance(body, str) else "")
+    if line is None:
+        return Ignored("no /pr-check command")
+    if repo is None or not _is_int(issue.get("number")) or not _is_int(comment.get("id")):
+        return Ignored("issue_comment without repository, number or comment id")
+    return CommandCommented(repo, issue["number"], comment["id"], line, _login(comment.get("user")),
+                            _text(comment.get("author_association")) or "NONE",
+                            _timestamp(comment.get("created_at")))
+
+
+def _check_run(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored | None:
+    if action != "rerequested":
+        return None
+    run = _object(payload.get("check_run"))
+    numbers = _pull_numbers(run.get("pull_requests"))
+    if not numbers:
+        # A fork's check run comes with no pull request: ours names it in its external id.
+        number = pull_number_from_external_id(run.get("external_id"))
+        numbers = [number] if number is not None else []
+    if repo is None or not numbers or run.get("name") != "pr-check":
+        return Ignored("check_run rerequest that is not for a pr-check run on a pull request")
+    return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
+
+
+def _check_suite(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored | None:
+    if action != "rerequested":
+        return None
+    numbers = _pull_numbers(_object(payload.get("check_suite")).get("pull_requests"))
+    if repo is None or not numbers:
+        return Ignored("check_suite rerequest without a pull request")
+    return ReviewRequested(repo, numbers[0], _login(payload.get("sender")))
+
+
+def _workflow_run(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored:
+    if action not in WORKFLOW_RUN_ACTIONS:
+        return Ignored(f"workflow_run action {_short(action)}")
+    run = _object(payload.get("workflow_run"))
+    if repo is None or not _is_int(run.get("id")):
+        return Ignored("workflow_run without repository or id")
+    conclusion = run.get("conclusion")
+    return WorkflowRunChanged(repo, run["id"], _text(run.get("name")), _text(run.get("display_title")),
+                              _text(run.get("status")), conclusion if isinstance(conclusion, str) else None,
+                              _text(run.get("html_url")) or None, _text(run.get("head_sha")) or None,
+                              run["workflow_id"] if _is_int(run.get("workflow_id")) else None,
+                              _text(run.get("event")), _text(run.get("head_branch")) or None)
+
+
+_ROUTES: dict[str, _Route] = {
+    "pull_request": _pull_request,
+    "issue_comment": _issue_comment,
+    "check_run": _check_run,
+    "check_suite": _check_suite,
+    "workflow_run": _workflow_run,
+}
 
 
 def is_bot(user: object) -> bool:

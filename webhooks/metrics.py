@@ -14,10 +14,11 @@ from typing import Iterator
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
+from webhooks.namespaces import Namespace
 from webhooks.store import StateStore
 
-NAMESPACE = "metrics"
-WORKERS_NAMESPACE = "workers"  # worker name -> last sign of life (expires): read by /healthz
+NAMESPACE = Namespace.METRICS
+WORKERS_NAMESPACE = Namespace.WORKERS
 JOB_SECONDS_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 _SEP = "\t"
 

@@ -5,7 +5,7 @@ lose the job. The ledger closes that gap: every job is recorded (keyed by its de
 also drops duplicate deliveries) and holds a lease while it runs; the lease is the per-PR lock,
 renewed by a heartbeat. A job whose lease ran out without finishing is handed to huey again by
 `reap_abandoned`, which workers call on start and periodically. Running a job twice is harmless:
-finished jobs are skipped, and everything a job posts is idempotent (see webhooks/reviewing.py).
+finished jobs are skipped, and everything a job posts is idempotent (see webhooks/review_job.py).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from webhooks.jobs import (
     pull_request_key,
 )
 from webhooks.smoke_approval import record_head_seen
+from webhooks.namespaces import Namespace
 from webhooks.store import StateStore, StoreUnavailable, open_store, queue_prefix, store_failures, unavailable_reason
 
 log = logging.getLogger("pr_check.queue")
@@ -234,23 +235,23 @@ class JobQueue:
     def _submit(self, job_id: str, job: Job) -> bool:
         now = time.time()
         record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now, created_at=now)
-        if not self.store.put("job", job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
+        if not self.store.put(Namespace.JOB, job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
             return False
         if isinstance(job, PullRequestPushed):
             # The newest push per pull request, by GitHub's own clock: older jobs are dropped unrun.
-            self.store.put_if_newer("latest-push", pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha)
+            self.store.put_if_newer(Namespace.LATEST_PUSH, pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha)
             # By GitHub's clock too: a smoke approval covers the head current when it was written.
             record_head_seen(self.store, job.repo, job.number, job.head_sha, job.pushed_at or now)
-        self.store.put("active", job_id, "1")
+        self.store.put(Namespace.ACTIVE, job_id, "1")
         self._task(job_id)
         return True
 
     def record(self, job_id: str) -> JobRecord | None:
-        text = self.store.get("job", job_id)
+        text = self.store.get(Namespace.JOB, job_id)
         return JobRecord.from_json(text) if text else None
 
     def _save(self, record: JobRecord) -> None:
-        self.store.put("job", record.job_id, record.to_json(), ttl_s=LEDGER_TTL_S)
+        self.store.put(Namespace.JOB, record.job_id, record.to_json(), ttl_s=LEDGER_TTL_S)
 
     # -- worker side ---------------------------------------------------------------------
     def _run_message(self, job_id: str, task=None) -> None:
@@ -297,14 +298,14 @@ class JobQueue:
             self._save(replace(record, state=state, lease_until=0.0, updated_at=time.time(),
                                outcome=f"error: {type(error).__name__}: {error}"[:500]))
             if state == FAILED:
-                self.store.delete("active", job_id)
+                self.store.delete(Namespace.ACTIVE, job_id)
             self._on_finished(kind, "failed" if attempt.final else "retried", time.monotonic() - started)
             raise
         finally:
             heartbeat.stop()
             self.store.release_lease(name, owner)
         self._save(replace(record, state=DONE, lease_until=0.0, updated_at=time.time(), outcome=outcome))
-        self.store.delete("active", job_id)
+        self.store.delete(Namespace.ACTIVE, job_id)
         self._on_finished(kind, outcome, time.monotonic() - started)
 
     def _abandon(self, record: JobRecord, job: Job, name: str, owner: str, kind: str) -> None:
@@ -321,14 +322,14 @@ class JobQueue:
             self.store.release_lease(name, owner)
         self._save(replace(record, state=FAILED, lease_until=0.0, updated_at=time.time(),
                            outcome=f"given up: {reason}"[:500]))
-        self.store.delete("active", record.job_id)
+        self.store.delete(Namespace.ACTIVE, record.job_id)
         self._on_finished(kind, "given-up", 0.0)
 
     def oldest_active_age(self, now: float | None = None) -> tuple[int, float]:
         """How many jobs are waiting or running, and the age in seconds of the oldest."""
         now = time.time() if now is None else now
         ages = []
-        for job_id in self.store.keys("active"):
+        for job_id in self.store.keys(Namespace.ACTIVE):
             record = self.record(job_id)
             if record is not None:
                 ages.append(now - (record.created_at or record.updated_at))
@@ -338,10 +339,10 @@ class JobQueue:
         """Give jobs whose worker died (lease run out) a fresh message; returns their ids."""
         now = time.time() if now is None else now
         revived = []
-        for job_id in self.store.keys("active"):
+        for job_id in self.store.keys(Namespace.ACTIVE):
             record = self.record(job_id)
             if record is None:
-                self.store.delete("active", job_id)
+                self.store.delete(Namespace.ACTIVE, job_id)
                 continue
             stale_run = record.state == RUNNING and record.lease_until < now
             stale_wait = record.state == PENDING and record.updated_at + ABANDONED_PENDING_S < now

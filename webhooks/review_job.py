@@ -4,7 +4,7 @@ Every step may run twice (a worker killed mid-job is run again), so each is idem
 - the check run: an in-progress `pr-check` run for the head, left by an interrupted attempt, is
   reused rather than a second one created; a completed one is not written again;
 - inline comments: the bot's own comments are found by their hidden fingerprint markers, so a
-  repeat keeps them instead of posting them again (bot/render/review.py decides); their smoke line
+  repeat keeps them instead of posting them again (bot/render/github_review.py decides); their smoke line
   says what is known of the GPU smoke job for the head (webhooks/smoke_runs.py keeps it current);
 - the review: its body carries a head marker, and no second review is posted for that head;
 - the smoke job: one dispatch per head, recorded before dispatching.
@@ -19,8 +19,8 @@ from pathlib import Path
 
 from bot.diff import ChangeSet
 from bot.errors import PrCheckError
-from bot.github import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
-from bot.mirror import remote_url
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
+from webhooks.mirror import remote_url
 from bot.render.github_review import (
     CHECK_RUN_NAME,
     FIXED_REPLY_PREFIX,
@@ -36,12 +36,14 @@ from bot.render.github_review import (
     render_failed_check_run,
 )
 from webhooks.failures import failure_finding
-from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest, run_review
+from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, RepoRef, ReviewRequested, pull_request_key
 from webhooks.queue import Attempt
 from webhooks.services import Services
 from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
+from webhooks.namespaces import Namespace
+from pr_check.review import SMOKE_VERIFIED_RULES
 from webhooks.store import StoreUnavailable
 
 log = logging.getLogger("pr_check.review")
@@ -51,7 +53,7 @@ POSTED_TTL_S = 30 * 24 * 3600.0
 
 def review_push(services: Services, job: PullRequestPushed, attempt: Attempt) -> str:
     """Review a pushed head, unless a newer push to the same pull request is known."""
-    latest = services.store.get_ordered("latest-push", pull_request_key(job.repo, job.number))
+    latest = services.store.get_ordered(Namespace.LATEST_PUSH, pull_request_key(job.repo, job.number))
     if latest is not None and latest[0] > job.pushed_at and latest[1] != job.head_sha:
         return "superseded"
     return review_pull(services, job.repo, job.number, attempt, expected_head=job.head_sha, force=False)
@@ -79,7 +81,7 @@ def review_pull(
     if expected_head is not None and pull.head_sha != expected_head:
         return "superseded"
     posted_key = f"{pull_request_key(repo, number)}@{pull.head_sha}"
-    if not force and services.store.get("posted", posted_key):
+    if not force and services.store.get(Namespace.POSTED, posted_key):
         return "already-posted"
 
     check, check_completed = _open_check_run(services, client, number, pull.head_sha, force)
@@ -90,9 +92,8 @@ def review_pull(
             log.warning("review of %s#%s failed: %s", repo.full_name, number, outcome.message)
             services.metrics.error("review")
             if not check_completed:
-                client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                        output={"title": "pr-check could not review this commit",
-                                                "summary": f"The review failed: {outcome.message}"})
+                _complete_neutral(client, check, "pr-check could not review this commit",
+                                  f"The review failed: {outcome.message}")
             return "review-error"
         if isinstance(outcome, ReviewFailed):
             # The pull request crashed, stalled or exhausted the review: that is its result, posted as such.
@@ -103,7 +104,7 @@ def review_pull(
             _post_review(client, number, pull, (failure,), ChangeSet(()), None)
             if not check_completed:
                 _complete_failed_check(client, check, pull, outcome, failure)
-            services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
+            services.store.put(Namespace.POSTED, posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
             return f"review-{outcome.kind}"
         report, changes = outcome.report, outcome.changes
         outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
@@ -123,15 +124,13 @@ def review_pull(
                 _give_up_on_check(client, check)
             raise
         if not check_completed:
-            client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                    output={"title": "pr-check could not review this commit",
-                                            "summary": f"The review failed: {error}"})
+            _complete_neutral(client, check, "pr-check could not review this commit", f"The review failed: {error}")
         return "review-error"
     except Exception:
         if attempt.final and not check_completed:
             _give_up_on_check(client, check)
         raise
-    services.store.put("posted", posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
+    services.store.put(Namespace.POSTED, posted_key, pull.head_sha, ttl_s=POSTED_TTL_S)
     return "reviewed"
 
 
@@ -188,7 +187,7 @@ def review_head(services: Services, repo: RepoRef, installation: int, client: Re
         cache_dir=str(settings.cache_dir / where), report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
         github_diff=github_diff,
     )
-    outcome = run_review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
+    outcome = services.review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
     if not isinstance(outcome, ReviewFailed):
         return outcome, (), fetched.path
     return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha), fetched.path
@@ -201,7 +200,7 @@ def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findi
     posted = bot_comments(comments)
     posted_reviews = [PostedReview(r.id, r.state, marked_review_head(r.body))
                       for r in reviews if r.author_is_bot and marked_review_head(r.body)]
-    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke)
+    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke, SMOKE_VERIFIED_RULES)
     for comment_id in plan.deletions:
         client.delete_review_comment(comment_id)
     for comment_id, body in plan.edits:
@@ -257,7 +256,7 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
     output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
                               base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
                               full_report_pointer=pointer, fail_level=report.fail_level,
-                              unevaluated=report.stats.get("unevaluated", ()))
+                              unevaluated=report.stats.unevaluated)
     last = output.requests_needed - 1
     for batch in range(last):
         client.update_check_run(check, output=output.output(batch))
@@ -268,7 +267,7 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
 def _complete_failed_check(client: RepositoryClient, check: int, pull: PullRequest, failed: ReviewFailed,
                            failure) -> None:
     """The check run of a review that did not finish: failed (never green by silence), with the reason."""
-    output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=failed.phase)
+    output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=str(failed.phase))
     client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
                             output=output.output(0))
 
@@ -276,11 +275,16 @@ def _complete_failed_check(client: RepositoryClient, check: int, pull: PullReque
 def _give_up_on_check(client: RepositoryClient, check: int) -> None:
     """The last attempt failed: leave the check neutral with a reason, never in progress forever."""
     try:
-        client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                                output={"title": "pr-check could not finish",
-                                        "summary": "Posting the review failed repeatedly; comment `/pr-check` to try again."})
+        _complete_neutral(client, check, "pr-check could not finish",
+                          "Posting the review failed repeatedly; comment `/pr-check` to try again.")
     except GitHubError:
         log.exception("could not complete check run %s", check)
+
+
+def _complete_neutral(client: RepositoryClient, check: int, title: str, summary: str) -> None:
+    """Complete a check run as neutral: the review said nothing either way, and why is the summary."""
+    client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
+                            output={"title": title, "summary": summary})
 
 
 def report_given_up(services: Services, job: Job, reason: str) -> None:
@@ -299,4 +303,4 @@ def report_given_up(services: Services, job: Job, reason: str) -> None:
         "summary": (f"Reviewing `{head[:12]}` failed repeatedly: {reason}. It will not be retried by itself; "
                     "a new push, or a `/pr-check` comment, starts a fresh review. The App's log has the details."),
     })
-    services.store.put("posted", f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)
+    services.store.put(Namespace.POSTED, f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)

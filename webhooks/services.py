@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.github import AppClient
-from bot.mirror import Mirrors
+from webhooks.github_api import AppClient
+from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review
 from webhooks.metrics import WorkerMetrics
+from webhooks.mirror import Mirrors
 from webhooks.settings import Settings
 from webhooks.store import StateStore
 
@@ -18,3 +20,5 @@ class Services:
     github: AppClient
     mirrors: Mirrors
     metrics: WorkerMetrics
+    # Runs one review in a supervised child; tests hand the worker one whose child misbehaves.
+    review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review

@@ -12,7 +12,7 @@ smoke workflow's id, the `workflow_dispatch` event (only writers can dispatch) a
 dispatched branch pointed at, with the correlation id in the title telling our dispatches apart.
 The first run that matches is bound to the smoke run; any other is ignored.
 
-The inline comments of findings the job proves or disproves carry a smoke line (bot/render/review.py
+The inline comments of findings the job proves or disproves carry a smoke line (bot/render/github_review.py
 renders it): the review writes it as pending, waiting for a maintainer or not required; this module
 rewrites it when the job is dispatched on a maintainer's request, completes, cannot start or never
 reports, and links those comments from the smoke check run. The line's state for each head is also
@@ -29,15 +29,17 @@ import uuid
 from dataclasses import asdict, dataclass, replace
 from typing import Sequence
 
-from bot.github import GitHubError, PullRequest, RepositoryClient, utc_now
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, utc_now
 from bot.render.github_review import (
     SMOKE_CHECK_RUN_NAME,
     PostedComment,
-    SmokeCheckUpdate,
-    SmokeLinked,
     SmokeNote,
     marked_fingerprint,
     plan_smoke_lines,
+)
+from bot.render.smoke_check_run import (
+    SmokeCheckUpdate,
+    SmokeLinked,
     smoke_dispatch_failed,
     smoke_dispatched,
     smoke_from_workflow_run,
@@ -47,6 +49,7 @@ from bot.render.github_review import (
 from webhooks.commands import WRITE_PERMISSIONS
 from webhooks.jobs import RepoRef, WorkflowRunChanged, pull_request_key
 from webhooks.services import Services
+from webhooks.namespaces import Namespace
 
 log = logging.getLogger("pr_check.smoke")
 
@@ -94,12 +97,12 @@ def _note_key(owner: str, name: str, number: int, head_sha: str) -> str:
 
 def recorded_note(services: Services, owner: str, name: str, number: int, head_sha: str) -> SmokeNote | None:
     """What the smoke lines of this head were last set to say, if the smoke job got that far."""
-    text = services.store.get("smoke-note", _note_key(owner, name, number, head_sha))
+    text = services.store.get(Namespace.SMOKE_NOTE, _note_key(owner, name, number, head_sha))
     return SmokeNote(**json.loads(text)) if text else None
 
 
 def _record_note(services: Services, owner: str, name: str, number: int, note: SmokeNote) -> None:
-    services.store.put("smoke-note", _note_key(owner, name, number, note.head_sha), json.dumps(asdict(note)),
+    services.store.put(Namespace.SMOKE_NOTE, _note_key(owner, name, number, note.head_sha), json.dumps(asdict(note)),
                        ttl_s=RECORD_TTL_S)
 
 
@@ -133,12 +136,12 @@ def smoke_outlook(services: Services, client: RepositoryClient, repo: RepoRef, p
 
 
 def _save(services: Services, run: SmokeRun) -> None:
-    services.store.put("smoke", run.correlation_id, run.to_json(), ttl_s=RECORD_TTL_S)
+    services.store.put(Namespace.SMOKE, run.correlation_id, run.to_json(), ttl_s=RECORD_TTL_S)
     # The open ones are indexed apart, so the timeout sweep does not read a month of history.
     if run.state == "completed":
-        services.store.delete("smoke-open", run.correlation_id)
+        services.store.delete(Namespace.SMOKE_OPEN, run.correlation_id)
     else:
-        services.store.put("smoke-open", run.correlation_id, "1", ttl_s=RECORD_TTL_S)
+        services.store.put(Namespace.SMOKE_OPEN, run.correlation_id, "1", ttl_s=RECORD_TTL_S)
 
 
 def check_fields(update: SmokeCheckUpdate) -> dict:
@@ -163,15 +166,15 @@ def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: Re
     if not required:
         return None
     head_key = _head_key(repo, pull.number, pull.head_sha)
-    services.store.put("smoke-reasons", head_key, json.dumps(list(reasons)), ttl_s=RECORD_TTL_S)
-    if services.store.get("smoke-head", head_key):
+    services.store.put(Namespace.SMOKE_REASONS, head_key, json.dumps(list(reasons)), ttl_s=RECORD_TTL_S)
+    if services.store.get(Namespace.SMOKE_HEAD, head_key):
         return "already-started"
     if outlook is not None and outlook.state in ("pending", "waiting"):
         trusted = outlook.state == "pending"
     else:
         trusted = client.collaborator_permission(pull.author) in WRITE_PERMISSIONS
     if not trusted:
-        if not services.store.put("smoke-head", head_key, "waiting", only_if_absent=True, ttl_s=RECORD_TTL_S):
+        if not services.store.put(Namespace.SMOKE_HEAD, head_key, "waiting", only_if_absent=True, ttl_s=RECORD_TTL_S):
             return "already-started"
         _record_note(services, repo.owner, repo.name, pull.number, SmokeNote("waiting", pull.head_sha))
         client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, **check_fields(smoke_waiting_for_maintainer(reasons)))
@@ -181,7 +184,7 @@ def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: Re
 
 def recorded_reasons(services: Services, repo: RepoRef, number: int, head_sha: str) -> list[str]:
     """The smoke reasons the last review of this head found, if any."""
-    text = services.store.get("smoke-reasons", _head_key(repo, number, head_sha))
+    text = services.store.get(Namespace.SMOKE_REASONS, _head_key(repo, number, head_sha))
     return json.loads(text) if text else []
 
 
@@ -206,7 +209,7 @@ def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, 
         _save(services, run)
     except GitHubError as error:
         log.warning("could not read the smoke workflow of %s: %s", repo.full_name, error)
-    services.store.put("smoke-head", _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
+    services.store.put(Namespace.SMOKE_HEAD, _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
     pending = SmokeNote("pending", pull.head_sha)
     if requested_by is not None:
         _lines_or_nothing(services, client, repo.owner, repo.name, pull.number, pending)
@@ -224,7 +227,7 @@ def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, 
         return "dispatch-failed"
     if run_id is not None:
         _save(services, replace(run, run_id=run_id))
-        services.store.put("smoke-run", _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S)
+        services.store.put(Namespace.SMOKE_RUN, _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S)
     return "dispatched"
 
 
@@ -246,14 +249,14 @@ def _find_run(services: Services, job: WorkflowRunChanged) -> SmokeRun | None:
     """The smoke run this workflow run is, if it is one the App dispatched (see the top)."""
     if job.event != "workflow_dispatch":
         return None  # a pull request's own workflow can name itself anything, but not be dispatched
-    correlation = services.store.get("smoke-run", _run_key(job.repo.owner, job.repo.name, job.run_id))
+    correlation = services.store.get(Namespace.SMOKE_RUN, _run_key(job.repo.owner, job.repo.name, job.run_id))
     bound = correlation is not None
     if correlation is None:
         match = CORRELATION_ID.search(f"{job.name} {job.display_title}")
         correlation = match.group(0) if match else None
     if correlation is None:
         return None
-    text = services.store.get("smoke", correlation)
+    text = services.store.get(Namespace.SMOKE, correlation)
     if text is None:
         return None
     run = SmokeRun.from_json(text)
@@ -278,7 +281,7 @@ def follow_workflow_run(services: Services, job: WorkflowRunChanged) -> str:
     if not services.store.acquire_lease(lease, owner, 60.0):
         raise RuntimeError(f"smoke run {run.correlation_id} is being updated elsewhere")
     try:
-        run = SmokeRun.from_json(services.store.get("smoke", run.correlation_id) or run.to_json())
+        run = SmokeRun.from_json(services.store.get(Namespace.SMOKE, run.correlation_id) or run.to_json())
         update = smoke_from_workflow_run(job.status, job.conclusion, job.html_url, run.correlation_id)
         if run.state == "completed" or _ORDER[update.status] < _ORDER.get(run.state, 0):
             return "stale-event"
@@ -289,7 +292,7 @@ def follow_workflow_run(services: Services, job: WorkflowRunChanged) -> str:
             update = smoke_from_workflow_run(job.status, job.conclusion, job.html_url, run.correlation_id, linked)
         client.update_check_run(run.check_run_id, **check_fields(update))
         _save(services, replace(run, state=update.status, run_id=job.run_id))
-        services.store.put("smoke-run", _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S)
+        services.store.put(Namespace.SMOKE_RUN, _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S)
         return f"smoke-{update.status}"
     finally:
         services.store.release_lease(lease, owner)
@@ -299,10 +302,10 @@ def expire_overdue_smoke_runs(services: Services, now: float | None = None) -> l
     """Complete as neutral every smoke check whose run did not report in time; returns their ids."""
     now = time.time() if now is None else now
     expired = []
-    for correlation in services.store.keys("smoke-open"):
-        text = services.store.get("smoke", correlation)
+    for correlation in services.store.keys(Namespace.SMOKE_OPEN):
+        text = services.store.get(Namespace.SMOKE, correlation)
         if text is None:
-            services.store.delete("smoke-open", correlation)
+            services.store.delete(Namespace.SMOKE_OPEN, correlation)
             continue
         run = SmokeRun.from_json(text)
         if run.state == "completed" or run.deadline > now:
@@ -312,7 +315,7 @@ def expire_overdue_smoke_runs(services: Services, now: float | None = None) -> l
         if not services.store.acquire_lease(lease, owner, 60.0):
             continue
         try:
-            current = SmokeRun.from_json(services.store.get("smoke", correlation) or text)
+            current = SmokeRun.from_json(services.store.get(Namespace.SMOKE, correlation) or text)
             if current.state == "completed":
                 continue
             client = services.github.repository(run.installation_id, run.owner, run.name)

@@ -14,12 +14,13 @@ import socket
 import sys
 import threading
 import time
+from typing import Callable
 
 from bot.errors import PrCheckError
-from bot.github import GitHubApp, RetryPolicy
-from bot.mirror import Mirrors
+from webhooks.github_api import GitHubApp, RetryPolicy
+from webhooks.mirror import Mirrors
 from webhooks.command_requests import answer_command
-from webhooks.isolation import warm_up
+from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review, warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
 from webhooks.metrics import WORKERS_NAMESPACE, WorkerMetrics
 from webhooks.queue import Attempt, JobQueue, QueueNotDurable, open_queue
@@ -46,7 +47,8 @@ def run_job(services: Services, job: Job, attempt: Attempt) -> str:
     raise TypeError(f"unknown job {job!r}")
 
 
-def build_worker(settings: Settings) -> tuple[Services, JobQueue]:
+def build_worker(settings: Settings, review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review,
+                 ) -> tuple[Services, JobQueue]:
     """The services and the queue of one worker process."""
     store = open_store(settings.queue_url)
     metrics = WorkerMetrics(store)
@@ -58,7 +60,7 @@ def build_worker(settings: Settings) -> tuple[Services, JobQueue]:
         retry=RetryPolicy(max_rate_limit_wait_s=settings.max_rate_limit_wait_s),
         observe=metrics.github_call,
     )
-    services = Services(settings, store, github, Mirrors(settings.mirrors_dir), metrics)
+    services = Services(settings, store, github, Mirrors(settings.mirrors_dir), metrics, review)
     queue = open_queue(
         settings.queue_url,
         lease_s=settings.job_lease_s,
@@ -156,7 +158,7 @@ def wait_for_queue(services: Services, queue: JobQueue, max_pause_s: float = 30.
         pause = min(pause * 2, max_pause_s)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review) -> int:
     """Run a worker until SIGTERM (finish the jobs in hand first) or SIGINT (stop now)."""
     parser = argparse.ArgumentParser(prog="pr-check worker", description="Run pr-check's queued jobs.")
     parser.add_argument("--threads", type=int, default=None, help="jobs run at once (default PR_CHECK_WORKER_THREADS or 2)")
@@ -169,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pr-check worker: {error}", file=sys.stderr)
         return error.exit_code
     try:
-        services, queue = build_worker(settings)
+        services, queue = build_worker(settings, review)
     except PrCheckError as error:
         print(f"pr-check worker: {error}", file=sys.stderr)
         return error.exit_code

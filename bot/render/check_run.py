@@ -10,6 +10,7 @@ from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
 from bot.render.statistics import rule_by_cell_table
 from bot.model import Finding, Severity
+from bot.review_stats import Unevaluated
 
 CHECK_RUN_NAME = "pr-check"
 
@@ -86,7 +87,7 @@ def render_check_run(
     smoke_reasons: Sequence[str],
     full_report_pointer: str,
     fail_level: Severity = Severity.MAJOR,
-    unevaluated: Sequence[dict] = (),
+    unevaluated: Sequence[Unevaluated] = (),
 ) -> CheckRunOutput:
     """The `pr-check` check run's completed state: the full record of the review."""
     conclusion = check_conclusion(findings, fail_level)
@@ -98,7 +99,7 @@ def render_check_run(
         header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
     if unevaluated:
         header += ["", f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:"]
-        header += [f"- `{item['cell']}` `{item['package']}`: {_cell(str(item['reason']))[:300]}" for item in unevaluated]
+        header += [f"- `{item.cell}` `{item.package}`: {_cell(item.reason)[:300]}" for item in unevaluated]
     if smoke_reasons:
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
         header += [f"- {reason}" for reason in smoke_reasons]

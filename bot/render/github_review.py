@@ -16,6 +16,7 @@ from bot.diff import ChangeSet
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
+from bot.render.smoke_check_run import SmokeLinked, duration_text
 from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
     ANNOTATION_MESSAGE_LIMIT,
     ANNOTATION_TITLE_LIMIT,
@@ -44,15 +45,6 @@ _REVIEW_MARKER = re.compile(r"<!-- pr-check:review head=([0-9a-f]{7,64}) -->")
 # (a body GitHub stored with CRLF line ends keeps them).
 _SMOKE_LINE = re.compile(r"^.*<!-- pr-check:smoke rule=([a-z0-9-]+) head=([0-9a-f]{7,64}) -->(?=\r?$)", re.MULTILINE)
 FIXED_REPLY_PREFIX = "Fixed in "
-
-# Findings whose failure the GPU smoke job reproduces, or fails to, on a real GPU: the link contract
-# of the CUDA shims (see ../shared/gpu/README.md). Their inline comments carry the job's state.
-SMOKE_VERIFIED_RULES = frozenset({
-    "link-export-dynamic-missing",
-    "link-whole-archive-public",
-    "link-whole-without-python-dlopen",
-    "shim-duplicate-symbol",
-})
 
 
 
@@ -193,7 +185,7 @@ def render_smoke_line(note: SmokeNote, rule: str) -> str:
         text = (f"GPU smoke job **waiting for a maintainer** on {at}: a maintainer can comment `/pr-check smoke` "
                 f"to prove or disprove this on a real GPU. {_SEE_CHECK}.")
     elif note.state == "silent":
-        text = f"GPU smoke job **did not report** within {_duration(note.timeout_s or 0)} on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
+        text = f"GPU smoke job **did not report** within {duration_text(note.timeout_s or 0)} on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
     elif note.state == "not-started":
         text = f"GPU smoke job **could not start** on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
     else:  # not-required
@@ -203,10 +195,12 @@ def render_smoke_line(note: SmokeNote, rule: str) -> str:
 
 
 # -- comment bodies --------------------------------------------------------------------------
-def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None) -> str:
+def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None,
+                        smoke_rules: frozenset[str] = frozenset()) -> str:
     """Markdown of one inline comment: rule, message, evidence, fix, the smoke line, the hidden marker.
 
-    The smoke line appears on findings the GPU smoke job proves or disproves, when `smoke` is given.
+    The smoke line appears when `smoke` is given on findings of `smoke_rules`: the rules tagged
+    smoke-verified (the GPU smoke job proves or disproves them; `pr_check.review.SMOKE_VERIFIED_RULES`).
     """
     parts = [f"**{finding.rule}** ({finding.severity.label}): {finding.title}", "", finding.message.strip()]
     if finding.target:
@@ -222,7 +216,7 @@ def render_comment_body(finding: Finding, placement: Placement | None, smoke: Sm
         else:  # outside the diff (or in another file): no suggestion can stand there, so a patch
             parts += ["", *collapsed_fix(fix)]
     tail = [fingerprint_marker(finding.fingerprint)]
-    if smoke is not None and finding.rule in SMOKE_VERIFIED_RULES:
+    if smoke is not None and finding.rule in smoke_rules:
         tail.insert(0, render_smoke_line(smoke, finding.rule))
     ending = "\n\n".join(tail)
     body = "\n".join(parts) + "\n\n" + ending
@@ -302,6 +296,7 @@ def plan_review(
     posted_reviews: Sequence[PostedReview],
     head_sha: str,
     smoke: SmokeNote | None = None,
+    smoke_rules: frozenset[str] = frozenset(),
 ) -> ReviewPlan:
     """Decide comments to post, keep, edit, delete or answer, and the review around them.
 
@@ -357,9 +352,9 @@ def plan_review(
                 sitting.line,
             ):
                 sitting = wanted  # same lines: the suggestion block still applies
-            body = render_comment_body(finding, sitting, smoke)
+            body = render_comment_body(finding, sitting, smoke, smoke_rules)
             standing_smoke = marked_smoke(comment.body)
-            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in SMOKE_VERIFIED_RULES:
+            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in smoke_rules:
                 body = with_smoke_line(body, standing_smoke.line)
             if body != comment.body:
                 edits.append((comment.id, body))
@@ -381,7 +376,7 @@ def plan_review(
                 path=placement.path,
                 line=placement.line,
                 start_line=placement.start_line,
-                body=render_comment_body(finding, placement, smoke),
+                body=render_comment_body(finding, placement, smoke, smoke_rules),
                 fingerprint=finding.fingerprint,
             )
         )
@@ -435,16 +430,6 @@ def render_review_body(
 
 # -- the smoke job's word on standing comments -----------------------------------------------
 @dataclass(frozen=True, slots=True)
-class SmokeLinked:
-    """A finding whose inline comment speaks of a smoke run, for the smoke check's summary."""
-
-    rule: str
-    path: str
-    line: int | None  # None when GitHub shows the comment as outdated
-    html_url: str
-
-
-@dataclass(frozen=True, slots=True)
 class SmokeLinePlan:
     """The comment edits that bring the smoke lines of one head up to date, and what they link."""
 
@@ -465,119 +450,3 @@ def plan_smoke_lines(posted: Sequence[PostedComment], note: SmokeNote) -> SmokeL
             edits.append((comment.id, body))
         linked.append(SmokeLinked(mark.rule, comment.path, comment.line, comment.html_url))
     return SmokeLinePlan(tuple(edits), tuple(linked))
-
-
-# -- the smoke check run ---------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class SmokeCheckUpdate:
-    """A state of the `pr-check / cuda-smoke` check run."""
-
-    status: str  # queued | in_progress | completed
-    conclusion: str | None
-    title: str
-    summary: str
-    details_url: str | None = None
-
-
-_RUN_CONCLUSIONS = {
-    "success": "success",
-    "failure": "failure",
-    "cancelled": "cancelled",
-    "timed_out": "timed_out",
-    "action_required": "action_required",
-    "skipped": "skipped",
-}
-
-
-def smoke_waiting_for_maintainer(reasons: Sequence[str]) -> SmokeCheckUpdate:
-    """The smoke check of an untrusted author: PR code does not run until a maintainer asks."""
-    return SmokeCheckUpdate(
-        status="completed",
-        conclusion="neutral",
-        title="Waiting for a maintainer",
-        summary=_smoke_reasons_text(reasons)
-        + "\n\nThis change touches CUDA, but its author does not have write access, so the GPU smoke job "
-        "does not start by itself. A maintainer can comment `/pr-check smoke` to run it.",
-    )
-
-
-def smoke_dispatched(reasons: Sequence[str], correlation_id: str, requested_by: str | None) -> SmokeCheckUpdate:
-    """The smoke check right after the workflow was dispatched."""
-    who = f" at @{requested_by}'s request" if requested_by else ""
-    return SmokeCheckUpdate(
-        status="queued",
-        conclusion=None,
-        title="GPU smoke job queued",
-        summary=_smoke_reasons_text(reasons)
-        + f"\n\nThe GPU smoke workflow was dispatched{who} (correlation id `{correlation_id}`).",
-    )
-
-
-def smoke_from_workflow_run(status: str, conclusion: str | None, html_url: str | None, correlation_id: str,
-                            linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
-    """The smoke check following a `workflow_run` event; a completed one lists the findings it bears on."""
-    link = f"[the workflow run]({html_url})" if html_url else "the workflow run"
-    if status != "completed":
-        state = "in_progress" if status == "in_progress" else "queued"
-        return SmokeCheckUpdate(state, None, "GPU smoke job running" if state == "in_progress" else "GPU smoke job queued",
-                                f"See {link} (correlation id `{correlation_id}`).", html_url)
-    mapped = _RUN_CONCLUSIONS.get(conclusion or "", "neutral")
-    title = {"success": "GPU smoke job passed", "failure": "GPU smoke job failed"}.get(mapped, f"GPU smoke job: {conclusion or 'no conclusion'}")
-    return SmokeCheckUpdate("completed", mapped, title,
-                            f"See {link} for the report (correlation id `{correlation_id}`)." + _linked_text(linked),
-                            html_url)
-
-
-def smoke_never_reported(timeout_s: float, correlation_id: str, linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
-    """The smoke check when the dispatched run never reported back in time."""
-    return SmokeCheckUpdate(
-        status="completed",
-        conclusion="neutral",
-        title="GPU smoke job did not report",
-        summary=(
-            f"The GPU smoke workflow was dispatched but did not report a result within {_duration(timeout_s)} "
-            f"(correlation id `{correlation_id}`). The runner may be offline or busy. This check is left "
-            "neutral rather than pending; a maintainer can comment `/pr-check smoke` to try again."
-        ) + _linked_text(linked),
-    )
-
-
-def smoke_dispatch_failed(message: str, correlation_id: str, linked: Sequence[SmokeLinked] = ()) -> SmokeCheckUpdate:
-    """The smoke check when GitHub refused the dispatch."""
-    return SmokeCheckUpdate(
-        status="completed",
-        conclusion="neutral",
-        title="GPU smoke job could not start",
-        summary=f"Dispatching the GPU smoke workflow failed: {message} (correlation id `{correlation_id}`)."
-        + _linked_text(linked),
-    )
-
-
-def _duration(seconds: float) -> str:
-    """How long the App waited, in words: minutes, or seconds below two minutes."""
-    if seconds < 120:
-        return f"{seconds:g} second{'' if seconds == 1 else 's'}"
-    return f"{seconds / 60:g} minutes"
-
-
-_LINKED_LISTED = 50  # keeps the summary far below GitHub's 65,535 characters
-
-
-def _linked_text(linked: Sequence[SmokeLinked]) -> str:
-    """The findings a smoke run bears on, each linked to its inline comment."""
-    if not linked:
-        return ""
-    lines = ["", "", "Findings this job proves or disproves:"]
-    for item in linked[:_LINKED_LISTED]:
-        where = f"`{item.path}:{item.line}`" if item.line is not None else f"`{item.path}` (outdated)"
-        label = f"`{item.rule}` at {where}"
-        lines.append(f"- [{label}]({item.html_url})" if item.html_url else f"- {label}")
-    if len(linked) > _LINKED_LISTED:
-        lines.append(f"- ... and {len(linked) - _LINKED_LISTED} more")
-    return "\n".join(lines)
-
-
-def _smoke_reasons_text(reasons: Sequence[str]) -> str:
-    if not reasons:
-        return "The GPU smoke job was requested."
-    return "Why this change needs the GPU smoke job:\n" + "\n".join(f"- {reason}" for reason in reasons)

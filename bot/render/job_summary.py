@@ -26,7 +26,7 @@ def render_job_summary(report: "Report", full_report_pointer: str = "") -> str:
         smoke_reasons=report.smoke.reasons,
         full_report_pointer=full_report_pointer,
         fail_level=report.fail_level,
-        unevaluated=report.stats.get("unevaluated", ()),
+        unevaluated=report.stats.unevaluated,
     )
     parts = [f"## pr-check: {output.title}", output.summary]
     if output.text.strip():

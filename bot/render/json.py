@@ -19,5 +19,5 @@ def render_json(report: "Report") -> dict:
         "findings": [finding.to_json() for finding in report.findings],
         "suppressed": [dict(finding.to_json(), reason=finding.suppressed) for finding in report.suppressed],
         "smoke": report.smoke.to_json(),
-        "stats": dict(report.stats),
+        "stats": report.stats.to_json(),
     }

@@ -69,9 +69,8 @@ def render_sarif(
     properties: dict = {}
     if len(everything) > MAX_RESULTS_PER_RUN:
         properties["truncatedResults"] = len(everything) - MAX_RESULTS_PER_RUN
-    config = report.stats.get("config") if isinstance(report.stats, Mapping) else None
-    if config:
-        properties["config"] = config
+    if report.stats.config is not None:
+        properties["config"] = report.stats.config.to_json()
     if properties:
         run["properties"] = properties
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from bot.model import Finding, Severity
 from bot.render.fix_patch import unified_patch
@@ -17,6 +17,7 @@ from bot.render.statistics import count_findings, render_statistics_lines
 
 if TYPE_CHECKING:
     from bot.pipeline import Report
+    from bot.review_stats import Unevaluated
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 SMOKE_REASONS_SHOWN = 10
@@ -71,22 +72,22 @@ def _full(report: "Report", options: TextOptions) -> list[str]:
         if options.verbosity >= VERBOSE:
             lines += [f"  {f.path}:{f.line}: {f.rule}: {f.suppressed}" for f in report.suppressed]
     lines.append(f"Summary: {_summary(report.findings)}")
-    lines += unevaluated_lines(report.stats.get("unevaluated", ()))
+    lines += unevaluated_lines(report.stats.unevaluated)
     if not scan:
         lines += _smoke(report, options)
     if options.verbosity >= VERBOSE:
-        lines.append(f"Checks run: {', '.join(report.stats.get('checks', ())) or 'none'}")
-        if "seconds" in report.stats:
-            lines.append(f"Time: {report.stats['seconds']} s")
+        lines.append(f"Checks run: {', '.join(report.stats.checks) or 'none'}")
+        if report.stats.seconds is not None:
+            lines.append(f"Time: {report.stats.seconds} s")
     return lines
 
 
-def unevaluated_lines(unevaluated) -> list[str]:
+def unevaluated_lines(unevaluated: Sequence[Unevaluated]) -> list[str]:
     """What the model could not see in the packages the change touches: never silence."""
     if not unevaluated:
         return []
     lines = [f"Not evaluated ({len(unevaluated)} package(s) this change touches; their findings are unknown):"]
-    lines += [f"  {item['cell']}: {item['package']}: {item['reason']}" for item in unevaluated]
+    lines += [f"  {item.cell}: {item.package}: {item.reason}" for item in unevaluated]
     return lines
 
 
