@@ -91,7 +91,6 @@ def test_24817_cuda_lib_is_public_next_to_libtorch(reviews):
     assert _found(reviews[24817], "shim-public-visibility", "extension/pybindings/BUCK", "cuda_lib")
 
 
-@pytest.mark.xfail(strict=False, reason=f"OSS failures in packages no OSS CI job loads: {PART_B}")
 def test_24817_cuda_lib_breaks_the_oss_load_of_extension_pybindings(reviews):
     assert any(
         f.cell == "oss" and f.severity.label == "minor" and "extension/pybindings" in (f.target or f.path)
@@ -112,7 +111,6 @@ def test_24817_no_false_blocker_or_major(reviews):
 # --- #24643 as first posted (review: "Needs Discussion", 16 min) ---------------------------------
 
 
-@pytest.mark.xfail(strict=False, reason=f"link_whole consistency with the other force-linked targets: {PART_B}")
 def test_24643_item1_link_whole_without_python_dlopen(reviews):
     assert _found(reviews[24643], "link-whole-without-python-dlopen", "backends/aoti/targets.bzl", "common_shims_slim")
 
