@@ -6,13 +6,16 @@ Each is a function of what the build produced; none raises. Without a GPU, load-
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from smoke.backend_build import BuildOutcome, Layout, Toolset, build, library_words, linker_words, output_path
+from smoke.backend_build import (BuildOutcome, Layout, Toolset, build, library_words, linker_words, object_path,
+                                 output_path)
 from smoke.build_plan import HOST_NAME, NO_SOURCES, BuildPlan
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
+from smoke.link_errors import LinkProblem, explain, parse_link_errors
 from smoke.report import StageOutcome
 
 SHIM_LIBRARY = "aoti_cuda_shims"
@@ -45,7 +48,7 @@ def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset
     """Build the plan and read the shim library's exports and the loaded objects' definitions."""
     layout = Layout(checkout, build_dir)
     outcome = build(plan, layout, tools)
-    compile_stage = compile_outcome(plan, outcome)
+    compile_stage = compile_outcome(plan, outcome, layout)
     shims = plan.target(SHIM_LIBRARY)
     if shims is None or SHIM_LIBRARY not in outcome.outputs:
         why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
@@ -57,7 +60,7 @@ def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset
                       duplicated)
 
 
-def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
     compiled = sum(1 for step in outcome.steps if step.command and " -c " in step.command and step.ok)
     details = {
         "targets": [target.name for target in plan.targets],
@@ -76,6 +79,12 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         return StageOutcome("failed", reason, details)
     if not outcome.ok and not _host_only_failure(plan, outcome):
         details["failed_step"] = outcome.failed_step.to_json()
+        problems = link_problems(plan, layout, outcome.failed_step) if layout is not None else []
+        details["link_problems"] = [problem.to_json() for problem in problems]
+        if problems:
+            # The first cause, not the driver's last line ("collect2: error: ld returned 1 exit status").
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return StageOutcome("failed", f"link failed: {problems[0].message()}{more}", details)
         return StageOutcome("failed", f"link failed: {_first_line(outcome.failed_step.stderr)}", details)
     gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
     left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
@@ -85,6 +94,18 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
     names = ", ".join(target.name for target in plan.targets)
     return StageOutcome("passed", f"compiled {compiled} objects, built {names} from the CMake model "
                                   f"({plan.profile}){gaps}{left_out}", details)
+
+
+def link_problems(plan: BuildPlan, layout: Layout, step) -> list[LinkProblem]:
+    """The failed link's first causes, each object traced to the source and target it came from."""
+    targets = list(plan.targets) + ([plan.host] if plan.host is not None else [])
+    objects = {object_path(compile_step, layout).name: (target.name, compile_step.source)
+               for target in targets for compile_step in target.compile_steps}
+    archives = {target.output_name: target.name for target in targets}
+    words = shlex.split(step.command)
+    output = words[words.index("-o") + 1] if "-o" in words[:-1] else ""
+    linking = next((target.name for target in targets if output_path(target, layout) == Path(output)), Path(output).name)
+    return explain(parse_link_errors(step.stderr + "\n" + step.stdout), linking, objects, archives, layout.checkout)
 
 
 def _host_only_failure(plan: BuildPlan, outcome: BuildOutcome) -> bool:
@@ -200,7 +221,7 @@ def duplicates_outcome(plan: BuildPlan, layout: Layout, tools: Toolset,
         frozenset()
 
 
-def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
     """The host linked as a consumer; undefined references into targets the smoke build leaves to the
     host (the core runtime) are named as such, not blamed on the pull request."""
     if plan.host is None:
@@ -218,7 +239,10 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(unevaluated)}, whose sources the "
                                        f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
                                        f"runtime, e.g. {undefined[0]}", details)
-    return StageOutcome("failed", f"linking {HOST_NAME} failed: {_first_line(failed.stderr)}", details)
+    problems = link_problems(plan, layout, failed) if layout is not None else []
+    details["link_problems"] = [problem.to_json() for problem in problems]
+    first = problems[0].message() if problems else _first_line(failed.stderr)
+    return StageOutcome("failed", f"linking {HOST_NAME} failed: {first}", details)
 
 
 def _runtime_symbol(name: str) -> bool:

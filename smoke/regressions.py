@@ -99,6 +99,18 @@ def break_cuda_syntax(tree: Path) -> Regression:
     return Regression("cu-syntax-error", path, after + 2, f"compile error at {path}:{after + 2}")
 
 
+def join_tensor_attribute(tree: Path) -> Regression:
+    """The ETensor `tensor_attribute.cpp` joined to the CUDA shim library's sources: it defines shims
+    (aoti_torch_get_device_type, ...) that common_shims_slim.cpp, linked whole into the same library,
+    defines too."""
+    path = "backends/cuda/CMakeLists.txt"
+    old = "set(_aoti_cuda_shim_sources runtime/cuda_allocator.cpp runtime/shims/memory.cpp\n"
+    line = _replace(tree, path, old, old + "                            runtime/shims/tensor_attribute.cpp\n")
+    return Regression("tensor-attribute", path, line + 1,
+                      "link fails: multiple definition of aoti_torch_* between common_shims_slim.cpp and "
+                      "tensor_attribute.cpp")
+
+
 def tree_diff(base: Path, head: Path) -> str:
     """A unified diff (a/ and b/ paths relative to the trees) of the files that differ."""
     paths = sorted({p.relative_to(root).as_posix() for root in (base, head) for p in root.rglob("*") if p.is_file()})
@@ -112,7 +124,7 @@ def tree_diff(base: Path, head: Path) -> str:
 
 
 REGRESSIONS = {"no-whole-archive": drop_whole_archive, "static-shim": make_shim_static,
-               "cu-syntax-error": break_cuda_syntax}
+               "cu-syntax-error": break_cuda_syntax, "tensor-attribute": join_tensor_attribute}
 
 
 def main(argv: list[str]) -> int:
