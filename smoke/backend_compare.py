@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from smoke.link_errors import added_cmake_line, added_text
+from smoke.link_errors import added_cmake_line, added_text, find_definition
 
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 
@@ -114,8 +114,31 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         if not built and stage != "doctor":
             continue
         if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
+            if stage == "program-run" and head.get("program_wrong_values"):
+                found.append(_wrong_result(head, added, head_checkout))
+                continue
             found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
     return sorted(found, key=lambda item: not item.in_diff)
+
+
+def _wrong_result(head: dict, added: dict[str, frozenset[int]], head_checkout: Path | None) -> NewAtHead:
+    """A wrong result of the program, placed at a line the pull request changes in a .cu source whose
+    kernel the program's wrapper calls; else at that kernel's definition."""
+    kernels: dict[str, str] = head.get("program_kernels", {})
+    reason = head["reasons"]["program-run"]
+    for symbol, source in sorted(kernels.items(), key=lambda item: item[1]):
+        lines = sorted(added.get(source, ()))
+        if lines:
+            return NewAtHead("wrong-result", f"program-run: {reason}; {source}:{lines[0]} (defining {symbol}, which "
+                                             "the program calls) is a line this pull request changes",
+                             source, lines[0], True)
+    for symbol, source in sorted(kernels.items()):
+        place = find_definition(head_checkout, source, symbol) if head_checkout is not None else None
+        if place:
+            return NewAtHead("wrong-result", f"program-run: {reason}; the diff changes none of the kernels it "
+                                             f"calls; {symbol} is defined at {place[0]}:{place[1]}",
+                             place[0], place[1], False)
+    return NewAtHead("wrong-result", f"program-run: {reason}")
 
 
 def _link_key(problem: dict) -> tuple:

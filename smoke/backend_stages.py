@@ -12,11 +12,12 @@ from pathlib import Path
 
 from smoke.backend_build import (BuildOutcome, Layout, Toolset, build, library_words, linker_words, object_path,
                                  output_path)
-from smoke.build_plan import HOST_NAME, NO_SOURCES, BuildPlan
+from smoke.build_plan import HOST_NAME, NO_SOURCES, RUNTIME_HOST_NAME, BuildPlan
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
 from smoke.link_errors import LinkProblem, explain, parse_link_errors
 from smoke.report import StageOutcome
+from smoke.schema_gen import generate_schemas
 
 SHIM_LIBRARY = "aoti_cuda_shims"
 SHIM_PREFIX = "aoti_torch_"
@@ -38,26 +39,31 @@ class BackendRun:
     build: BuildOutcome | None
     exported: frozenset[str]
     duplicated: frozenset[str]
+    schema: StageOutcome = StageOutcome("skipped", "not run")
+    runtime_host: StageOutcome = StageOutcome("skipped", "not run")
 
     def stages(self) -> tuple[tuple[str, StageOutcome], ...]:
-        return (("compile", self.compile), ("exports", self.exports), ("duplicates", self.duplicates),
-                ("backend-host", self.host))
+        return (("schema", self.schema), ("compile", self.compile), ("exports", self.exports),
+                ("duplicates", self.duplicates), ("backend-host", self.host), ("runtime-host", self.runtime_host))
 
 
 def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset) -> BackendRun:
     """Build the plan and read the shim library's exports and the loaded objects' definitions."""
     layout = Layout(checkout, build_dir)
+    # flatc's headers first, so the program loader's sources compile instead of being left out.
+    schema = generate_schemas(layout.checkout, layout.binary_root, tools.flatc)
     outcome = build(plan, layout, tools)
     compile_stage = compile_outcome(plan, outcome, layout)
     shims = plan.target(SHIM_LIBRARY)
     if shims is None or SHIM_LIBRARY not in outcome.outputs:
         why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
         skipped = StageOutcome("skipped", why)
-        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset())
+        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset(), schema,
+                          skipped)
     exports, exported = exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
     duplicates, duplicated = duplicates_outcome(plan, layout, tools, outcome)
-    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome), outcome, exported,
-                      duplicated)
+    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome, layout), outcome, exported,
+                      duplicated, schema, runtime_host_outcome(plan, outcome, layout, schema))
 
 
 def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
@@ -98,7 +104,7 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | Non
 
 def link_problems(plan: BuildPlan, layout: Layout, step) -> list[LinkProblem]:
     """The failed link's first causes, each object traced to the source and target it came from."""
-    targets = list(plan.targets) + ([plan.host] if plan.host is not None else [])
+    targets = list(plan.targets) + [host for host in (plan.host, plan.runtime_host) if host is not None]
     objects = {object_path(compile_step, layout).name: (target.name, compile_step.source)
                for target in targets for compile_step in target.compile_steps}
     archives = {target.output_name: target.name for target in targets}
@@ -243,6 +249,26 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None =
     details["link_problems"] = [problem.to_json() for problem in problems]
     first = problems[0].message() if problems else _first_line(failed.stderr)
     return StageOutcome("failed", f"linking {HOST_NAME} failed: {first}", details)
+
+
+def runtime_host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout, schema: StageOutcome) -> StageOutcome:
+    """The runtime host linked with the program loader, the .ptd reader and the backend."""
+    if plan.runtime_host is None:
+        return StageOutcome("skipped", "the model lacks a target the runtime host links (extension_data_loader, "
+                                       "extension_flat_tensor)")
+    if RUNTIME_HOST_NAME in outcome.outputs:
+        links = ", ".join(item.value for item in plan.runtime_host.link_items if item.kind.startswith("target"))
+        return StageOutcome("passed", f"{RUNTIME_HOST_NAME} links {links}, with the program loader compiled from "
+                                      "the tree", {"host": outcome.outputs[RUNTIME_HOST_NAME]})
+    if schema.status != "passed":
+        return StageOutcome("skipped", f"the program loader was not compiled: schema {schema.status}: {schema.reason}")
+    failed = outcome.failed_step
+    if failed is None or HOST_NAME not in outcome.outputs:
+        return StageOutcome("skipped", "the backend or its host did not build")
+    problems = link_problems(plan, layout, failed)
+    first = problems[0].message() if problems else _first_line(failed.stderr)
+    return StageOutcome("failed", f"linking {RUNTIME_HOST_NAME} failed: {first}",
+                        {"link_problems": [problem.to_json() for problem in problems], "link": failed.to_json()})
 
 
 def _runtime_symbol(name: str) -> bool:
