@@ -44,6 +44,9 @@ HOST_LINKS = ("aoti_cuda_backend",)
 # The runtime host runs a .pte through the backend: it also links the data loader and the .ptd reader.
 RUNTIME_HOST_NAME = "smoke_runtime_host"
 RUNTIME_HOST_SOURCE = "@smoke/runtime_host.cpp"
+# The tree's own kernels for the device copies the exporter puts at a CUDA delegate's edges, compiled into
+# the runtime host (which registers them): the portable kernel library itself is codegen the build skips.
+RUNTIME_HOST_KERNELS = ("kernels/portable/cpu/op__device_copy.cpp",)
 RUNTIME_HOST_LINKS = ("aoti_cuda_backend", "extension_data_loader", "extension_flat_tensor")
 SOURCE_PARENT = "/src"
 BINARY_ROOT = "/build"
@@ -214,7 +217,7 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
         plans.append(TargetPlan(name, target.kind, (target.path, target.line), steps, links, _output_name(target)))
     host = _host_plan(targets, built, gaps, external) if all(n in targets for n in HOST_LINKS) else None
     runtime_host = _host_plan(targets, built, gaps, external, RUNTIME_HOST_NAME, RUNTIME_HOST_SOURCE,
-                              RUNTIME_HOST_LINKS) if runtime else None
+                              RUNTIME_HOST_LINKS, RUNTIME_HOST_KERNELS) if runtime else None
     # The schema libraries (INTERFACE targets listing flatc's outputs) that the extensions reach only
     # through add_dependencies, which the model does not keep: their headers are generated too.
     schemas = [target for name, target in targets.items() if name.endswith("_schema") and name not in order]
@@ -264,12 +267,13 @@ class _Consumer:
 
 
 def _host_plan(targets, built: set[str], gaps: list[Gap], external: dict[str, None], name: str = HOST_NAME,
-               source_path: str = HOST_SOURCE, link_names: tuple[str, ...] = HOST_LINKS) -> TargetPlan:
+               source_path: str = HOST_SOURCE, link_names: tuple[str, ...] = HOST_LINKS,
+               tree_sources: tuple[str, ...] = ()) -> TargetPlan:
     """The consumer: an executable linking the backend as a static runner does, with everything the
     backend's usage requirements (whole-archive and export options included) bring to its link."""
     links = tuple(_LinkEntry(link, "PRIVATE", "@smoke", 0) for link in link_names)
-    source = _HostSource(source_path, "@smoke", 0)
-    consumer = _Consumer(name, link_libraries=links, sources=(source,))
+    sources = (_HostSource(source_path, "@smoke", 0), *(_HostSource(path, "@smoke", 0) for path in tree_sources))
+    consumer = _Consumer(name, link_libraries=links, sources=sources)
     steps = tuple(_compile_steps(consumer, targets, gaps))
     items: list[LinkItem] = _library_items(consumer, links, ("PRIVATE",), targets, built, gaps, external, ())
     return TargetPlan(name, "EXECUTABLE", ("@smoke", 0), steps, tuple(_dedupe_links(items)), name)

@@ -26,7 +26,8 @@ from pathlib import Path
 # The data loader and the flat tensor (.ptd) reader are what the runtime host adds.
 SUBTREE = ("CMakeLists.txt", "version.txt", "tools/cmake", "shim_et/xplat/executorch/build/build_variables.bzl",
            "backends/aoti", "backends/cuda", "extension/cuda", "extension/tensor", "extension/data_loader",
-           "extension/flat_tensor", "runtime", "schema", "third-party/CMakeLists.txt")
+           "extension/flat_tensor", "kernels/portable/cpu/op__device_copy.cpp", "runtime", "schema",
+           "third-party/CMakeLists.txt")
 # A google/flatbuffers mirror: the submodule's headers come from it at the commit the tree pins.
 FLATBUFFERS_MIRROR = Path(os.environ.get("SMOKE_FLATBUFFERS_MIRROR", "/work/.mirror/google+flatbuffers/repo"))
 

@@ -7,9 +7,12 @@
 //
 // Usage:
 //   smoke_runtime_host MODEL.pte DATA.ptd INPUT.bin ROWS COLS OUTPUT.bin
-// One float32 input of ROWS x COLS (raw, row-major) goes to the GPU, since the program is exported with
-// MemoryPlanningPass(alloc_graph_input=False), as the backend's own tests export theirs; the first
-// output is written as raw float32. Prints "registered: ...", "program: ...", "method: ...",
+// One float32 input of ROWS x COLS (raw, row-major) is handed over in host memory, not planned
+// (MemoryPlanningPass(alloc_graph_input=False), as the backend's own tests export): the exporter puts
+// et_copy::_h2d_copy.out / _d2h_copy.out at the delegate's edges, whose kernels are the tree's own
+// (kernels/portable/cpu/op__device_copy.cpp, compiled into this host and registered below by hand, as
+// the kernel codegen the smoke build does not run would register them). The first output is written
+// as raw float32. Prints "registered: ...", "program: ...", "method: ...",
 // "ran: N values" (exit 0), or "failed: STEP (error 0xNN)" (exit 11).
 #include <cuda_runtime.h>
 
@@ -29,7 +32,19 @@
 #include <executorch/runtime/executor/memory_manager.h>
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/kernel/kernel_runtime_context.h>
+#include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
+
+namespace torch {
+namespace executor {
+namespace native {
+// kernels/portable/cpu/op__device_copy.cpp (the portable, non-ATen build).
+Tensor &_h2d_copy_out(KernelRuntimeContext &context, const Tensor &self, Tensor &out);
+Tensor &_d2h_copy_out(KernelRuntimeContext &context, const Tensor &self, Tensor &out);
+}  // namespace native
+}  // namespace executor
+}  // namespace torch
 
 namespace {
 
@@ -49,6 +64,21 @@ int fail_cuda(const char *step, cudaError_t error) {
   return 11;
 }
 
+// The boxed calls the kernel codegen writes for `func(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`:
+// the stack holds self, then out.
+void h2d_copy(et::KernelRuntimeContext &context, et::Span<et::EValue *> stack) {
+  torch::executor::native::_h2d_copy_out(context, stack[0]->toTensor(), stack[1]->toTensor());
+}
+
+void d2h_copy(et::KernelRuntimeContext &context, et::Span<et::EValue *> stack) {
+  torch::executor::native::_d2h_copy_out(context, stack[0]->toTensor(), stack[1]->toTensor());
+}
+
+const et::Kernel kDeviceCopyKernels[] = {
+    et::Kernel("et_copy::_h2d_copy.out", h2d_copy),
+    et::Kernel("et_copy::_d2h_copy.out", d2h_copy),
+};
+
 bool read_floats(const char *path, std::vector<float> &values) {
   FILE *file = std::fopen(path, "rb");
   if (file == nullptr) return false;
@@ -65,6 +95,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   et::runtime_init();
+  et::Error registered = et::register_kernels(et::Span<const et::Kernel>(kDeviceCopyKernels, 2));
+  if (registered != et::Error::Ok) return fail("register the device copy kernels", registered);
   et::BackendInterface *backend = et::get_backend_class("CudaBackend");
   std::printf("registered: CudaBackend (is_available: %s)\n",
               backend == nullptr ? "not registered" : (backend->is_available() ? "yes" : "no"));
@@ -128,22 +160,16 @@ int main(int argc, char **argv) {
     std::printf("failed: read the input (%s)\n", argv[3]);
     return 11;
   }
-  void *device_input = nullptr;
-  cudaError_t status = cudaMalloc(&device_input, input.size() * sizeof(float));
-  if (status != cudaSuccess) return fail_cuda("cudaMalloc", status);
-  status = cudaMemcpy(device_input, input.data(), input.size() * sizeof(float), cudaMemcpyHostToDevice);
-  if (status != cudaSuccess) return fail_cuda("cudaMemcpy to the device", status);
   et::etensor::TensorImpl::SizesType sizes[2] = {static_cast<int32_t>(rows), static_cast<int32_t>(columns)};
   et::etensor::TensorImpl::DimOrderType dim_order[2] = {0, 1};
   et::etensor::TensorImpl::StridesType strides[2] = {static_cast<int32_t>(columns), 1};
-  et::etensor::TensorImpl impl(et::etensor::ScalarType::Float, 2, sizes, device_input, dim_order, strides,
-                               et::TensorShapeDynamism::STATIC, et::etensor::DeviceType::CUDA, 0);
+  et::etensor::TensorImpl impl(et::etensor::ScalarType::Float, 2, sizes, input.data(), dim_order, strides);
   et::Error error = method->set_input(et::EValue(et::etensor::Tensor(&impl)), 0);
   if (error != et::Error::Ok) return fail("Method::set_input", error);
 
   error = method->execute();  // CudaBackend::execute
   if (error != et::Error::Ok) return fail("Method::execute (CudaBackend::execute)", error);
-  status = cudaDeviceSynchronize();
+  cudaError_t status = cudaDeviceSynchronize();
   if (status != cudaSuccess) return fail_cuda("cudaDeviceSynchronize", status);
 
   const et::EValue &output = method->get_output(0);
@@ -173,7 +199,6 @@ int main(int argc, char **argv) {
     return 11;
   }
   std::fclose(file);
-  cudaFree(device_input);
   std::printf("ran: %zu values (output on the %s)\n", values.size(), on_device ? "device" : "host");
   std::fflush(stdout);
   return 0;
