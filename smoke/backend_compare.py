@@ -7,11 +7,12 @@ A compile error, a lost export, a duplicate definition or a stage failure that b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from smoke.link_errors import added_cmake_line, added_text, find_definition
 
+UNDEFINED_SYMBOL = re.compile(r"undefined symbol: ([A-Za-z_][A-Za-z0-9_]*)")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 
 
@@ -110,8 +111,18 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
         found.append(NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded "
                                                        f"object at head"))
+    # A load that fails on a symbol head no longer exports is that lost symbol again, at run time: said
+    # once, with the symbol-lost finding, not as a failure of its own.
+    lost_names = set(lost)
     for stage, status in head["statuses"].items():
         if not built and stage != "doctor":
+            continue
+        missing = UNDEFINED_SYMBOL.findall(head["reasons"].get(stage, ""))
+        if status == "failed" and missing and set(missing) <= lost_names and base["statuses"].get(stage) != "failed" \
+                and any(item.kind == "symbol-lost" for item in found):
+            symbol_lost = next(index for index, item in enumerate(found) if item.kind == "symbol-lost")
+            found[symbol_lost] = replace(found[symbol_lost], message=f"{found[symbol_lost].message}; {stage} fails "
+                                                                    f"on it (undefined symbol: {missing[0]})")
             continue
         if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
             if stage == "program-run" and head.get("program_wrong_values"):

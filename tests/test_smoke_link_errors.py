@@ -127,3 +127,19 @@ def test_a_source_joined_to_the_shims_is_reported_as_the_duplicate_definition_it
     assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
         ("link-error", "backends/cuda/CMakeLists.txt", 9, True)], new
     assert "tensor_attribute.cpp" in new[0].message and "common_shims_slim.cpp" in new[0].message
+
+
+def test_a_load_failing_on_a_lost_symbol_is_said_with_the_lost_symbol_not_again():
+    base = {"errors": [], "exported": ["aoti_torch_dtype_float32", "aoti_torch_get_numel"], "duplicated": [],
+            "statuses": {"compile": "passed", "exports": "passed", "load-run": "passed"},
+            "reasons": {"compile": "ok", "exports": "ok", "load-run": "ok"}}
+    head = {**base, "exported": ["aoti_torch_get_numel"],
+            "statuses": {"compile": "passed", "exports": "passed", "load-run": "failed"},
+            "reasons": {"compile": "ok", "exports": "ok",
+                        "load-run": "dlopen failed: /w/m.wrapper.so: undefined symbol: aoti_torch_dtype_float32"}}
+    new = compare(base, head)
+    assert [item.kind for item in new] == ["symbol-lost"], new
+    assert "load-run fails on it (undefined symbol: aoti_torch_dtype_float32)" in new[0].message
+    # A load failing on a symbol head still exports is a failure of its own.
+    other = {**head, "reasons": {**head["reasons"], "load-run": "dlopen failed: x.so: undefined symbol: aoti_torch_other"}}
+    assert [item.kind for item in compare(base, other)] == ["symbol-lost", "stage-failed"]

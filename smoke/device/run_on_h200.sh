@@ -97,4 +97,5 @@ if [[ " $CASES " == *" history "* ]]; then
       --diff "$WORK/$commit/pr.diff"
   done
 fi
+echo "all cases: ${SECONDS}s wall on $(nproc) CPUs" | tee -a "$OUT/summary.txt"
 echo "summary in $OUT/summary.txt; reports and logs in $OUT/results.tar.gz"
