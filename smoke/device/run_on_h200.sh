@@ -34,13 +34,6 @@ cd "$REPO"
 export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
 mkdir -p "$WORK"
 [ -f "$WORK/commit.txt" ] || tar -xzf "$PACK/trees.tar.gz" -C "$WORK"
-if [ -d "$PACK/wheels" ] && ! "$PYTHON" -c "import importlib.util as u; assert u.find_spec('executorch')" 2>/dev/null; then
-  started=$SECONDS
-  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$WORK/site" \
-    "$PACK"/wheels/*.whl > "$RESULTS/pip.log" 2>&1 || echo "pip install failed: see pip.log" | tee -a "$OUT/summary.txt"
-  echo "wheels installed in $((SECONDS - started))s" | tee -a "$OUT/summary.txt"
-fi
-[ -d "$WORK/site" ] && export PYTHONPATH="$PYTHONPATH:$WORK/site"
 if [ -n "${PLANS:-}" ]; then
   :             # chosen by the caller: model or pack
 elif "$PYTHON" -c "import tree_sitter, tree_sitter_cmake" 2>/dev/null; then
@@ -50,6 +43,13 @@ else
 fi
 echo "commit $(cat "$WORK/commit.txt"); plans from the $PLANS; $JOBS jobs; nvcc -arch=$ARCH; work $WORK" | tee "$OUT/summary.txt"
 "$PYTHON" -m smoke doctor > "$RESULTS/doctor.txt" 2>&1; tee -a "$OUT/summary.txt" < "$RESULTS/doctor.txt"
+if [ -d "$PACK/wheels" ] && ! "$PYTHON" -c "import importlib.util as u; assert u.find_spec('executorch')" 2>/dev/null; then
+  started=$SECONDS
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$WORK/site" \
+    "$PACK"/wheels/*.whl > "$RESULTS/pip.log" 2>&1 || echo "pip install failed: see pip.log" | tee -a "$OUT/summary.txt"
+  echo "wheels installed in $((SECONDS - started))s" | tee -a "$OUT/summary.txt"
+fi
+[ -d "$WORK/site" ] && export PYTHONPATH="$PYTHONPATH:$WORK/site"
 
 plan() {  # case -> the --head-plan/--base-plan arguments when the plans come from the pack
   [ "$PLANS" = pack ] && echo "--$2-plan $WORK/$1/plan.json"
