@@ -41,6 +41,7 @@ class Toolset:
     cuda_lib: str | None
     cuda_arch: str | None = None  # e.g. "native" or "sm_90"; None: nvcc's default
     jobs: int = 0  # 0: one per CPU
+    flatc: str | None = None  # the executorch wheel's flatc (schema_gen.find_flatc); None: not found
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +81,12 @@ class BuildOutcome:
 def find_toolset(cuda_arch: str | None = None, jobs: int = 0) -> Toolset:
     """The compilers on PATH ($CXX/$CC first), nvcc and its toolkit, and ccache when installed."""
     from smoke.machine import find_toolchain
+    from smoke.schema_gen import find_flatc
 
     toolchain = find_toolchain()
     include, library = toolkit_directories(toolchain.nvcc) if toolchain.nvcc else (None, None)
     return Toolset(toolchain.cxx, toolchain.cc, toolchain.nvcc, shutil.which("ccache"), include, library,
-                   cuda_arch, jobs)
+                   cuda_arch, jobs, find_flatc())
 
 
 def toolkit_directories(nvcc: str) -> tuple[str | None, str | None]:
@@ -145,7 +147,8 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
 
     started = time.monotonic()
     layout.prepare()
-    targets = list(plan.targets) + ([plan.host] if with_host and plan.host is not None else [])
+    hosts = [host for host in (plan.host, plan.runtime_host) if host is not None] if with_host else []
+    targets = list(plan.targets) + hosts
     jobs = [(target, step) for target in targets for step in target.compile_steps]
     commands = [compile_command(step, layout, tools) for _, step in jobs]
     workers = tools.jobs or os.cpu_count() or 2

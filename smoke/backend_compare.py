@@ -7,16 +7,19 @@ A compile error, a lost export, a duplicate definition or a stage failure that b
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from smoke.link_errors import added_cmake_line, added_text, find_definition
+
+UNDEFINED_SYMBOL = re.compile(r"undefined symbol: ([A-Za-z_][A-Za-z0-9_]*)")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
 
 
 @dataclass(frozen=True, slots=True)
 class NewAtHead:
-    """One thing head breaks that base did not. kind: compile-error, symbol-lost, duplicate-definition,
-    stage-failed."""
+    """One thing head breaks that base did not. kind: compile-error, link-error, symbol-lost,
+    duplicate-definition, stage-failed."""
 
     kind: str
     message: str
@@ -82,8 +85,22 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         found.append(NewAtHead("compile-error", f"{error['path']}:{error['line']}: {error['message']} "
                                                 f"(compiling {error['source']} for {error['target']}; {where})",
                                error["path"], error["line"], in_diff))
+    base_links = {_link_key(problem) for problem in base.get("link_problems", ())}
+    for problem in head.get("link_problems", ()):
+        if _link_key(problem) in base_links:
+            continue
+        cause = cause_in_diff(problem, diff_text) if diff_text else None
+        place = cause or next((tuple(item["definition"]) for item in problem["objects"] if item["definition"]), None)
+        message = problem["message"]
+        if cause:
+            message += f"; {cause[0]}:{cause[1]}, a line this pull request adds, put it there"
+        found.append(NewAtHead("link-error", message, place[0] if place else None, place[1] if place else None,
+                               bool(cause)))
+    # A library that did not build exports nothing and loads nothing: its lost symbols and the stages
+    # after it are consequences of the compile or link failure above, not failures of their own.
+    built = head["statuses"].get("compile") != "failed"
     lost = sorted(set(base["exported"]) - set(head["exported"]))
-    if lost and not head["errors"]:
+    if lost and built:
         shown = ", ".join(lost[:5]) + (", ..." if len(lost) > 5 else "")
         place = locate(head_checkout, lost[0]) if head_checkout is not None and len(lost) <= 5 else None
         where = f"; {lost[0]} is still written at {place[0]}:{place[1]}" if place else ""
@@ -94,10 +111,70 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
         found.append(NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded "
                                                        f"object at head"))
+    # A load that fails on a symbol head no longer exports is that lost symbol again, at run time: said
+    # once, with the symbol-lost finding, not as a failure of its own.
+    lost_names = set(lost)
     for stage, status in head["statuses"].items():
+        if not built and stage != "doctor":
+            continue
+        missing = UNDEFINED_SYMBOL.findall(head["reasons"].get(stage, ""))
+        if status == "failed" and missing and set(missing) <= lost_names and base["statuses"].get(stage) != "failed" \
+                and any(item.kind == "symbol-lost" for item in found):
+            symbol_lost = next(index for index, item in enumerate(found) if item.kind == "symbol-lost")
+            found[symbol_lost] = replace(found[symbol_lost], message=f"{found[symbol_lost].message}; {stage} fails "
+                                                                    f"on it (undefined symbol: {missing[0]})")
+            continue
         if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
+            if stage == "program-run" and head.get("program_wrong_values"):
+                found.append(_wrong_result(head, added, head_checkout))
+                continue
             found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
     return sorted(found, key=lambda item: not item.in_diff)
+
+
+def _wrong_result(head: dict, added: dict[str, frozenset[int]], head_checkout: Path | None) -> NewAtHead:
+    """A wrong result of the program, placed at a line the pull request changes in a .cu source whose
+    kernel the program's wrapper calls; else at that kernel's definition."""
+    kernels: dict[str, str] = head.get("program_kernels", {})
+    reason = head["reasons"]["program-run"]
+    for symbol, source in sorted(kernels.items(), key=lambda item: item[1]):
+        lines = sorted(added.get(source, ()))
+        if lines:
+            return NewAtHead("wrong-result", f"program-run: {reason}; {source}:{lines[0]} (defining {symbol}, which "
+                                             "the program calls) is a line this pull request changes",
+                             source, lines[0], True)
+    for symbol, source in sorted(kernels.items()):
+        place = find_definition(head_checkout, source, symbol) if head_checkout is not None else None
+        if place:
+            return NewAtHead("wrong-result", f"program-run: {reason}; the diff changes none of the kernels it "
+                                             f"calls; {symbol} is defined at {place[0]}:{place[1]}",
+                             place[0], place[1], False)
+    return NewAtHead("wrong-result", f"program-run: {reason}")
+
+
+def _link_key(problem: dict) -> tuple:
+    return (problem["kind"], problem["symbol"], tuple(sorted(item["source"] or item["object"]
+                                                            for item in problem["objects"])))
+
+
+def cause_in_diff(problem: dict, diff_text: str) -> tuple[str, int] | None:
+    """The line this pull request adds that put a source of the problem into the link: the definition's
+    own line, or a CMake line naming the source."""
+    lines = added_text(diff_text)
+    added: dict[str, set[int]] = {}
+    for path, number in lines:
+        added.setdefault(path, set()).add(number)
+    frozen = {path: frozenset(numbers) for path, numbers in added.items()}
+    for item in problem["objects"]:
+        definition = item.get("definition")
+        if definition and definition[1] in frozen.get(definition[0], ()):
+            return definition[0], definition[1]
+    for item in problem["objects"]:
+        if item.get("source"):
+            found = added_cmake_line(item["source"], frozen, lines)
+            if found:
+                return found
+    return None
 
 
 def fixed_at_head(base: dict, head: dict) -> list[str]:
@@ -114,6 +191,8 @@ def backend_summary(run) -> dict:
         "errors": [error.to_json() for error in build.errors] if build else [],
         "exported": sorted(run.exported),
         "duplicated": sorted(run.duplicated),
+        # The compile stage's link causes, and the host's when only its link failed.
+        "link_problems": [*run.compile.details.get("link_problems", ()), *run.host.details.get("link_problems", ())],
         "statuses": {name: outcome.status for name, outcome in run.stages()},
         "reasons": {name: outcome.reason for name, outcome in run.stages()},
     }

@@ -16,8 +16,10 @@ from smoke.backend_build import Toolset
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_and_run, prepare_wrapper
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
-from smoke.build_plan import HOST_NAME, BuildPlan, plan_from_json
+from smoke.backend_build import Layout, object_path
+from smoke.build_plan import HOST_NAME, RUNTIME_HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
+from smoke.program_run import cuda_kernels, prepare_program, run_program
 from smoke.report import StageOutcome, StageResult
 
 
@@ -52,12 +54,19 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
     started = time.monotonic()
     wrapper_dir = options.wrapper_dir or build_root / "standalone-canary"
     wrapper, wrapper_problem = prepare_wrapper(facts, wrapper_dir)
-    head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem)
+    program_dir = (options.wrapper_dir or build_root) / "programs"
+
+    def program_for(tree: Path) -> tuple[dict | None, StageOutcome | None]:
+        return prepare_program(facts, program_dir, tree)
+
+    head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem,
+                     program_for)
     block: dict = {"head": head["block"], "seconds": None}
     head_stages = head["stages"]
     base = None
     if options.base is not None:
-        base = _one_side(options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem)
+        base = _one_side(options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem,
+                         program_for)
     elif options.base_report is not None:
         base = _side_from_report(options.base_report)
     if base is not None:
@@ -80,6 +89,22 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
     return results, block
 
 
+def _program_stage(plan: BuildPlan, run: BackendRun, checkout: Path, build_dir: Path, program_for) -> StageOutcome:
+    """The exported program through the tree's runtime and CudaBackend (program_run.py)."""
+    outputs = run.build.outputs if run.build else {}
+    if RUNTIME_HOST_NAME not in outputs:
+        return StageOutcome("skipped", f"{RUNTIME_HOST_NAME} was not built (runtime-host: {run.runtime_host.reason})")
+    if program_for is None:
+        return StageOutcome("skipped", "no program to run")
+    program, problem = program_for(checkout)
+    if program is None:
+        return problem
+    layout = Layout(checkout, build_dir)
+    shims = plan.target(SHIM_LIBRARY)
+    objects = [(step.source, object_path(step, layout)) for step in (shims.compile_steps if shims else ())]
+    return run_program(program, Path(outputs[RUNTIME_HOST_NAME]), cuda_kernels(objects), build_dir / "program-run")
+
+
 def _side_from_report(path: Path) -> dict:
     earlier = json.loads(path.read_text())["backend"]["head"]
     summary = earlier["summary"]
@@ -95,7 +120,7 @@ def _mark_shared(outcome: StageOutcome, shared: bool) -> StageOutcome:
 
 
 def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: Toolset, wrapper: dict | None,
-              wrapper_problem: StageOutcome | None) -> dict:
+              wrapper_problem: StageOutcome | None, program_for=None) -> dict:
     plan, problem = plan_for(checkout, plan_file)
     if plan is None:
         return {"stages": [("compile", problem)], "block": {"checkout": str(checkout)}, "summary": None}
@@ -111,9 +136,14 @@ def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: To
         load = load_and_run(wrapper, Path(run.build.outputs[HOST_NAME]), Path(run.build.outputs[SHIM_LIBRARY]),
                             run.exported, build_dir / "load-run")
     stages.append(("load-run", load))
+    program = _program_stage(plan, run, checkout, build_dir, program_for)
+    stages.append(("program-run", program))
     summary = backend_summary(run)
-    summary["statuses"]["load-run"] = load.status
-    summary["reasons"]["load-run"] = load.reason
+    for name, outcome in (("load-run", load), ("program-run", program)):
+        summary["statuses"][name] = outcome.status
+        summary["reasons"][name] = outcome.reason
+    summary["program_kernels"] = program.details.get("kernels_called", {})
+    summary["program_wrong_values"] = program.details.get("wrong_values", 0)
     block = {"checkout": str(checkout), "plan": plan.to_json(), "summary": summary,
              "build_seconds": round(run.build.seconds, 3) if run.build else None}
     return {"stages": stages, "block": block, "summary": summary}

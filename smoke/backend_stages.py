@@ -6,14 +6,18 @@ Each is a function of what the build produced; none raises. Without a GPU, load-
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from smoke.backend_build import BuildOutcome, Layout, Toolset, build, library_words, linker_words, output_path
-from smoke.build_plan import HOST_NAME, NO_SOURCES, BuildPlan
+from smoke.backend_build import (BuildOutcome, Layout, Toolset, build, library_words, linker_words, object_path,
+                                 output_path)
+from smoke.build_plan import HOST_NAME, NO_SOURCES, RUNTIME_HOST_NAME, BuildPlan
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
+from smoke.link_errors import LinkProblem, explain, parse_link_errors
 from smoke.report import StageOutcome
+from smoke.schema_gen import generate_schemas
 
 SHIM_LIBRARY = "aoti_cuda_shims"
 SHIM_PREFIX = "aoti_torch_"
@@ -35,29 +39,34 @@ class BackendRun:
     build: BuildOutcome | None
     exported: frozenset[str]
     duplicated: frozenset[str]
+    schema: StageOutcome = StageOutcome("skipped", "not run")
+    runtime_host: StageOutcome = StageOutcome("skipped", "not run")
 
     def stages(self) -> tuple[tuple[str, StageOutcome], ...]:
-        return (("compile", self.compile), ("exports", self.exports), ("duplicates", self.duplicates),
-                ("backend-host", self.host))
+        return (("schema", self.schema), ("compile", self.compile), ("exports", self.exports),
+                ("duplicates", self.duplicates), ("backend-host", self.host), ("runtime-host", self.runtime_host))
 
 
 def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset) -> BackendRun:
     """Build the plan and read the shim library's exports and the loaded objects' definitions."""
     layout = Layout(checkout, build_dir)
+    # flatc's headers first, so the program loader's sources compile instead of being left out.
+    schema = generate_schemas(layout.checkout, layout.binary_root, tools.flatc)
     outcome = build(plan, layout, tools)
-    compile_stage = compile_outcome(plan, outcome)
+    compile_stage = compile_outcome(plan, outcome, layout)
     shims = plan.target(SHIM_LIBRARY)
     if shims is None or SHIM_LIBRARY not in outcome.outputs:
         why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
         skipped = StageOutcome("skipped", why)
-        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset())
+        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset(), schema,
+                          skipped)
     exports, exported = exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
     duplicates, duplicated = duplicates_outcome(plan, layout, tools, outcome)
-    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome), outcome, exported,
-                      duplicated)
+    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome, layout), outcome, exported,
+                      duplicated, schema, runtime_host_outcome(plan, outcome, layout, schema))
 
 
-def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
     compiled = sum(1 for step in outcome.steps if step.command and " -c " in step.command and step.ok)
     details = {
         "targets": [target.name for target in plan.targets],
@@ -76,6 +85,12 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         return StageOutcome("failed", reason, details)
     if not outcome.ok and not _host_only_failure(plan, outcome):
         details["failed_step"] = outcome.failed_step.to_json()
+        problems = link_problems(plan, layout, outcome.failed_step) if layout is not None else []
+        details["link_problems"] = [problem.to_json() for problem in problems]
+        if problems:
+            # The first cause, not the driver's last line ("collect2: error: ld returned 1 exit status").
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            return StageOutcome("failed", f"link failed: {problems[0].message()}{more}", details)
         return StageOutcome("failed", f"link failed: {_first_line(outcome.failed_step.stderr)}", details)
     gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
     left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
@@ -85,6 +100,18 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
     names = ", ".join(target.name for target in plan.targets)
     return StageOutcome("passed", f"compiled {compiled} objects, built {names} from the CMake model "
                                   f"({plan.profile}){gaps}{left_out}", details)
+
+
+def link_problems(plan: BuildPlan, layout: Layout, step) -> list[LinkProblem]:
+    """The failed link's first causes, each object traced to the source and target it came from."""
+    targets = list(plan.targets) + [host for host in (plan.host, plan.runtime_host) if host is not None]
+    objects = {object_path(compile_step, layout).name: (target.name, compile_step.source)
+               for target in targets for compile_step in target.compile_steps}
+    archives = {target.output_name: target.name for target in targets}
+    words = shlex.split(step.command)
+    output = words[words.index("-o") + 1] if "-o" in words[:-1] else ""
+    linking = next((target.name for target in targets if output_path(target, layout) == Path(output)), Path(output).name)
+    return explain(parse_link_errors(step.stderr + "\n" + step.stdout), linking, objects, archives, layout.checkout)
 
 
 def _host_only_failure(plan: BuildPlan, outcome: BuildOutcome) -> bool:
@@ -200,7 +227,7 @@ def duplicates_outcome(plan: BuildPlan, layout: Layout, tools: Toolset,
         frozenset()
 
 
-def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
+def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
     """The host linked as a consumer; undefined references into targets the smoke build leaves to the
     host (the core runtime) are named as such, not blamed on the pull request."""
     if plan.host is None:
@@ -218,7 +245,30 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome) -> StageOutcome:
         return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(unevaluated)}, whose sources the "
                                        f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
                                        f"runtime, e.g. {undefined[0]}", details)
-    return StageOutcome("failed", f"linking {HOST_NAME} failed: {_first_line(failed.stderr)}", details)
+    problems = link_problems(plan, layout, failed) if layout is not None else []
+    details["link_problems"] = [problem.to_json() for problem in problems]
+    first = problems[0].message() if problems else _first_line(failed.stderr)
+    return StageOutcome("failed", f"linking {HOST_NAME} failed: {first}", details)
+
+
+def runtime_host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout, schema: StageOutcome) -> StageOutcome:
+    """The runtime host linked with the program loader, the .ptd reader and the backend."""
+    if plan.runtime_host is None:
+        return StageOutcome("skipped", "the model lacks a target the runtime host links (extension_data_loader, "
+                                       "extension_flat_tensor)")
+    if RUNTIME_HOST_NAME in outcome.outputs:
+        links = ", ".join(item.value for item in plan.runtime_host.link_items if item.kind.startswith("target"))
+        return StageOutcome("passed", f"{RUNTIME_HOST_NAME} links {links}, with the program loader compiled from "
+                                      "the tree", {"host": outcome.outputs[RUNTIME_HOST_NAME]})
+    if schema.status != "passed":
+        return StageOutcome("skipped", f"the program loader was not compiled: schema {schema.status}: {schema.reason}")
+    failed = outcome.failed_step
+    if failed is None or HOST_NAME not in outcome.outputs:
+        return StageOutcome("skipped", "the backend or its host did not build")
+    problems = link_problems(plan, layout, failed)
+    first = problems[0].message() if problems else _first_line(failed.stderr)
+    return StageOutcome("failed", f"linking {RUNTIME_HOST_NAME} failed: {first}",
+                        {"link_problems": [problem.to_json() for problem in problems], "link": failed.to_json()})
 
 
 def _runtime_symbol(name: str) -> bool:

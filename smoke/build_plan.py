@@ -41,6 +41,13 @@ HOST_NAME = "smoke_backend_host"
 NO_SOURCES = "the model evaluated no sources for it"
 HOST_SOURCE = "@smoke/backend_host.cpp"  # "@smoke/" marks a file of this package, not of the checkout
 HOST_LINKS = ("aoti_cuda_backend",)
+# The runtime host runs a .pte through the backend: it also links the data loader and the .ptd reader.
+RUNTIME_HOST_NAME = "smoke_runtime_host"
+RUNTIME_HOST_SOURCE = "@smoke/runtime_host.cpp"
+# The tree's own kernels for the device copies the exporter puts at a CUDA delegate's edges, compiled into
+# the runtime host (which registers them): the portable kernel library itself is codegen the build skips.
+RUNTIME_HOST_KERNELS = ("kernels/portable/cpu/op__device_copy.cpp",)
+RUNTIME_HOST_LINKS = ("aoti_cuda_backend", "extension_data_loader", "extension_flat_tensor")
 SOURCE_PARENT = "/src"
 BINARY_ROOT = "/build"
 
@@ -113,6 +120,9 @@ class BuildPlan:
     # Files generated at build time that the smoke build does not generate: name is the path under
     # the build tree, reason says which target lists them.
     generated: tuple[Gap, ...] = ()
+    # The consumer that loads a .pte through the runtime (csrc/runtime_host.cpp); None where the model
+    # lacks one of RUNTIME_HOST_LINKS.
+    runtime_host: TargetPlan | None = None
 
     def target(self, name: str) -> TargetPlan | None:
         return next((target for target in self.targets if target.name == name), None)
@@ -140,14 +150,18 @@ def plan_from_json(data: dict) -> BuildPlan:
                                item["whole_archive"], item.get("library", "")) for item in target["link_items"])
         targets.append(TargetPlan(target["name"], target["kind"], location(target["origin"]), steps, links,
                                   target["output_name"]))
-    host = data.get("host")
+    host, runtime_host = data.get("host"), data.get("runtime_host")
     if host is not None:
         host_plan = plan_from_json({"profile": "", "subjects": [], "targets": [host], "gaps": [], "external": []})
         host = host_plan.targets[0]
+    if runtime_host is not None:
+        runtime_host = plan_from_json({"profile": "", "subjects": [], "targets": [runtime_host], "gaps": [],
+                                       "external": []}).targets[0]
     return BuildPlan(data["profile"], tuple(data["subjects"]), tuple(targets), host,
                      tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data["gaps"]),
                      tuple(data["external"]), tuple(data.get("notes", ())),
-                     tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())))
+                     tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())),
+                     runtime_host)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -185,7 +199,9 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
     for name in subjects:
         if name not in targets:
             gaps.append(Gap(name, f"the model defines no target {name!r} under profile {model.profile.name}"))
-    order = _build_order([name for name in subjects if name in targets], targets)
+    runtime = all(name in targets for name in RUNTIME_HOST_LINKS)
+    extra = [name for name in RUNTIME_HOST_LINKS if runtime and name not in subjects]
+    order = _build_order([name for name in (*subjects, *extra) if name in targets], targets)
     built = {name for name in order if _is_built(targets[name])}
     plans = []
     for name in order:
@@ -200,11 +216,17 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
         links = tuple(_link_items(target, targets, built, gaps, external))
         plans.append(TargetPlan(name, target.kind, (target.path, target.line), steps, links, _output_name(target)))
     host = _host_plan(targets, built, gaps, external) if all(n in targets for n in HOST_LINKS) else None
+    runtime_host = _host_plan(targets, built, gaps, external, RUNTIME_HOST_NAME, RUNTIME_HOST_SOURCE,
+                              RUNTIME_HOST_LINKS, RUNTIME_HOST_KERNELS) if runtime else None
+    # The schema libraries (INTERFACE targets listing flatc's outputs) that the extensions reach only
+    # through add_dependencies, which the model does not keep: their headers are generated too.
+    schemas = [target for name, target in targets.items() if name.endswith("_schema") and name not in order]
     notes = ("CMAKE_CXX_STANDARD/CMAKE_CUDA_ARCHITECTURES are variables the model does not keep on targets: "
              "the compilers' defaults apply (g++ 13: gnu++17; nvcc 13: c++17, sm_75) unless the run names "
              "an architecture",)
     return BuildPlan(model.profile.name, tuple(subjects), tuple(plans), host, tuple(_unique_gaps(gaps)),
-                     tuple(external), notes, _generated_files([targets[name] for name in order]))
+                     tuple(external), notes, _generated_files([targets[name] for name in order] + schemas),
+                     runtime_host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,15 +266,17 @@ class _Consumer:
         return None
 
 
-def _host_plan(targets, built: set[str], gaps: list[Gap], external: dict[str, None]) -> TargetPlan:
+def _host_plan(targets, built: set[str], gaps: list[Gap], external: dict[str, None], name: str = HOST_NAME,
+               source_path: str = HOST_SOURCE, link_names: tuple[str, ...] = HOST_LINKS,
+               tree_sources: tuple[str, ...] = ()) -> TargetPlan:
     """The consumer: an executable linking the backend as a static runner does, with everything the
     backend's usage requirements (whole-archive and export options included) bring to its link."""
-    links = tuple(_LinkEntry(name, "PRIVATE", "@smoke", 0) for name in HOST_LINKS)
-    source = _HostSource(HOST_SOURCE, "@smoke", 0)
-    consumer = _Consumer(HOST_NAME, link_libraries=links, sources=(source,))
+    links = tuple(_LinkEntry(link, "PRIVATE", "@smoke", 0) for link in link_names)
+    sources = (_HostSource(source_path, "@smoke", 0), *(_HostSource(path, "@smoke", 0) for path in tree_sources))
+    consumer = _Consumer(name, link_libraries=links, sources=sources)
     steps = tuple(_compile_steps(consumer, targets, gaps))
     items: list[LinkItem] = _library_items(consumer, links, ("PRIVATE",), targets, built, gaps, external, ())
-    return TargetPlan(HOST_NAME, "EXECUTABLE", ("@smoke", 0), steps, tuple(_dedupe_links(items)), HOST_NAME)
+    return TargetPlan(name, "EXECUTABLE", ("@smoke", 0), steps, tuple(_dedupe_links(items)), name)
 
 
 def _is_built(target) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -22,9 +23,13 @@ from pathlib import Path
 # (version.txt, which the root CMakeLists.txt parses), the source lists the root loads from
 # build_variables.bzl (executorch_load_build_variables), the backend and the extensions it links, the
 # runtime (executorch_core's sources and headers), the schema and third-party listings.
+# The data loader and the flat tensor (.ptd) reader are what the runtime host adds.
 SUBTREE = ("CMakeLists.txt", "version.txt", "tools/cmake", "shim_et/xplat/executorch/build/build_variables.bzl",
-           "backends/aoti", "backends/cuda", "extension/cuda", "extension/tensor", "runtime", "schema",
+           "backends/aoti", "backends/cuda", "extension/cuda", "extension/tensor", "extension/data_loader",
+           "extension/flat_tensor", "kernels/portable/cpu/op__device_copy.cpp", "runtime", "schema",
            "third-party/CMakeLists.txt")
+# A google/flatbuffers mirror: the submodule's headers come from it at the commit the tree pins.
+FLATBUFFERS_MIRROR = Path(os.environ.get("SMOKE_FLATBUFFERS_MIRROR", "/work/.mirror/google+flatbuffers/repo"))
 
 
 class RegressionError(Exception):
@@ -48,7 +53,26 @@ def extract(mirror: Path, revision: str, destination: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", revision, *listed],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    add_flatbuffers(mirror, revision, root)
     return root
+
+
+def add_flatbuffers(mirror: Path, revision: str, root: Path, flatbuffers: Path = FLATBUFFERS_MIRROR) -> str | None:
+    """The third-party/flatbuffers submodule's include/ at the commit revision pins, as `git submodule
+    update` would check it out; None (and nothing written) without the mirror or that commit."""
+    listed = subprocess.run(["git", "-C", str(mirror), "ls-tree", revision, "--", "third-party/flatbuffers"],
+                            capture_output=True, text=True).stdout.split()
+    if len(listed) < 3 or listed[1] != "commit" or not (flatbuffers / "HEAD").exists():
+        return None
+    pinned = listed[2]
+    archive = subprocess.run(["git", "-C", str(flatbuffers), "archive", "--format=tar", pinned, "include/flatbuffers"],
+                             capture_output=True)
+    if archive.returncode != 0:
+        return None
+    target = root / "third-party" / "flatbuffers"
+    target.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return pinned
 
 
 def _replace(tree: Path, path: str, old: str, new: str) -> int:
@@ -99,6 +123,27 @@ def break_cuda_syntax(tree: Path) -> Regression:
     return Regression("cu-syntax-error", path, after + 2, f"compile error at {path}:{after + 2}")
 
 
+def join_tensor_attribute(tree: Path) -> Regression:
+    """The ETensor `tensor_attribute.cpp` joined to the CUDA shim library's sources: it defines shims
+    (aoti_torch_get_device_type, ...) that common_shims_slim.cpp, linked whole into the same library,
+    defines too."""
+    path = "backends/cuda/CMakeLists.txt"
+    old = "set(_aoti_cuda_shim_sources runtime/cuda_allocator.cpp runtime/shims/memory.cpp\n"
+    line = _replace(tree, path, old, old + "                            runtime/shims/tensor_attribute.cpp\n")
+    return Regression("tensor-attribute", path, line + 1,
+                      "link fails: multiple definition of aoti_torch_* between common_shims_slim.cpp and "
+                      "tensor_attribute.cpp")
+
+
+def shift_sort_indices(tree: Path) -> Regression:
+    """A wrong result in a kernel the exported program calls: sort.cu numbers each slice's indices from
+    1 instead of 0 (init_indices_kernel), so aoti_torch_cuda_sort_stable returns every index off by one.
+    It compiles, links, exports and loads; only running the program and comparing shows it."""
+    path = "backends/cuda/runtime/shims/sort.cu"
+    line = _replace(tree, path, "data[idx] = idx % slice_size;", "data[idx] = (idx + 1) % slice_size;")
+    return Regression("sort-wrong-index", path, line, f"program-run: values differ from eager; {path}:{line}")
+
+
 def tree_diff(base: Path, head: Path) -> str:
     """A unified diff (a/ and b/ paths relative to the trees) of the files that differ."""
     paths = sorted({p.relative_to(root).as_posix() for root in (base, head) for p in root.rglob("*") if p.is_file()})
@@ -112,7 +157,7 @@ def tree_diff(base: Path, head: Path) -> str:
 
 
 REGRESSIONS = {"no-whole-archive": drop_whole_archive, "static-shim": make_shim_static,
-               "cu-syntax-error": break_cuda_syntax}
+               "cu-syntax-error": break_cuda_syntax, "tensor-attribute": join_tensor_attribute, "sort-wrong-index": shift_sort_indices}
 
 
 def main(argv: list[str]) -> int:

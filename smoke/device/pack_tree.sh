@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Prepares what the H200 run needs, on a machine with the ExecuTorch mirror and pr-check installed:
-# the CUDA backend's subtree at the real commits and at each regression, the unified diffs, and a build
-# plan per tree written by the CMake model here (the GPU machine may lack tree-sitter). No make needed.
+# the CUDA backend's subtree at the real commits and at each regression (with the third-party/flatbuffers
+# headers at the commit the tree pins, from a google/flatbuffers mirror: SMOKE_FLATBUFFERS_MIRROR), the
+# unified diffs, and a build plan per tree written by the CMake model here (the GPU machine may lack
+# tree-sitter). The wheels come from fetch_wheels.sh (pack/wheels). No make needed.
 #
+#   smoke/device/fetch_wheels.sh                     # once: pack/wheels (~24 MB, pip download)
 #   smoke/device/pack_tree.sh [MIRROR] [COMMIT]      # writes smoke/device/pack/trees.tar.gz (~10 MB)
 #
 # Then carry smoke/device/pack to the GPU machine and run smoke/device/run_on_h200.sh there.
@@ -25,7 +28,7 @@ extract() {  # name revision
 
 git -C "$MIRROR" rev-parse --verify "$COMMIT^{commit}" > "$STAGE/commit.txt"
 extract main "$(cat "$STAGE/commit.txt")"
-for regression in no-whole-archive static-shim cu-syntax-error; do
+for regression in no-whole-archive static-shim cu-syntax-error tensor-attribute sort-wrong-index; do
   mkdir -p "$STAGE/$regression"
   cp -r "$STAGE/main/executorch" "$STAGE/$regression/executorch"
   "$PYTHON" -m smoke.regressions apply "$regression" "$STAGE/$regression/executorch" > "$STAGE/$regression/regression.json"

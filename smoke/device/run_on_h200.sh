@@ -2,12 +2,15 @@
 # The compiled GPU smoke job on the real ExecuTorch tree, on a GPU machine with nvcc, g++ and PyTorch
 # (CUDA) but no network: run from the repository root, with smoke/device/pack carried (pack_tree.sh).
 # Needs only python3 with torch: the smoke package is standard-library only, and the build plans come
-# from the pack when the CMake model (tree-sitter) is not importable here.
+# from the pack when the CMake model (tree-sitter) is not importable here. The wheels in pack/wheels
+# (fetch_wheels.sh: executorch 1.5.1, whose flatc generates the schema headers and whose exporter writes
+# the .pte/.ptd, with torchao, pytorch-tokenizers and small pure-Python deps) are installed with
+# `pip install --no-index --no-deps --target` into the work directory first.
 #
 #   OUT=/some/dir smoke/device/run_on_h200.sh [main] [regressions] [history]    (default: all three)
 #
 # Each group fits one 10-minute call on 16 cores: main (cold; then, when ccache is installed, again in a
-# fresh build directory that the warm cache serves), the three regressions against main's report, and the history pair
+# fresh build directory that the warm cache serves), the five regressions against main's report, and the history pair
 # eac0673bd5 / 3a00cc1897 each against its parent. The work directory (smoke/device/work, git-ignored)
 # survives between calls on a warm machine, so `regressions` finds main's report from an earlier call.
 # Writes two files under $OUT (the copy-back takes few files): summary.txt (doctor, then per case its
@@ -40,6 +43,13 @@ else
 fi
 echo "commit $(cat "$WORK/commit.txt"); plans from the $PLANS; $JOBS jobs; nvcc -arch=$ARCH; work $WORK" | tee "$OUT/summary.txt"
 "$PYTHON" -m smoke doctor > "$RESULTS/doctor.txt" 2>&1; tee -a "$OUT/summary.txt" < "$RESULTS/doctor.txt"
+if [ -d "$PACK/wheels" ] && ! "$PYTHON" -c "import importlib.util as u; assert u.find_spec('executorch')" 2>/dev/null; then
+  started=$SECONDS
+  "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$WORK/site" \
+    "$PACK"/wheels/*.whl > "$RESULTS/pip.log" 2>&1 || echo "pip install failed: see pip.log" | tee -a "$OUT/summary.txt"
+  echo "wheels installed in $((SECONDS - started))s" | tee -a "$OUT/summary.txt"
+fi
+[ -d "$WORK/site" ] && export PYTHONPATH="$PYTHONPATH:$WORK/site"
 
 plan() {  # case -> the --head-plan/--base-plan arguments when the plans come from the pack
   [ "$PLANS" = pack ] && echo "--$2-plan $WORK/$1/plan.json"
@@ -69,10 +79,11 @@ if [[ " $CASES " == *" main "* ]]; then
   fi
 fi
 
-# 2. The three regressions, each against main's report (base is not rebuilt).
+# 2. The five regressions, each against main's report (base is not rebuilt; the program is exported once
+#    per distinct backend Python, so they reuse main's).
 if [[ " $CASES " == *" regressions "* ]]; then
   [ -f "$WORK/main.json" ] || smoke main
-  for regression in no-whole-archive static-shim cu-syntax-error; do
+  for regression in ${REGRESSIONS:-tensor-attribute sort-wrong-index no-whole-archive static-shim cu-syntax-error}; do
     cp "$WORK/$regression/regression.json" "$RESULTS/$regression.regression.json"
     smoke "$regression" --base-report "$WORK/main.json" --diff "$WORK/$regression/pr.diff"
   done
@@ -86,4 +97,5 @@ if [[ " $CASES " == *" history "* ]]; then
       --diff "$WORK/$commit/pr.diff"
   done
 fi
+echo "all cases: ${SECONDS}s wall on $(nproc) CPUs" | tee -a "$OUT/summary.txt"
 echo "summary in $OUT/summary.txt; reports and logs in $OUT/results.tar.gz"
