@@ -63,6 +63,13 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, interval: floa
         time.sleep(interval)
 
 
+def deadline_from(measured_s: float, *, factor: float = 5.0, floor_s: float = 30.0) -> float:
+    """A wait's limit derived from a phase this run measured (a worker's start-up and first steps,
+    say): on a loaded machine every phase slows alike, so the limit grows with the load instead of
+    being a guess that load defeats; the floor keeps it generous on a quiet machine."""
+    return max(floor_s, factor * measured_s)
+
+
 @dataclass
 class FixtureRepo:
     """A real bare repository registered with the stand-in."""
