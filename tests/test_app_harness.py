@@ -25,6 +25,7 @@ import uvicorn
 
 from tests.standin import GitHubStandIn, app_key_pair, gitrepos, webhook_headers
 from webhooks.app import create_app
+from webhooks.metrics import WORKERS_NAMESPACE
 from webhooks.queue import JobQueue, open_queue
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,9 @@ BUCK_SHIFTED = "# Shims for the CUDA backend.\n# Keep the list sorted.\n" + BUCK
 SHIFTED_LINE = 6
 BUCK_FIXED = BUCK_SHIFTED.replace("    link_whole = True,\n", "    link_whole = True,\n    supports_python_dlopen = True,\n")
 RULE = "link-whole-without-python-dlopen"
+# A worker's start-up (imports of the App stack, the review children's server) has nothing measured
+# before it to derive a limit from: this one only catches a worker that never comes up.
+STARTUP_LIMIT_S = 120.0
 BASE_FILES = {".buckconfig": BUCKCONFIG, "BUCK": BUCK_CLEAN, "shims.cpp": "int shim() { return 1; }\n"}
 
 
@@ -61,6 +65,13 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, interval: floa
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
         time.sleep(interval)
+
+
+def deadline_from(measured_s: float, *, factor: float = 5.0, floor_s: float = 30.0) -> float:
+    """A wait's limit derived from a phase this run measured (a worker's start-up and first steps,
+    say): on a loaded machine every phase slows alike, so the limit grows with the load instead of
+    being a guess that load defeats; the floor keeps it generous on a quiet machine."""
+    return max(floor_s, factor * measured_s)
 
 
 @dataclass
@@ -119,13 +130,23 @@ class RunningApp:
                                 headers=webhook_headers(secret, body, event, delivery_id or str(uuid.uuid4())))
 
     def start_worker(self, entry: tuple[str, ...] = ("webhooks.worker",), **extra_env: str) -> subprocess.Popen:
-        """A worker process; `entry` is the module run (and its first arguments): tests.app_faults
-        starts one whose review children misbehave."""
+        """Start a worker and return once it says it is alive (the row /healthz counts), which it
+        writes after its imports and warm-up, just before it takes jobs: the start-up, the phase a
+        loaded machine slows most, is then inside no test's wait on the work itself. `entry` is the
+        module run (and its first arguments): tests.app_faults starts one whose review children misbehave."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "ab")
         process = subprocess.Popen([sys.executable, "-m", *entry, "--threads", "2"],
                                    env={**self.env, **extra_env}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.workers.append(process)
+        name = f"{socket.gethostname()}:{process.pid}"  # webhooks.worker.worker_name() of that process
+
+        def alive() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"the worker exited with {process.returncode} while starting:\n{self.worker_log()}")
+            return self.queue.store.get(WORKERS_NAMESPACE, name) is not None
+
+        wait_for(alive, timeout=STARTUP_LIMIT_S, what="the worker to start")
         return process
 
     def worker_log(self) -> str:

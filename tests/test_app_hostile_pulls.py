@@ -8,9 +8,11 @@ Real uvicorn, real `python -m webhooks.worker` processes, the GitHub stand-in, r
 from __future__ import annotations
 
 import signal
+import time
 
 from tests.standin import GitHubStandIn, app_key_pair
-from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, completed_check_runs, make_repo, start_app, wait_for
+from tests.test_app_harness import (APP_ID, BUCK_DEFECT, OWNER, completed_check_runs, deadline_from, make_repo,
+                                    start_app, wait_for)
 
 NESTED_BUCK = "X = " + "[" * 5000 + "]" * 5000 + "\n"
 
@@ -70,25 +72,31 @@ def test_a_review_past_its_deadline_is_stopped_and_reported(tmp_path):
 
 def test_a_job_that_kills_its_worker_twice_is_given_up_with_a_failed_check(tmp_path):
     standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
-    # GitHub hangs on the diff each attempt asks for after creating its check run, so the test
-    # can kill the worker mid-job.
-    standin.stall_next("GET", r"/pulls/1$", 60, accept="diff", times=2)
+    # GitHub hangs on the diff each attempt asks for after creating its check run and fetching the
+    # head, so the test can kill the worker mid-job.
+    held = standin.stall_next("GET", r"/pulls/1$", 60, accept="diff", times=2)
     app = start_app(standin, tmp_path / "app", PR_CHECK_JOB_LEASE_S="2")
     try:
         repo = make_repo(standin, tmp_path, "deadly")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
         app.deliver("pull_request", standin.pull_request_payload(OWNER, "deadly", 1))
         [job_id] = app.queue.store.keys("active")
+        slowest_attempt_s = 0.0
         for attempt in (1, 2):
+            started = time.monotonic()
             worker = app.start_worker()
-            wait_for(lambda: (r := app.queue.record(job_id)) and r.attempts == attempt and r.state == "running",
-                     timeout=30, what=f"attempt {attempt} to be running")
+            # A job marked running has not reached GitHub yet (the worker may still be starting its
+            # review): the kill waits until the attempt is held on the diff, mid-job.
+            wait_for(lambda: held() == attempt, timeout=60, what=f"attempt {attempt} to wait on GitHub's diff")
+            slowest_attempt_s = max(slowest_attempt_s, time.monotonic() - started)
+            assert app.queue.record(job_id).attempts == attempt
             worker.send_signal(signal.SIGKILL)
             worker.wait(timeout=10)
         app.start_worker()
-        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "deadly", head), timeout=30,
-                         what="the job to be given up")
+        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "deadly", head),
+                         timeout=deadline_from(slowest_attempt_s), what="the job to be given up")
         assert run["conclusion"] == "failure" and "gave up" in run["output"]["title"]
+        assert len(standin.check_runs(OWNER, "deadly", head)) == 1  # the interrupted attempts' run, completed
         record = wait_for(lambda: (r := app.queue.record(job_id)) and r.state == "failed" and r),
         assert record[0].crashes == 2 and record[0].outcome.startswith("given up")
         assert app.queue.store.keys("active") == []

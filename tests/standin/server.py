@@ -68,6 +68,7 @@ class _Stall:
     accept: str
     seconds: float
     remaining: int
+    held: int = 0  # matching requests caught so far (read under the state lock)
 
 
 class GitHubStandIn:
@@ -356,12 +357,26 @@ class GitHubStandIn:
                 _Fault(method.upper(), re.compile(path_regex), status, body, dict(headers or {}), times)
             )
 
-    def stall_next(self, method: str, path_regex: str, seconds: float, *, accept: str = "", times: int = 1) -> None:
+    def stall_next(
+        self, method: str, path_regex: str, seconds: float, *, accept: str = "", times: int = 1
+    ) -> Callable[[], int]:
         """Hold the next `times` matching requests for `seconds` before answering them, as a
         GitHub that hangs does: a test kills or times out the App while it waits. `accept`, when
-        given, must occur in the request's Accept header (the diff media type, say)."""
+        given, must occur in the request's Accept header (the diff media type, say).
+
+        Returns how many requests have been caught so far: a test waits on that before acting on
+        the App held there, since what the App did just before (create a check run, say) does not
+        mean it has reached the held request yet (it may still be fetching, on a loaded machine).
+        """
+        stall = _Stall(method.upper(), re.compile(path_regex), accept, seconds, times)
         with self._state.lock:
-            self._stalls.append(_Stall(method.upper(), re.compile(path_regex), accept, seconds, times))
+            self._stalls.append(stall)
+
+        def held() -> int:
+            with self._state.lock:
+                return stall.held
+
+        return held
 
     def before_next(self, method: str, path_regex: str, action: Callable[[], None]) -> None:
         """Run `action` once, just before the next matching request is answered: what someone else
@@ -382,6 +397,7 @@ class GitHubStandIn:
             for stall in self._stalls:
                 if stall.method in ("*", call.method) and stall.pattern.search(call.path) and stall.accept in call.headers.get("accept", ""):
                     stall.remaining -= 1
+                    stall.held += 1
                     if stall.remaining <= 0:
                         self._stalls.remove(stall)
                     return stall.seconds
