@@ -11,20 +11,18 @@ import argparse
 import os
 import resource
 import sys
-import tempfile
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
-import checks
-from bot.buck.graph_cache import EvaluationCache
-from bot.config import CONFIG_PATH, Config, parse_config
-from bot.errors import ConfigError, PrCheckError, UsageError
-from bot.repo import GitRepository
-from pr_check import revisions
-from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputRequest, exit_status, render, write
-from pr_check.shim import shim_files
+from bot.errors import PrCheckError, UsageError
+from pr_check.output import FAIL_LEVELS, FORMATS, OutputRequest
+
+if TYPE_CHECKING:
+    from bot.config import Config
+
+# Each command imports what it needs (the checks, the evaluator, git, the renderers) when it
+# runs: `pr-check --version` and `--help` import none of it (tests/test_cli_startup.py).
 
 VERSION = "0.1.0"
 SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (default: an initialized shim/)"
@@ -230,6 +228,7 @@ def _dispatch(arguments: argparse.Namespace) -> int:
 
 def _cache(arguments: argparse.Namespace) -> int:
     from bot.facts.cache import DiskStore
+    from bot.repo import GitRepository
     from pr_check.review import default_cache_dir
 
     if arguments.cache_dir is not None:
@@ -247,6 +246,7 @@ def _cache(arguments: argparse.Namespace) -> int:
 
 
 def _explain(rule: str) -> int:
+    import checks
     from bot.engine import ENGINE_RULES
 
     check = checks.BY_ID.get(rule)
@@ -262,16 +262,19 @@ def _explain(rule: str) -> int:
     return 0
 
 
-def _local_config(path: Path | None) -> Config | None:
+def _local_config(path: Path | None) -> "Config | None":
     """`--config FILE`, parsed and validated now; None means the reviewed revision's own config."""
     if path is None:
         return None
+    from bot.config import CONFIG_PATH, parse_config
+    from bot.errors import ConfigError
+    from pr_check.output import known_rules
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise UsageError(f"--config {path}: {error.strerror}") from None
     try:
-        return parse_config(text, KNOWN_RULES)
+        return parse_config(text, known_rules())
     except ConfigError as error:
         raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None
 
@@ -279,6 +282,7 @@ def _local_config(path: Path | None) -> Config | None:
 def _config_note(path: Path | None) -> tuple[tuple[str, ...], dict]:
     if path is None:
         return (), {}
+    from bot.config import CONFIG_PATH
     note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
     return (note,), {"config": {"source": "local", "path": str(path)}}
 
@@ -312,10 +316,15 @@ def _progress(request: OutputRequest) -> Iterator[object]:
         yield update
 
 
-def _review(arguments: argparse.Namespace, request: OutputRequest, config: Config | None, diff_text: str | None) -> int:
+def _review(arguments: argparse.Namespace, request: OutputRequest, config: "Config | None", diff_text: str | None) -> int:
+    import checks
+    from bot.buck.graph_cache import EvaluationCache
     from bot.diff import parse_diff
     from bot.patch import apply_diff
+    from bot.repo import GitRepository
+    from pr_check import revisions
     from pr_check.review import default_cache_dir, review_trees
+    from pr_check.shim import shim_files
 
     with GitRepository(arguments.repo) as repo:
         notes: tuple[str, ...] = ()
@@ -345,10 +354,15 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
         return _finish(report, request, notes + config_notes, stats, revisions.repository_uri(repo))
 
 
-def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
+def _scan(arguments: argparse.Namespace, request: OutputRequest, config: "Config | None") -> int:
+    import checks
+    from bot.buck.graph_cache import EvaluationCache
     from bot.diff import ChangeSet
+    from bot.repo import GitRepository
     from bot.tree import memory_tree
+    from pr_check import revisions
     from pr_check.review import default_cache_dir, load_config, review_trees
+    from pr_check.shim import shim_files
 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
@@ -367,6 +381,10 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
 
 
 def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict, repository_uri: str | None) -> int:
+    from dataclasses import replace
+
+    from pr_check.output import exit_status, render, write
+
     report = request.filter(report)
     if stats:
         report = replace(report, stats={**report.stats, **stats})
@@ -375,6 +393,8 @@ def _finish(report, request: OutputRequest, notes: tuple[str, ...], stats: dict,
 
 
 def _demo(arguments: argparse.Namespace) -> int:
+    import tempfile
+
     from fixtures.cases import CASES, build_case_repository
 
     if arguments.list:

@@ -8,27 +8,39 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from functools import cache
 from typing import TYPE_CHECKING, Sequence
 
-import checks
-from bot.engine import ENGINE_RULES, INTERNAL_ERROR
 from bot.errors import UsageError
 from bot.model import Severity
-from bot.render.text import NORMAL, QUIET, VERBOSE, TextOptions
 
 if TYPE_CHECKING:
     from bot.check import Check
     from bot.pipeline import Report
 
+# The checks, the engine and the renderers are imported when a command needs them, not here:
+# `pr-check --version` and `--help` build the parser from this module and must start at once.
 FORMATS = ("text", "json", "sarif", "github", "rdjson")
 FAIL_LEVELS = tuple(s.label for s in sorted(Severity, reverse=True))
-KNOWN_RULES = frozenset(checks.BY_ID) | frozenset(ENGINE_RULES)
+
+
+@cache
+def known_rules() -> frozenset[str]:
+    """Every rule id a config or `--select` may name: the checks' and the engine's own."""
+    import checks
+    from bot.engine import ENGINE_RULES
+
+    return frozenset(checks.BY_ID) | frozenset(ENGINE_RULES)
+
+
+def __getattr__(name: str) -> object:
+    if name == "KNOWN_RULES":  # the module constant it used to be, computed on first use
+        return known_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +69,8 @@ class OutputRequest:
         statistics = bool(getattr(arguments, "statistics", False))
         if statistics and arguments.format != "text":
             raise UsageError("--statistics prints text; use it with --format text")
+        from bot.render.text import NORMAL, QUIET, VERBOSE
+
         verbosity = QUIET if getattr(arguments, "quiet", False) else VERBOSE if getattr(arguments, "verbose", False) else NORMAL
         color_choice = getattr(arguments, "color", "auto")
         color = color_choice == "always" or (
@@ -81,6 +95,8 @@ class OutputRequest:
         return tuple(c for c in available if self.wants(c.id))
 
     def wants(self, rule: str) -> bool:
+        from bot.engine import INTERNAL_ERROR
+
         if rule == INTERNAL_ERROR:
             return True  # a crashed check's verdict is missing whatever was selected
         return (self.selected is None or rule in self.selected) and rule not in self.ignored
@@ -107,7 +123,7 @@ def _rule_list(values: list[str] | None, option: str) -> frozenset[str] | None:
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
-    unknown = sorted(rules - KNOWN_RULES)
+    unknown = sorted(rules - known_rules())
     if unknown:
         raise UsageError(f"{option}: unknown rule id(s) {', '.join(unknown)} (see `pr-check rules`)")
     return rules
@@ -125,11 +141,14 @@ def _check_writable(output: Path) -> None:
 
 def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] = (), repository_uri: str | None = None) -> str:
     """The report in the requested format, as the text to write."""
+    import json
+
     if request.format == "json":
         from bot.render.json import render_json
 
         return json.dumps(render_json(report), indent=2) + "\n"
     if request.format == "sarif":
+        import checks
         from bot.render.sarif import render_sarif
         from pr_check.cli import VERSION
 
@@ -142,7 +161,7 @@ def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] =
         from bot.render.github_annotations import render_github_annotations
 
         return render_github_annotations(report)
-    from bot.render.text import render_text
+    from bot.render.text import TextOptions, render_text
 
     options = TextOptions(verbosity=request.verbosity, color=request.color, statistics=request.statistics, notes=notes)
     return render_text(report, options)
@@ -154,6 +173,8 @@ def write(text: str, output: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    import tempfile
+
     handle, temporary = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".", prefix=f".{output.name}.")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
