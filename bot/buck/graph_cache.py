@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from bot.buck.evaluation import HOST_VERSION, CellEvaluator
+from bot.buck import evaluation_pool
+from bot.buck.evaluation import HOST_VERSION
 from bot.buck.packages import dependency_version, find_packages, load_buckconfig
 from bot.buck.targets import CellGraph, PackageResult
-from bot.tree import FileTree, missing_reads
+from bot.tree import FileTree
 
 
 def _as_cached(graph: "CellGraph") -> "CellGraph":
@@ -35,7 +36,21 @@ def graph_digest(graph: "CellGraph") -> str:
     if graph.digest:
         return graph.digest
     content = [(p, r.build_file, r.targets, r.error) for p, r in graph.packages.items()]
-    return hashlib.sha256(pickle.dumps((graph.cell, content), protocol=pickle.HIGHEST_PROTOCOL)).hexdigest()
+    digest = hashlib.sha256()
+    # Without the memo, equal values give equal bytes however they are shared: a graph whose
+    # packages came from worker processes (bot/buck/evaluation_pool.py) or from the store has
+    # the digest of the same graph evaluated in one process.
+    pickler = pickle.Pickler(_Digesting(digest), protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True
+    pickler.dump((graph.cell, content))
+    return digest.hexdigest()
+
+
+class _Digesting:
+    """A file-like sink that hashes what is written to it."""
+
+    def __init__(self, digest: "hashlib._Hash") -> None:
+        self.write = digest.update
 
 
 class EvaluationCache:
@@ -181,7 +196,6 @@ def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> _Evalua
     config = load_buckconfig(tree)
     config_blob = tree.blob_id(".buckconfig") or ""
     wanted = packages if packages is not None else find_packages(tree, config, cell)
-    evaluator: CellEvaluator | None = None
     results = []
     result_keys: dict[str, str] = {}
     uncached = []
@@ -194,14 +208,9 @@ def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> _Evalua
             uncached.append((package, build_file))
     if uncached:
         tree.prefetch(p for p in tree.paths() if p.endswith((".bzl", "BUCK", "TARGETS")))
-    for index, (package, build_file) in enumerate(uncached):
-        if evaluator is None:
-            evaluator = CellEvaluator(tree, cell, config, **limits)
-        if progress is not None:
-            progress(cell, index, len(uncached))
-        missing_before = missing_reads()
-        result = evaluator.evaluate_package(package, build_file)
-        if missing_reads() == missing_before:  # a failure to read a missing blob is not the package's
+    evaluated = evaluation_pool.evaluate(tree, cell, config, uncached, limits, progress)
+    for (package, _build_file), (result, complete) in zip(uncached, evaluated):
+        if complete:  # a failure to read a missing blob is not the package's
             result_key = cache.put(tree, cell, result, config_blob)
             if result_key is not None:
                 result_keys[package] = result_key
