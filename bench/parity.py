@@ -56,6 +56,27 @@ def review_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
     return records
 
 
+def scan_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
+    """Every finding of each whole tree (`pr-check scan`): many more findings than the new-at-head
+    findings of a review, so two versions of the code are compared on far more of their output."""
+    from bot.buck.graph_cache import EvaluationCache
+    from bot.repo import GitRepository
+    from pr_check.review import scan_tree
+
+    records = []
+    with GitRepository(repo) as repository:
+        for sha in commits:
+            started = time.perf_counter()
+            report = scan_tree(repository.tree(sha), cache=EvaluationCache(cache))
+            seconds = time.perf_counter() - started
+            findings = sorted((_finding(f) for f in report.findings), key=lambda r: json.dumps(r, sort_keys=True))
+            suppressed = sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True))
+            records.append({"commit": sha, "findings": findings, "suppressed": suppressed, "seconds": round(seconds, 3),
+                            "rss_mb": round(resident_mb(), 1)})
+            print(f"scan {sha[:10]} {seconds:6.2f}s findings {len(findings)}", file=sys.stderr, flush=True)
+    return records
+
+
 def compare(first: Path, second: Path) -> int:
     """Print the commits whose findings differ between two runs; 1 if any does."""
     left = {r["commit"]: r for r in json.loads(first.read_text())["reviews"]}
@@ -97,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--cache", type=Path, default=None, help="cache directory (default: a new temporary one)")
     parser.add_argument("--commits", help="comma-separated commits to review instead of --count of the history")
+    parser.add_argument("--scan", action="store_true", help="scan each commit's whole tree instead of reviewing it")
     parser.add_argument("--source", type=Path, help="review with the code in this directory instead")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
     arguments = parser.parse_args(argv)
@@ -107,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         commits = history_commits(arguments.repo, arguments.since, arguments.until, arguments.count, arguments.ref)
     with tempfile.TemporaryDirectory(prefix="pr-check-parity-") as directory:
-        records = review_all(arguments.repo, commits, arguments.cache or Path(directory))
+        run = scan_all if arguments.scan else review_all
+        records = run(arguments.repo, commits, arguments.cache or Path(directory))
     import bot
 
     document = {"source": str(Path(bot.__file__).resolve().parents[1]), "reviews": records,
