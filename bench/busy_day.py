@@ -111,7 +111,7 @@ def whole_process(repo: Path, commits: list[str]) -> dict:
     for sha in commits:
         before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
         done = subprocess.run([str(executable), "review", "--repo", str(repo), "--base", f"{sha}^", "--head", sha,
-                               "--format", "json", "--exit-zero"], capture_output=True, text=True)
+                               "--format", "json", "--exit-zero"], capture_output=True, text=True, check=False)
         seconds, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise RuntimeError(f"pr-check review {sha} failed: {done.stderr[-2000:]}")
@@ -131,8 +131,8 @@ def _store_size(directory: Path) -> dict:
     from bot.facts.cache import DiskStore
 
     info = DiskStore(directory).info()
-    on_disk = subprocess.run(["du", "-sb", str(directory)], capture_output=True, text=True).stdout.split()[0]
-    blocks = subprocess.run(["du", "-sk", str(directory)], capture_output=True, text=True).stdout.split()[0]
+    on_disk = subprocess.run(["du", "-sb", str(directory)], capture_output=True, text=True, check=True).stdout.split()[0]
+    blocks = subprocess.run(["du", "-sk", str(directory)], capture_output=True, text=True, check=True).stdout.split()[0]
     return {"entries": info.entries, "bytes": info.bytes, "apparent_bytes": int(on_disk), "disk_kib": int(blocks), "bound": info.bound}
 
 

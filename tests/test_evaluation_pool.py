@@ -50,9 +50,10 @@ def test_workers_give_what_one_process_gives_in_the_same_order(tmp_path):
         shared = evaluation_pool.evaluate(tree, "xplat", config, packages, {}, jobs=3)
         assert shared == alone
         assert [result.package for result, _complete in shared] == [package for package, _file in packages]
-        broken = dict((result.package, result) for result, _complete in shared)["p7"]
+        by_package = {result.package: result for result, _complete in shared}
+        broken = by_package["p7"]
         assert broken.targets == () and "p7 is broken" in broken.error.message
-        assert dict((r.package, r) for r, _ in shared)["p9"].targets[0].attrs["deps"] == ["//p8:p8"]
+        assert by_package["p9"].targets[0].attrs["deps"] == ["//p8:p8"]
         assert all(complete for _result, complete in shared)
         # The parent's own blob reader was left alone by the workers.
         assert tree.read_text("p3/p3.cpp") == "int f3() { return 3; }\n"
