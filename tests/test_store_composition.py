@@ -40,8 +40,8 @@ def test_a_tree_that_changes_one_package_reuses_the_others_and_stores_only_what_
     second = _evaluate(tmp_path, _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b2")\n'))
     assert {p: r.cached for p, r in second.packages.items()} == {"a": True, "b": False}
     assert sorted(second.targets) == ["//a:a", "//b:b2"]
-    # b's result, b's index (a new build-file blob) and the new cell's manifest: nothing for a.
-    assert len(_entries(tmp_path) - stored) == 3
+    # b's result, b's index (a new build-file blob), the new cell's manifest and its pack: nothing for a.
+    assert len(_entries(tmp_path) - stored) == 4
 
 
 def test_a_cell_is_composed_from_the_store_equal_to_its_evaluation(tmp_path):
@@ -58,12 +58,26 @@ def test_a_package_result_gone_from_the_store_means_evaluating_again_not_a_parti
     tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
     _evaluate(tmp_path, tree)
     results = [path for path in _paths(tmp_path) if isinstance(_stored(path), PackageResult)]
-    assert len(results) == 2
-    for path in results:  # evicted: the manifest and the indexes now name results that are gone
+    packs = [path for path in _paths(tmp_path) if isinstance(_stored(path), tuple) and _stored(path)
+             and all(isinstance(r, PackageResult) for r in _stored(path))]
+    assert len(results) == 2 and len(packs) == 1
+    for path in results + packs:  # evicted: the manifest and the indexes now name results that are gone
         os.unlink(path)
     again = _evaluate(tmp_path, tree)
     assert sorted(again.targets) == ["//a:a", "//b:b"]
     assert {p: r.cached for p, r in again.packages.items()} == {"a": False, "b": False}
+
+
+def test_a_cell_whose_pack_was_evicted_is_composed_from_its_package_results_and_packed_again(tmp_path):
+    tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
+    evaluated = _evaluate(tmp_path, tree)
+    packs = [path for path in _paths(tmp_path) if isinstance(_stored(path), tuple) and _stored(path)
+             and all(isinstance(r, PackageResult) for r in _stored(path))]
+    assert len(packs) == 1
+    os.unlink(packs[0])
+    composed = _evaluate(tmp_path, tree)
+    assert composed.targets == evaluated.targets and all(r.cached for r in composed.packages.values())
+    assert os.path.exists(packs[0])  # the same content, the same key: packed again
 
 
 def _paths(directory) -> list[str]:

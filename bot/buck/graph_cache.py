@@ -63,8 +63,10 @@ class EvaluationCache:
       digest of each result, so a tree whose whole cell is new still finds its unchanged
       packages: `buck-package`.
     - A cell is a manifest, under the digest of every build input of the tree: the graph's
-      digest and each package's result digest (`buck-cell`). A cell is composed from the
-      package results it names; a result gone from the store means evaluating the cell again.
+      digest and each package's result digest (`buck-cell`), and a pack of those results in
+      one entry (`buck-cell-pack`, read instead of one file per package). A cell is composed
+      from the pack, else from the package results the manifest names; a result gone from the
+      store means evaluating the cell again.
     It also carries the review's fact cache, so one object stands for "the caches of this review".
     """
 
@@ -147,23 +149,33 @@ class EvaluationCache:
             if self.store is not None and len(evaluated.result_keys) == len(graph.packages):
                 manifest = (graph.digest, tuple(evaluated.result_keys.items()))
                 self.facts.save("buck-cell", key, manifest)
+                self.facts.save("buck-cell-pack", key, tuple(_as_cached(graph).packages.values()))
             return _as_cached(graph)  # what every later use sees: the review that evaluated it reports it
 
         graph = self.facts.fact("buck-cell-graph", key, compute)
         return fresh[0] if fresh else graph
 
     def _composed(self, cell: str, key: tuple) -> "CellGraph | None":
-        """The cell from its stored manifest and package results, or None when any is gone."""
+        """The cell from its stored manifest: its pack (every result in one entry, one read for
+        a cell of thousands of packages), else each package's result (the pack was evicted, or
+        is written again then); None when any result is gone."""
         manifest = self.facts.load("buck-cell", key)
         if not (isinstance(manifest, tuple) and len(manifest) == 2):
             return None
         digest, entries = manifest
-        results = []
-        for _package, result_key in entries:
-            result = self._result(result_key)
-            if result is None:
-                return None
-            results.append(result)
+        pack = self.facts.load("buck-cell-pack", key)
+        if isinstance(pack, tuple) and len(pack) == len(entries):
+            # A result the other revision of this review already holds is used as it is, so
+            # base and head share the objects of every package the change left alone.
+            results = [self.facts.fact("buck-result", result_key, lambda r=packed: r) for (_p, result_key), packed in zip(entries, pack)]
+        else:
+            results = []
+            for _package, result_key in entries:
+                result = self._result(result_key)
+                if result is None:
+                    return None
+                results.append(result)
+            self.facts.save("buck-cell-pack", key, tuple(results))
         graph = CellGraph.from_results(cell, results)
         return CellGraph(cell, graph.packages, graph.targets, digest)
 
