@@ -88,3 +88,16 @@ def _stored(path: str) -> object:
     with open(path, "rb") as handle:
         data = handle.read()
     return pickle.loads(zlib.decompress(data) if data[:1] == b"\x78" else data)
+
+
+def test_base_and_head_composed_in_one_review_share_every_unchanged_package(tmp_path):
+    base = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
+    head = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b2")\n')
+    _evaluate(tmp_path, base)
+    _evaluate(tmp_path, head)
+    cache = EvaluationCache(tmp_path)  # a warm review: both cells from the store
+    with reviewing(cache.facts):
+        base_graph = evaluate_cell(base, "xplat", cache=cache)
+        head_graph = evaluate_cell(head, "xplat", cache=cache)
+    assert head_graph.packages["a"] is base_graph.packages["a"]
+    assert sorted(head_graph.targets) == ["//a:a", "//b:b2"] and sorted(base_graph.targets) == ["//a:a", "//b:b"]

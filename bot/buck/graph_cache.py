@@ -163,19 +163,23 @@ class EvaluationCache:
         if not (isinstance(manifest, tuple) and len(manifest) == 2):
             return None
         digest, entries = manifest
-        pack = self.facts.load("buck-cell-pack", key)
+        # The other revision of this review holds most results already (a pull request changes
+        # a few packages): those are used as they are and only the rest read, one by one; the
+        # first revision reads the pack.
+        held = [self.facts.peek("buck-result", result_key) for _package, result_key in entries]
+        wants_pack = sum(result is None for result in held) > len(entries) // 8
+        pack = self.facts.load("buck-cell-pack", key, keep=False) if wants_pack else None
         if isinstance(pack, tuple) and len(pack) == len(entries):
-            # A result the other revision of this review already holds is used as it is, so
-            # base and head share the objects of every package the change left alone.
             results = [self.facts.fact("buck-result", result_key, lambda r=packed: r) for (_p, result_key), packed in zip(entries, pack)]
         else:
             results = []
-            for _package, result_key in entries:
-                result = self._result(result_key)
+            for (_package, result_key), result in zip(entries, held):
+                result = result if result is not None else self._result(result_key)
                 if result is None:
                     return None
                 results.append(result)
-            self.facts.save("buck-cell-pack", key, tuple(results))
+            if wants_pack:  # the pack was evicted: the next review reads one entry again
+                self.facts.save("buck-cell-pack", key, tuple(results))
         graph = CellGraph.from_results(cell, results)
         return CellGraph(cell, graph.packages, graph.targets, digest)
 

@@ -286,13 +286,14 @@ class FactCache:
             self.store.put(batch_key, found)
         return found
 
-    def load(self, name: str, inputs: Any) -> Any:
+    def load(self, name: str, inputs: Any, *, keep: bool = True) -> Any:
         """A fact from this review or the store, or None: for facts kept as a table that the
-        caller extends (`save`) with what it had to compute."""
+        caller extends (`save`) with what it had to compute. `keep=False` reads the store
+        without remembering the value (a container whose parts the caller keeps instead)."""
         value = self._memo.get((name, inputs), _MISS)
         if value is _MISS and self.store is not None:
             value = self.store.get(_store_key(name, inputs))
-            if value is not _MISS:
+            if value is not _MISS and keep:
                 self._remember((name, inputs), value)
         return None if value is _MISS else value
 
