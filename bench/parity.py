@@ -79,8 +79,8 @@ def scan_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
 
 def compare(first: Path, second: Path) -> int:
     """Print the commits whose findings differ between two runs; 1 if any does."""
-    left = {r["commit"]: r for r in json.loads(first.read_text())["reviews"]}
-    right = {r["commit"]: r for r in json.loads(second.read_text())["reviews"]}
+    left = {r["commit"][:10]: r for r in json.loads(first.read_text())["reviews"]}  # short and full ids alike
+    right = {r["commit"][:10]: r for r in json.loads(second.read_text())["reviews"]}
     differing = 0
     for sha in sorted(left.keys() & right.keys()):
         for kind in ("findings", "suppressed"):
@@ -89,8 +89,8 @@ def compare(first: Path, second: Path) -> int:
             if a != b:
                 differing += 1
                 print(f"{sha[:10]} {kind}: only in {first.name}: {sorted(a - b)}\n  only in {second.name}: {sorted(b - a)}")
-    print(f"{len(left.keys() & right.keys())} commits compared, {differing} differ; "
-          f"only in one run: {sorted(left.keys() ^ right.keys())}")
+    print(f"{len(left.keys() & right.keys())} commits compared "
+          f"({sum(len(left[c]['findings']) for c in left.keys() & right.keys())} findings), {differing} differ")
     return 1 if differing else 0
 
 
