@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
@@ -44,6 +45,7 @@ class GitRepository:
         self.git_dir = (self.path / probe.stdout.decode().strip()).resolve()
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        _OPEN.add(self)
 
     # -- plumbing ------------------------------------------------------------------------
     def _run(self, args: list[str], check: bool = True, input: bytes | None = None):
@@ -217,6 +219,21 @@ class GitRepository:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_OPEN: "weakref.WeakSet[GitRepository]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A forked process (bot/buck/evaluation_pool.py) must not talk to its parent's `cat-file`
+    (their requests and answers would interleave) nor wait on a lock another thread held at the
+    fork: it starts its own when it first reads a blob."""
+    for repository in list(_OPEN):
+        repository._batch = None
+        repository._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def directory_tree(path: str | os.PathLike[str]) -> FileTree:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import pickle
+import random
 from pathlib import Path
 
 from bot.buck.graph_cache import EvaluationCache
@@ -34,17 +36,29 @@ def test_the_store_keeps_values_by_key_and_survives_a_new_instance(tmp_path):
 def test_the_store_stays_under_its_bound_and_evicts_the_least_recently_used(tmp_path):
     bound = 200_000
     store = DiskStore(tmp_path, bound=bound)
-    store.put("kept", b"k" * 10_000)
+    kept = random.Random(-1).randbytes(10_000)  # random bytes: compression does not shrink them
+    store.put("kept", kept)
     for index in range(100):
-        store.put(f"filler-{index}", bytes([index % 256]) * 10_000)
+        store.put(f"filler-{index}", random.Random(index).randbytes(10_000))
         store.get("kept")  # used all along: the last to go
         assert store.info().bytes <= bound
     info = store.info()
     assert info.bound == bound and 0 < info.entries < 100
-    assert store.get("kept") == b"k" * 10_000
+    assert store.get("kept") == kept
     assert FactCache(store).load("x", "y") is None
     store.clean()
     assert store.info().entries == 0 and store.info().bytes == 0
+
+
+def test_a_large_repetitive_value_is_stored_compressed_and_read_back_equal(tmp_path):
+    """Pickled graphs repeat their strings: the store keeps them in a fraction of their size."""
+    value = {f"//backends/cuda/runtime:target_{i}": ("cuda", "//extension/tensor:tensor", i) for i in range(2_000)}
+    store = DiskStore(tmp_path, bound=1 << 20)
+    store.put("graph", value)
+    assert store.info().bytes < len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)) / 4
+    assert DiskStore(tmp_path, bound=1 << 20).get("graph") == value
+    store.put("small", "v" * 100)  # under a disk block: stored as it is
+    assert DiskStore(tmp_path).get("small") == "v" * 100
 
 
 def test_info_counts_entries_and_bytes(tmp_path):

@@ -13,6 +13,7 @@ import os
 import posixpath
 import re
 import time
+import weakref
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterator
@@ -104,6 +105,12 @@ _FRAME = re.compile(r"^\s*\* (.+?):(\d+), in (.+)$", re.M)
 _LOCATION = re.compile(r"--> (.+?):(\d+):\d+")
 
 
+def _weakly(method: Any) -> Any:
+    """A bound method called through a weak reference to its object (see `_build_host`)."""
+    owner, function = weakref.ref(method.__self__), method.__func__
+    return lambda *args: function(owner(), *args)
+
+
 class CellEvaluator:
     """Evaluates packages of one revision in one cell; loaded .bzl modules are shared."""
 
@@ -136,16 +143,23 @@ class CellEvaluator:
 
     # -- host ------------------------------------------------------------------------------
     def _build_host(self) -> Any:
+        # Every module this evaluator loads holds the frozen host module, and the host holds
+        # these callables: were they bound to the evaluator, the cycle would run through the
+        # interpreter's heap, which Python's collector cannot see, and each evaluator (with its
+        # tree and modules) would live as long as the process. They reach it weakly instead.
         module = sl.Module()
-        module.add_callable("__record", self._record)
-        module.add_callable("__glob", self._glob)
-        module.add_callable("__package_name", lambda: shown_path(self._context.package))
-        module.add_callable("__read_config", self._read_config)
-        module.add_callable("__select_string", self._select_string)
+        module.add_callable("__record", _weakly(self._record))
+        module.add_callable("__glob", _weakly(self._glob))
+        module.add_callable("__package_name", _weakly(self._package_name))
+        module.add_callable("__read_config", _weakly(self._read_config))
+        module.add_callable("__select_string", _weakly(self._select_string))
         module.add_callable("__is_select_token", lambda text: _SELECT_TOKEN.fullmatch(text) is not None)
         ast = sl.parse(buck_host.HOST_MODULE, buck_host.host_source(self.rules), _DIALECT)
         sl.eval(module, ast, _GLOBALS)
         return module.freeze()
+
+    def _package_name(self) -> str:
+        return shown_path(self._context.package)
 
     def _record(self, kind: str, stack: str, kwargs: dict) -> None:
         self._context.records.append((kind, stack, kwargs))

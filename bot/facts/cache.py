@@ -5,7 +5,9 @@ Two layers, one key: (fact name, content digests of its inputs: blob ids, graph 
   what the change left alone is derived once for both, whatever order the checks run in.
 - The store (`DiskStore`) serves later reviews: one file per fact, content-addressed, written
   atomically under a unique temporary name, safe for threads and processes, and bounded: the
-  least recently used files go when it outgrows its bound.
+  least recently used files go when it outgrows its bound. Values above a few kilobytes are
+  stored compressed (zlib, fastest level): pickled graphs shrink about 7x, so a busy day's
+  commits fit the bound, for about 15 ms per MB read back.
 
 A fact computed while a blob could not be read (a partial clone, a fetch still under way) is a
 fact about the missing blob, not the content: it is neither stored nor remembered, so a later
@@ -26,6 +28,7 @@ import pickle
 import tempfile
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -43,7 +46,9 @@ def _read_only(contents: dict) -> Mapping:
 
 # Models expose read-only mappings (MappingProxyType); stored facts come back read-only.
 copyreg.pickle(MappingProxyType, lambda proxy: (_read_only, (dict(proxy),)))
-FORMAT = "facts-2"  # bump when the store's layout changes: old entries are never read
+FORMAT = "facts-3"  # bump when the store's layout changes: old entries are never read
+_COMPRESS_ABOVE = 4096  # bytes; a smaller file takes one disk block whatever its size
+_ZLIB = b"\x78"  # the first byte of a zlib stream; a pickle (protocol 2+) starts with 0x80
 
 
 def _code_digest() -> str:
@@ -104,7 +109,7 @@ class DiskStore:
         try:
             data = path.read_bytes()
             os.utime(path)  # recency for eviction
-            return pickle.loads(data)
+            return pickle.loads(zlib.decompress(data) if data[:1] == _ZLIB else data)
         except FileNotFoundError:
             return _MISS
         except Exception:  # noqa: BLE001 - a damaged entry is treated as absent
@@ -117,6 +122,8 @@ class DiskStore:
             data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return
+        if len(data) > _COMPRESS_ABOVE:
+            data = zlib.compress(data, 1)
         if len(data) > self.bound * (1 - _LOW_WATER):
             return  # one value that would evict most of the store is not worth keeping
         path = self._path(key)
@@ -280,13 +287,14 @@ class FactCache:
             self.store.put(batch_key, found)
         return found
 
-    def load(self, name: str, inputs: Any) -> Any:
+    def load(self, name: str, inputs: Any, *, keep: bool = True) -> Any:
         """A fact from this review or the store, or None: for facts kept as a table that the
-        caller extends (`save`) with what it had to compute."""
+        caller extends (`save`) with what it had to compute. `keep=False` reads the store
+        without remembering the value (a container whose parts the caller keeps instead)."""
         value = self._memo.get((name, inputs), _MISS)
         if value is _MISS and self.store is not None:
             value = self.store.get(_store_key(name, inputs))
-            if value is not _MISS:
+            if value is not _MISS and keep:
                 self._remember((name, inputs), value)
         return None if value is _MISS else value
 

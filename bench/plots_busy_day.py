@@ -1,0 +1,116 @@
+"""The plots of bench/busy_day.py, with the previous code's run beside it.
+
+    python -m bench.plots_busy_day RUN.json [--before A.json ...] [--tree CSV] [--out docs/bench/busy_day]
+
+- memory_across_reviews.png: resident set after each review in one process (this run, and the
+  runs of the previous code given with --before, written by bench/parity.py);
+- busy_day_times.png: each review's CPU and wall seconds, the first 40 and the 10 again, with the
+  previous re-review range and the 1 s target;
+- warm_tree_size.png: warm review time at each generated tree size (bench/bench_review.py's CSV).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display: the bench runs headless
+import matplotlib.pyplot as plt  # noqa: E402 - after the backend is chosen
+
+NOW, BEFORE = "#2471a3", "#c0392b"
+PREVIOUS_AGAIN = (2.4, 6.3)  # issue 21: re-reviews after 120 reviews, 8 of 10 evicted
+PREVIOUS_WARM_TREE = {100: 0.04, 6400: 1.36}  # issue 21: warm seconds at 100 and 6,400 packages
+
+
+def plot_memory(run: dict, before: list[tuple[str, dict]], out: Path) -> Path:
+    figure, axes = plt.subplots(figsize=(7, 4))
+    reviews = run["distinct"] + run["again"]
+    axes.plot(range(1, len(reviews) + 1), [r["rss_mb"] for r in reviews], "o-", color=NOW, markersize=3,
+              label="now: resident after each review")
+    for index, (name, document) in enumerate(before):
+        axes.plot(range(1, len(document["reviews"]) + 1), [r["rss_mb"] for r in document["reviews"]], "s--",
+                  color=BEFORE, alpha=1 - 0.35 * index, markersize=3, label=f"before: {name}")
+    axes.set_xlabel("reviews in one process")
+    axes.set_ylabel("resident set after the review (MB)")
+    axes.set_title("Memory across reviews in one process (real commits, one shared cache)")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    path = out / "memory_across_reviews.png"
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def plot_times(run: dict, out: Path) -> Path:
+    figure, axes = plt.subplots(figsize=(7, 4))
+    first, again = run["distinct"], run["again"]
+    xs = range(1, len(first) + 1)
+    axes.bar(xs, [r["seconds"] for r in first], color=NOW, alpha=0.35, label="wall s (loaded machine)")
+    axes.bar(xs, [r["cpu_s"] for r in first], color=NOW, label="CPU s (workers included)")
+    xs_again = range(len(first) + 2, len(first) + 2 + len(again))
+    axes.bar(xs_again, [r["seconds"] for r in again], color="#27ae60", alpha=0.35, label="again: wall s")
+    axes.bar(xs_again, [r["cpu_s"] for r in again], color="#27ae60", label="again: CPU s")
+    axes.fill_between([xs_again.start - 0.5, xs_again.stop - 0.5], *PREVIOUS_AGAIN, color=BEFORE, alpha=0.15,
+                      label="before: re-reviews 2.4-6.3 s (evicted)")
+    axes.axhline(1.0, color=BEFORE, linestyle=":", label="target for a re-review: 1 s")
+    axes.set_yscale("log")
+    axes.set_xlabel(f"the {len(first)} distinct commits in order, then {len(again)} of them again")
+    axes.set_ylabel("seconds (log scale)")
+    axes.set_title("A busy day: real commits reviewed in one repository, default cache")
+    axes.legend(fontsize=7, loc="upper right")
+    path = out / "busy_day_times.png"
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def plot_tree(rows: list[dict], out: Path) -> Path:
+    sizes = sorted(int(r["packages"]) for r in rows if r["sweep"] == "tree")
+    by_size = {int(r["packages"]): r for r in rows if r["sweep"] == "tree"}
+    figure, axes = plt.subplots(figsize=(6, 4))
+    axes.plot(sizes, [float(by_size[s]["warm_cpu_s"]) for s in sizes], "o-", color=NOW, label="now: warm CPU s")
+    axes.plot(sizes, [float(by_size[s]["warm_s"]) for s in sizes], "o:", color=NOW, alpha=0.5, label="now: warm wall s")
+    previous = sorted(PREVIOUS_WARM_TREE)
+    axes.plot(previous, [PREVIOUS_WARM_TREE[s] for s in previous], "s--", color=BEFORE, label="before: warm s")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("generated packages (log scale)")
+    axes.set_ylabel("warm review seconds (log scale)")
+    axes.set_title("Warm review against tree size (5-file pull request)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    path = out / "warm_tree_size.png"
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--before", type=Path, action="append", default=[])
+    parser.add_argument("--tree", type=Path)
+    parser.add_argument("--out", type=Path, default=Path("docs/bench/busy_day"))
+    arguments = parser.parse_args(argv)
+    arguments.out.mkdir(parents=True, exist_ok=True)
+    run = json.loads(arguments.run.read_text())
+    before = [(path.stem, json.loads(path.read_text())) for path in arguments.before]
+    written = [plot_memory(run, before, arguments.out), plot_times(run, arguments.out)]
+    if arguments.tree is not None:
+        with arguments.tree.open() as handle:
+            written.append(plot_tree(list(csv.DictReader(handle)), arguments.out))
+    for path in written:
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""Cold evaluation on every core: a cell's packages shared out over forked worker processes.
+
+A cold cell is hundreds of independent package evaluations, each pure Starlark work under the
+interpreter's lock, so threads would not help. Each worker is forked after the cell's build
+files were read into the tree (so it inherits them and asks git for little), evaluates its share
+with its own `CellEvaluator` (the .bzl modules its packages load are evaluated once per share),
+sends the results back (frozen values, pickled) and exits: the interpreter heaps go with it, so
+memory is bounded by the number of workers, not by the size of the tree.
+
+A share is every k-th package, so slow directories spread over the workers. A batch too small to
+pay for the forks (a warm review's changed packages) is evaluated in the process; so is a share
+whose worker failed (killed, out of memory), so a lost worker costs time, never a result.
+`PR_CHECK_JOBS` sets the number of workers (default: the cores this process may run on, at
+most `MAX_JOBS`); 1 turns the pool off.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import signal
+from typing import Any, Callable, Sequence
+
+from bot.buck.buckconfig import BuckConfig
+from bot.buck.evaluation import CellEvaluator
+from bot.buck.targets import PackageResult
+from bot.tree import FileTree, missing_reads
+
+MAX_JOBS = 8
+MIN_PACKAGES_PER_JOB = 24  # below this a fork (and a share's .bzl loads) costs more than it saves
+
+Evaluated = tuple[PackageResult, bool]  # the result, and whether every blob it read was readable
+
+
+def default_jobs() -> int:
+    """Workers for a cold cell: `PR_CHECK_JOBS`, else the usable cores (at most `MAX_JOBS`)."""
+    configured = os.environ.get("PR_CHECK_JOBS", "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
+    return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+
+
+def evaluate(
+    tree: FileTree,
+    cell: str,
+    config: BuckConfig,
+    packages: Sequence[tuple[str, str]],
+    limits: dict[str, Any],
+    progress: Callable[[str, int, int], None] | None = None,
+    *,
+    jobs: int | None = None,
+) -> list[Evaluated]:
+    """Evaluate `packages` ((package, build file) pairs) in `cell`; results in the same order."""
+    jobs = min(default_jobs() if jobs is None else jobs, len(packages) // MIN_PACKAGES_PER_JOB)
+    if jobs <= 1 or not hasattr(os, "fork"):
+        return _evaluate_share(tree, cell, config, packages, limits, progress)
+    shares = [list(range(first, len(packages), jobs)) for first in range(jobs)]
+    out: list[Evaluated | None] = [None] * len(packages)
+    finished = 0
+    for share, evaluated in _in_workers(tree, cell, config, packages, limits, shares):
+        if evaluated is None:  # the worker died: its share is evaluated here
+            evaluated = _evaluate_share(tree, cell, config, [packages[i] for i in share], limits, None)
+        for index, item in zip(share, evaluated):
+            out[index] = item
+        finished += len(share)
+        if progress is not None:
+            progress(cell, finished - 1, len(packages))
+    return [item for item in out if item is not None]
+
+
+def _evaluate_share(tree, cell, config, packages, limits, progress) -> list[Evaluated]:
+    evaluator = CellEvaluator(tree, cell, config, **limits)
+    evaluated = []
+    for index, (package, build_file) in enumerate(packages):
+        if progress is not None:
+            progress(cell, index, len(packages))
+        missing_before = missing_reads()
+        result = evaluator.evaluate_package(package, build_file)
+        evaluated.append((result, missing_reads() == missing_before))
+    return evaluated
+
+
+def _in_workers(tree, cell, config, packages, limits, shares):
+    """(share, its results or None when its worker failed), as the workers finish."""
+    workers: dict[int, tuple[int, list[int], list[bytes]]] = {}  # read end -> (pid, share, chunks)
+    selector = selectors.DefaultSelector()
+    try:
+        for share in shares:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: evaluate, write, and leave without running the parent's exit handlers
+                status = 1
+                try:
+                    os.close(read_end)
+                    evaluated = _evaluate_share(tree, cell, config, [packages[i] for i in share], limits, None)
+                    with os.fdopen(write_end, "wb") as pipe:
+                        pipe.write(pickle.dumps(evaluated, protocol=pickle.HIGHEST_PROTOCOL))
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(write_end)
+            workers[read_end] = (pid, share, [])
+            selector.register(read_end, selectors.EVENT_READ)
+        while workers:  # read every pipe as it fills: a worker blocks on a full pipe until then
+            for key, _events in selector.select():
+                chunk = os.read(key.fd, 1 << 20)
+                if chunk:
+                    workers[key.fd][2].append(chunk)
+                    continue
+                selector.unregister(key.fd)
+                os.close(key.fd)
+                pid, share, chunks = workers.pop(key.fd)
+                _pid, status = os.waitpid(pid, 0)
+                yield share, _decoded(chunks) if status == 0 else None
+    finally:
+        for read_end, (pid, _share, _chunks) in workers.items():  # interrupted: leave no worker behind
+            os.close(read_end)
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        selector.close()
+
+
+def _decoded(chunks: list[bytes]) -> list[Evaluated] | None:
+    try:
+        evaluated = pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a torn answer is a failed worker
+        return None
+    return evaluated if isinstance(evaluated, list) else None
