@@ -1,0 +1,53 @@
+"""The rule families of issue 18 on the real ExecuTorch tree (runs when a fetched mirror is present).
+
+Each expectation is written from reading the Aug 2026 tree (refs/heads/main of the mirror): the
+edit applied in memory is the one the issue names, and what must be reported was checked by hand
+in the files cited.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import checks
+from bot import pipeline
+from bot.buck.graph_cache import EvaluationCache
+from bot.patch import apply_diff
+from bot.repo import GitRepository
+
+
+def _review_edit(mirror, diff: str, rules: tuple[str, ...], cache_dir):
+    selected = tuple(checks.BY_ID[rule] for rule in rules)
+    with GitRepository(mirror) as repo:
+        base = repo.tree(repo.resolve("refs/heads/main"))
+        head = apply_diff(base, diff)
+        return pipeline.review_trees(base, head.tree, head.changes, checks=selected, cache=EvaluationCache(cache_dir))
+
+
+# #24643 deleted ETensor's tensor_attribute.cpp because common_shims_slim.cpp defines the same
+# two shims; on the Aug 2026 tree aoti_cuda_shims links aoti_common_shims_slim whole (PRIVATE,
+# backends/cuda/CMakeLists.txt:310), so putting the file back into its sources breaks the link.
+TENSOR_ATTRIBUTE_BACK = (
+    "diff --git a/backends/cuda/CMakeLists.txt b/backends/cuda/CMakeLists.txt\n"
+    "--- a/backends/cuda/CMakeLists.txt\n+++ b/backends/cuda/CMakeLists.txt\n"
+    "@@ -236 +236,2 @@ set(_aoti_cuda_shim_sources runtime/cuda_allocator.cpp runtime/shims/memory.cpp\n"
+    "-                            runtime/shims/cuda_guard.cpp\n"
+    "+                            runtime/shims/cuda_guard.cpp\n"
+    "+                            runtime/shims/tensor_attribute.cpp\n"
+)
+
+
+def test_tensor_attribute_back_in_cuda_shims_is_a_duplicate_symbol(executorch_mirror, real_tree_cache):
+    report = _review_edit(executorch_mirror, TENSOR_ATTRIBUTE_BACK, ("link-duplicate-symbol",), real_tree_cache)
+    found = {(f.rule, f.path, f.line) for f in report.findings}
+    by_symbol = {f.message.split("C-linkage function `")[1].split("`")[0]: f for f in report.findings}
+    assert set(by_symbol) == {"aoti_torch_get_device_type", "aoti_torch_device_type_cuda"}, found
+    finding = by_symbol["aoti_torch_get_device_type"]
+    assert (finding.rule, finding.path, finding.line, finding.target) == (
+        "link-duplicate-symbol", "backends/cuda/CMakeLists.txt", 237, "aoti_cuda_shims")
+    evidence = {(e.path, e.line) for e in finding.evidence}
+    assert ("backends/cuda/runtime/shims/tensor_attribute.cpp", 16) in evidence
+    assert ("backends/aoti/common_shims_slim.cpp", 99) in evidence
+    # The --whole-archive link item (line 310 at base, one line lower after the edit).
+    assert ("backends/cuda/CMakeLists.txt", 311) in evidence
+    assert not [f for f in report.findings if f.rule == "internal-error"]
