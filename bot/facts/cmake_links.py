@@ -64,31 +64,51 @@ def linked_units(model: "CMakeModel", binary: str) -> tuple[LinkedUnit, ...]:
     root = model.targets.get(binary)
     if root is None or root.imported or root.kind not in LINKED_KINDS:
         return ()
+    reached, whole = _walk(model, root, binary)
     units = {binary: LinkedUnit(binary, binary, "sources", root.path, root.line)}
-    whole: dict[str, tuple[str, int]] = {}
-    for pair in root.whole_archive:
-        if pair.scope in _OWN_SCOPES:
-            whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
-    queue = deque((resolve(model, item.value), (item.path, item.line)) for item in root.link_libraries if item.scope in _OWN_SCOPES)
-    seen = {binary}
-    while queue:
-        name, where = queue.popleft()
-        target = model.targets.get(name)
-        if name in seen or target is None or target.imported:
-            continue
-        seen.add(name)
-        scopes = _PASSED_ON.get(target.kind, ())
-        if target.kind == "OBJECT_LIBRARY":
+    for name, where in reached.items():
+        if model.targets[name].kind == "OBJECT_LIBRARY":
             units.setdefault(name, LinkedUnit(binary, name, "objects", *where))
-        for pair in target.whole_archive:
-            if pair.scope in scopes or (pair.scope == "INTERFACE" and resolve(model, pair.library) == name):
-                whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
-        queue.extend((resolve(model, item.value), (item.path, item.line)) for item in target.link_libraries if item.scope in scopes)
     for name, where in sorted(whole.items()):
         target = model.targets.get(name)
         if name != binary and target is not None and not target.imported and target.kind in ("STATIC_LIBRARY", "OBJECT_LIBRARY"):
             units.setdefault(name, LinkedUnit(binary, name, "whole-archive", *where))
     return tuple(units.values())
+
+
+def archives_linked_on_demand(model: "CMakeModel", binary: str) -> dict[str, tuple[str, int]]:
+    """Static libraries `binary`'s link reaches but does not take whole -> the link item that
+    brings each in (the linker keeps only the members something asks for)."""
+    root = model.targets.get(binary)
+    if root is None or root.imported or root.kind not in LINKED_KINDS:
+        return {}
+    reached, whole = _walk(model, root, binary)
+    return {
+        name: where for name, where in sorted(reached.items())
+        if name not in whole and name != binary and model.targets[name].kind == "STATIC_LIBRARY"
+    }
+
+
+def _walk(model: "CMakeModel", root: "CMakeTarget", binary: str) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+    """(every in-tree library the link reaches, those it takes whole), each -> the item that brings it."""
+    whole: dict[str, tuple[str, int]] = {}
+    for pair in root.whole_archive:
+        if pair.scope in _OWN_SCOPES:
+            whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
+    queue = deque((resolve(model, item.value), (item.path, item.line)) for item in root.link_libraries if item.scope in _OWN_SCOPES)
+    reached: dict[str, tuple[str, int]] = {}
+    while queue:
+        name, where = queue.popleft()
+        target = model.targets.get(name)
+        if name in reached or name == binary or target is None or target.imported:
+            continue
+        reached[name] = where
+        scopes = _PASSED_ON.get(target.kind, ())
+        for pair in target.whole_archive:
+            if pair.scope in scopes:
+                whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
+        queue.extend((resolve(model, item.value), (item.path, item.line)) for item in target.link_libraries if item.scope in scopes)
+    return reached, whole
 
 
 def binaries(model: "CMakeModel") -> Iterator[tuple[str, "CMakeTarget"]]:
