@@ -51,3 +51,45 @@ def test_tensor_attribute_back_in_cuda_shims_is_a_duplicate_symbol(executorch_mi
     # The --whole-archive link item (line 310 at base, one line lower after the edit).
     assert ("backends/cuda/CMakeLists.txt", 311) in evidence
     assert not [f for f in report.findings if f.rule == "internal-error"]
+
+
+def _corpus() -> dict:
+    import tomllib
+    from pathlib import Path
+
+    return tomllib.loads((Path(__file__).parent / "real_tree" / "corpus" / "rule_families.toml").read_text())
+
+
+REGRESSIONS = _corpus()["regression"]
+
+
+def _matches(finding, entry) -> bool:
+    paths = {finding.path} | {e.path for e in finding.evidence}
+    text = " ".join(filter(None, (finding.target, finding.title, finding.message)))
+    return finding.rule == entry["rule"] and entry["path"] in paths and entry["subject"] in text
+
+
+@pytest.mark.parametrize("entry", REGRESSIONS, ids=[e["id"] for e in REGRESSIONS])
+def test_corpus_regression_caught_at_introducer_and_silent_at_fix(entry, executorch_mirror, real_tree_cache):
+    selected = (checks.BY_ID[entry["rule"]],)
+    cache = {"cache_dir": real_tree_cache}
+    broke = pipeline.review_repository(executorch_mirror, f"{entry['introducer']}^", entry["introducer"], checks=selected, **cache)
+    assert [f for f in broke.findings if _matches(f, entry)], [(f.rule, f.path, f.message) for f in broke.findings]
+    repaired = pipeline.review_repository(executorch_mirror, f"{entry['fix']}^", entry["fix"], checks=selected, **cache)
+    assert not [f for f in repaired.findings if _matches(f, entry)]
+    assert not [f for f in broke.findings + repaired.findings if f.rule == "internal-error"]
+
+
+def test_misspelt_threadpool_gate_is_found_before_its_fix_and_gone_after(executorch_mirror, real_tree_cache):
+    # reduce_util.h tested ET_UE_THREADPOOL (a typo of #9144, held-out window) until a84b3c9c15;
+    # extension/threadpool/CMakeLists.txt defines ET_USE_THREADPOOL. The fix is in the mining window.
+    selected = (checks.BY_ID["gate-macro-misspelt"],)
+    with GitRepository(executorch_mirror) as repo:
+        before = repo.tree(repo.resolve("a84b3c9c15^"))
+        after = repo.tree(repo.resolve("a84b3c9c15"))
+    cache = EvaluationCache(real_tree_cache)
+    found = pipeline.scan_tree(before, checks=selected, cache=cache).findings
+    assert [(f.rule, f.path, f.line, f.target) for f in found] == [
+        ("gate-macro-misspelt", "kernels/portable/cpu/util/reduce_util.h", 835, "ET_UE_THREADPOOL")]
+    assert found[0].fix is not None and "#ifdef ET_USE_THREADPOOL" in found[0].fix.replacement
+    assert not pipeline.scan_tree(after, checks=selected, cache=cache).findings
