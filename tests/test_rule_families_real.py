@@ -93,3 +93,26 @@ def test_misspelt_threadpool_gate_is_found_before_its_fix_and_gone_after(executo
         ("gate-macro-misspelt", "kernels/portable/cpu/util/reduce_util.h", 835, "ET_UE_THREADPOOL")]
     assert found[0].fix is not None and "#ifdef ET_USE_THREADPOOL" in found[0].fix.replacement
     assert not pipeline.scan_tree(after, checks=selected, cache=cache).findings
+
+
+# The CUDA delegate registers itself from a static initializer (cuda_backend.cpp, `register_backend`),
+# so Buck force-links //backends/cuda/runtime:cuda_backend (link_whole = True) and CMake makes every
+# consumer of aoti_cuda_backend take it whole through executorch_target_link_options_shared_lib.
+# Dropping that call leaves executor_runner linking the archive on demand: the backend vanishes.
+WHOLE_ARCHIVE_DROPPED = (
+    "diff --git a/backends/cuda/CMakeLists.txt b/backends/cuda/CMakeLists.txt\n"
+    "--- a/backends/cuda/CMakeLists.txt\n+++ b/backends/cuda/CMakeLists.txt\n"
+    "@@ -409 +408,0 @@ endif()\n"
+    "-executorch_target_link_options_shared_lib(aoti_cuda_backend)\n"
+)
+
+
+def test_cuda_backend_linked_on_demand_breaks_whole_archive_parity(executorch_mirror, real_tree_cache):
+    report = _review_edit(executorch_mirror, WHOLE_ARCHIVE_DROPPED, ("link-whole-parity",), real_tree_cache)
+    found = {(f.rule, f.target) for f in report.findings}
+    assert ("link-whole-parity", "aoti_cuda_backend") in found, [(f.path, f.line, f.message) for f in report.findings]
+    finding = next(f for f in report.findings if f.target == "aoti_cuda_backend")
+    evidence = {(e.path, e.line) for e in finding.evidence}
+    assert ("backends/cuda/runtime/cuda_backend.cpp", 1277) in evidence  # the registering initializer
+    assert any(path == "backends/cuda/runtime/targets.bzl" for path, _line in evidence)  # link_whole = True
+    assert not [f for f in report.findings if f.rule == "internal-error"]
