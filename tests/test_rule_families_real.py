@@ -116,3 +116,18 @@ def test_cuda_backend_linked_on_demand_breaks_whole_archive_parity(executorch_mi
     assert ("backends/cuda/runtime/cuda_backend.cpp", 1277) in evidence  # the registering initializer
     assert any(path == "backends/cuda/runtime/targets.bzl" for path, _line in evidence)  # link_whole = True
     assert not [f for f in report.findings if f.rule == "internal-error"]
+
+
+def test_scan_of_the_aug_2026_tree_reports_only_judged_findings(executorch_mirror, real_tree_cache):
+    import tomllib
+    from pathlib import Path
+
+    judged = tomllib.loads((Path(__file__).parent / "real_tree" / "scan_rule_families.toml").read_text())
+    selected = tuple(checks.BY_ID[rule] for rule in judged["rules"])
+    with GitRepository(executorch_mirror) as repo:
+        tree = repo.tree(repo.resolve(judged["rev"]))
+    report = pipeline.scan_tree(tree, checks=selected, cache=EvaluationCache(real_tree_cache))
+    found = sorted((f.rule, f.path, f.line) for f in report.findings)
+    assert found == sorted((f["rule"], f["path"], f["line"]) for f in judged["findings"])
+    for near in judged["near_miss"]:
+        assert not [f for f in report.findings if f.rule == near["rule"] and near["subject"] in (f.message + (f.target or ""))]
