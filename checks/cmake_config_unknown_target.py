@@ -23,7 +23,7 @@ Use instead: rename the entry in the config along with the target.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.check import CMAKE_FILES, Check, Example
 from bot.facts import package_configs

@@ -20,7 +20,7 @@ Use instead: the defined spelling, `#ifdef ET_USE_THREADPOOL`.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.facts import macro_table

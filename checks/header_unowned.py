@@ -25,7 +25,7 @@ whose headers include it).
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget

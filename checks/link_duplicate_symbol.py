@@ -25,8 +25,8 @@ Use instead: keep one definition: drop the obsolete source or the duplicate func
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from bot.check import CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, CMakeTarget

@@ -25,7 +25,7 @@ or set `link_whole = True` on the Buck side.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
@@ -39,7 +39,7 @@ from checks.support.callsite import attribute_line
 # A static initializer that registers: what makes force-linking necessary.
 _REGISTRATION = re.compile(
     r"^[^/\n]*=\s*(?:[\w:]+::)?register_\w+\s*\(|^\s*EXECUTORCH_LIBRARY\s*\(|__attribute__\s*\(\(\s*constructor",
-    re.M,
+    re.MULTILINE,
 )
 
 

@@ -15,8 +15,9 @@ in its own binary).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bot.cmake.model import CMakeModel, CMakeTarget
@@ -47,7 +48,7 @@ class LinkedUnit:
     line: int
 
 
-def resolve(model: "CMakeModel", name: str) -> str:
+def resolve(model: CMakeModel, name: str) -> str:
     """The target an ALIAS name stands for (the name itself otherwise)."""
     seen: set[str] = set()
     while name not in seen:
@@ -59,7 +60,7 @@ def resolve(model: "CMakeModel", name: str) -> str:
     return name
 
 
-def linked_units(model: "CMakeModel", binary: str) -> tuple[LinkedUnit, ...]:
+def linked_units(model: CMakeModel, binary: str) -> tuple[LinkedUnit, ...]:
     """Every target whose objects all land in `binary`'s link (the binary itself first)."""
     root = model.targets.get(binary)
     if root is None or root.imported or root.kind not in LINKED_KINDS:
@@ -76,7 +77,7 @@ def linked_units(model: "CMakeModel", binary: str) -> tuple[LinkedUnit, ...]:
     return tuple(units.values())
 
 
-def archives_linked_on_demand(model: "CMakeModel", binary: str) -> dict[str, tuple[str, int]]:
+def archives_linked_on_demand(model: CMakeModel, binary: str) -> dict[str, tuple[str, int]]:
     """Static libraries `binary`'s link reaches but does not take whole -> the link item that
     brings each in (the linker keeps only the members something asks for)."""
     root = model.targets.get(binary)
@@ -89,7 +90,7 @@ def archives_linked_on_demand(model: "CMakeModel", binary: str) -> dict[str, tup
     }
 
 
-def _walk(model: "CMakeModel", root: "CMakeTarget", binary: str) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+def _walk(model: CMakeModel, root: CMakeTarget, binary: str) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
     """(every in-tree library the link reaches, those it takes whole), each -> the item that brings it."""
     whole: dict[str, tuple[str, int]] = {}
     for pair in root.whole_archive:
@@ -111,7 +112,7 @@ def _walk(model: "CMakeModel", root: "CMakeTarget", binary: str) -> tuple[dict[s
     return reached, whole
 
 
-def binaries(model: "CMakeModel") -> Iterator[tuple[str, "CMakeTarget"]]:
+def binaries(model: CMakeModel) -> Iterator[tuple[str, CMakeTarget]]:
     """The model's shared libraries, modules and executables, sorted by name."""
     for name, target in sorted(model.targets.items()):
         if target.kind in LINKED_KINDS and not target.imported and target.alias_of is None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from bot.facts import cache
 
@@ -44,12 +45,12 @@ PLATFORM_PREFIXES = ("_", "TARGET_OS_", "TARGET_CPU_", "TARGET_RT_", "MAC_OS_", 
                      "CUB_", "THRUST_", "CUTLASS_", "HIP_", "NEON", "SSE", "AVX", "FP16_", "PTHREADPOOL_",
                      "CPUINFO_", "KLEIDIAI_", "NNLIB_", "XT_", "XCHAL_", "HAVE_")
 
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|cmakedefine(?:01)?)[ \t]+([A-Za-z_]\w*)", re.M)
-_CONDITION = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b([^\n]*)", re.M)
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|cmakedefine(?:01)?)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_CONDITION = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b([^\n]*)", re.MULTILINE)
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _FLAG = re.compile(rb"(?:-D|/D)[ \t]*['\"]?([A-Za-z_]\w*)")
 _CMAKE_DEFINITIONS = re.compile(
-    rb"(?:target_compile_definitions|add_compile_definitions|add_definitions|COMPILE_DEFINITIONS)\s*\(([^)]*)\)", re.I
+    rb"(?:target_compile_definitions|add_compile_definitions|add_definitions|COMPILE_DEFINITIONS)\s*\(([^)]*)\)", re.IGNORECASE
 )
 _STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 _WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
@@ -124,7 +125,7 @@ def scan_file(path: str, data: bytes) -> FileMacros:
     return FileMacros(tuple(defined.items()), tuple(tested.items()), tuple(sorted(mentioned)))
 
 
-def file_macros(model: "BuildModel") -> Mapping[str, FileMacros]:
+def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
     """path -> its macros, for every source and build file of the revision (read once per blob)."""
 
     def compute() -> dict[str, FileMacros]:
@@ -144,7 +145,7 @@ def file_macros(model: "BuildModel") -> Mapping[str, FileMacros]:
     return model.memo(("macro-table:files",), compute)
 
 
-def defined_macros(model: "BuildModel") -> Mapping[str, MacroPlace]:
+def defined_macros(model: BuildModel) -> Mapping[str, MacroPlace]:
     """name -> the first place (by path) that defines it, over sources and build files."""
 
     def compute() -> dict[str, MacroPlace]:
@@ -158,7 +159,7 @@ def defined_macros(model: "BuildModel") -> Mapping[str, MacroPlace]:
     return model.memo(("macro-table:defined",), compute)
 
 
-def build_mentions(model: "BuildModel") -> frozenset[str]:
+def build_mentions(model: BuildModel) -> frozenset[str]:
     """Every word of every build file: a name there may be a macro some tool or script defines."""
     return model.memo(
         ("macro-table:mentions",),
@@ -166,7 +167,7 @@ def build_mentions(model: "BuildModel") -> frozenset[str]:
     )
 
 
-def tested_macros(model: "BuildModel") -> Mapping[str, tuple[MacroPlace, ...]]:
+def tested_macros(model: BuildModel) -> Mapping[str, tuple[MacroPlace, ...]]:
     """name -> every place a source tests it."""
 
     def compute() -> dict[str, tuple[MacroPlace, ...]]:

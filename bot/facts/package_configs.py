@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from bot.cmake.syntax import CMakeFile, Command, parse_cmake_cached
 
@@ -44,7 +45,7 @@ def is_package_config(path: str) -> bool:
     return bool(_CONFIG_NAME.search(posixpath.basename(path)))
 
 
-def cmake_files(model: "BuildModel") -> tuple[str, ...]:
+def cmake_files(model: BuildModel) -> tuple[str, ...]:
     """Every CMake file of the revision."""
     return model.memo(
         ("package-configs:files",),
@@ -52,12 +53,12 @@ def cmake_files(model: "BuildModel") -> tuple[str, ...]:
     )
 
 
-def parsed(model: "BuildModel", path: str) -> CMakeFile | None:
+def parsed(model: BuildModel, path: str) -> CMakeFile | None:
     data = model.tree.read(path)
     return None if data is None else parse_cmake_cached(model.tree.blob_id(path), data, path)
 
 
-def shipped_configs(model: "BuildModel") -> tuple[str, ...]:
+def shipped_configs(model: BuildModel) -> tuple[str, ...]:
     """Package configs some `install()` or `configure_package_config_file()` of the tree names."""
 
     def compute() -> tuple[str, ...]:
@@ -120,7 +121,7 @@ def _list_variable(args) -> str:
     return match.group(1) if match else ""
 
 
-def defined_targets(model: "BuildModel") -> Mapping[str, tuple[str, int]]:
+def defined_targets(model: BuildModel) -> Mapping[str, tuple[str, int]]:
     """Every target name the tree's CMake files may define -> where (the first place)."""
 
     def compute() -> dict[str, tuple[str, int]]:
