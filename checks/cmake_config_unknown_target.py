@@ -46,10 +46,16 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 continue
             near = sorted(name for name in defined if within_two_edits(named.name, name))
             was = defined_at_base.get(named.name)
-            if was is None and not near:
+            if (was is None and not near) or (was is not None and _unreadable(snap, was[0])):
                 continue
             renamed = _renamed_to(snap, was, defined, defined_at_base) if was else ()
             yield _hit(snap, named, was, renamed or tuple(near))
+
+
+def _unreadable(snap: Snapshot, path: str) -> bool:
+    """The file that defined the name at base no longer parses: what it defines is unknown."""
+    parsed = package_configs.parsed(snap.head, path)
+    return parsed is not None and bool(parsed.problems)
 
 
 def _renamed_to(snap: Snapshot, was: tuple[str, int], defined, defined_at_base) -> tuple[str, ...]:

@@ -9,7 +9,8 @@ until 57a76e4954 listed it in `backends/aoti/targets.bzl`). CMake, which puts wh
 on the include path, builds fine, so only the Buck side shows it.
 
 Reported: an `#include <executorch/...>` in a source or header of a C++ target of some cell,
-naming a file of the tree that no target of any cell lists, when the `#if`s around the include
+naming a file of the tree that no target of any cell lists (a package that fails to evaluate
+owns unknown headers: nothing under it is reported), when the `#if`s around the include
 provably hold under the flags of a target that builds the file (an include under
 `#ifdef CUDA_AVAILABLE` in a target that never defines it is not compiled by Buck). Includes of
 files that are not in the tree (generated headers, third-party, system) are not this rule's
@@ -41,6 +42,7 @@ _NAMESPACE = "executorch/"
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     owned = _owned_anywhere(snap.head)
+    failed = _failed_packages(snap.head)
     files: dict[str, list[BuckTarget]] = {}  # file -> the C++ targets (by cell, label) that compile or list it
     for cell in CELLS:
         for target in cell_primary_targets(snap.head, cell):
@@ -54,7 +56,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             if not include.startswith(_NAMESPACE) or include in owned:
                 continue
             header = include[len(_NAMESPACE):]
-            if snap.head.tree.blob_id(header) is None:
+            if snap.head.tree.blob_id(header) is None or _under(header, failed):
                 continue
             builder = _active_for(snap.head, path, line, files[path])
             if builder is not None:
@@ -77,6 +79,22 @@ def _is_cpp(target: BuckTarget) -> bool:
 def _target_files(target: BuckTarget) -> tuple[str, ...]:
     listed = [repo_path for attribute in ("exported_headers", "headers") for _name, repo_path in xref.header_entries(target, attribute)]
     return tuple(dict.fromkeys([*xref.source_paths(target), *listed]))
+
+
+def _failed_packages(model: BuildModel) -> frozenset[str]:
+    """Packages that failed to parse or evaluate in some cell: the targets that own their
+    headers are unknown, which is `buck-eval-error`'s and `parse-error`'s to report."""
+    return frozenset(error.package for cell in CELLS for error in model.cell(cell).errors)
+
+
+def _under(path: str, packages: frozenset[str]) -> bool:
+    directory = posixpath.dirname(path)
+    while True:
+        if directory in packages:
+            return True
+        if not directory:
+            return False
+        directory = posixpath.dirname(directory)
 
 
 def _owned_anywhere(model: BuildModel) -> frozenset[str]:
@@ -141,6 +159,14 @@ CHECK = Check(
             **_FILES,
             "backends/aoti/BUCK": _BUCK.format(export=', "export.h"'),
             "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
+        }),
+        # The owner's package does not parse: who lists its headers is unknown (parse-error reports it).
+        Example(head={
+            **_FILES,
+            "backends/aoti/BUCK": _BUCK.format(export=', "export.h"') + "cxx_library(\n",
+            "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
+            "backends/cuda/BUCK": 'cxx_library(\n    name = "shims",\n    srcs = ["memory.cpp"],\n)\n',
+            "backends/cuda/memory.cpp": "#include <executorch/backends/aoti/common_shims.h>\n",
         }),
     ),
 )
