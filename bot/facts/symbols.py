@@ -185,3 +185,48 @@ def _c_declarations(model: "BuildModel", header: str) -> dict[str, str]:
         return declared
 
     return model.memo(("symbols:c-declarations", header), compute)
+
+
+def source_c_definitions(model: "BuildModel", path: str, defines: Mapping[str, str | None]) -> tuple[Definition, ...]:
+    """The C-linkage functions one source defines when compiled with `defines`.
+
+    For a build that lists no headers (CMake), C linkage inherited from a declaration comes
+    from the headers the source itself includes (`<executorch/...>` or next to it)."""
+    data = model.tree.read(path)
+    if data is None or not path.endswith(_DEFINITION_SUFFIXES):
+        return ()
+    headers = included_c_declarations(model, path)
+    if not path.endswith(_C_SUFFIXES) and not _EXTERN_C.search(data):
+        if not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
+            return ()
+    merged = {**_COMPILER_DEFINES, **defines}
+    key = tuple(sorted(merged.items(), key=lambda item: item[0]))
+    return model.memo(
+        ("symbols:definitions", path, key, tuple(sorted(headers.items()))),
+        lambda: _definitions(model, path, merged, headers),
+    )
+
+
+def included_c_declarations(model: "BuildModel", path: str) -> dict[str, str]:
+    """qualified name -> `header:line` for the `extern "C"` functions the headers `path` includes declare."""
+
+    def compute() -> dict[str, str]:
+        facts = model.source_facts(path)
+        found: dict[str, str] = {}
+        for include in facts.includes if facts else ():
+            header = _include_path(model, path, include.target_text)
+            if header is not None:
+                for name, where in _c_declarations(model, header).items():
+                    found.setdefault(name, where)
+        return found
+
+    return model.memo(("symbols:included-c-declarations", path), compute)
+
+
+def _include_path(model: "BuildModel", source: str, written: str) -> str | None:
+    """The repository file an include names: `executorch/<path>`, the path itself, or beside the source."""
+    candidates = []
+    if written.startswith("executorch/"):
+        candidates.append(written[len("executorch/") :])
+    candidates += [posixpath.normpath(posixpath.join(posixpath.dirname(source), written)), written]
+    return next((c for c in candidates if model.tree.blob_id(c) is not None), None)

@@ -1,0 +1,131 @@
+"""An `#if` tests a macro nothing defines, one or two letters away from one that is defined.
+
+`#ifdef ET_UE_THREADPOOL` compiles: an undefined macro is simply false. The code it guards is
+left out of every build, silently, although the author meant `ET_USE_THREADPOOL`, which the
+Buck and CMake builds define (ExecuTorch carried exactly this in `reduce_util.h` until
+a84b3c9c15). No compiler warns; only the missing speed-up or the missing feature shows it.
+
+Reported: a macro tested by `#if`/`#ifdef`/`#elif`/`defined()` that no source or header
+`#define`s, no build file passes as a flag or compile definition and no build file so much as
+mentions (a script may define it), that is not a compiler, platform or third-party macro (those
+are data), and that is one or two edits from a macro the repository does define, other than by
+digits alone (`AVX2` and `AVX512` are different macros). Files of vendored third-party copies
+are their upstream's business and are left alone.
+
+Example (bad): `#ifdef ET_UE_THREADPOOL` while the builds define `ET_USE_THREADPOOL`.
+
+Use instead: the defined spelling, `#ifdef ET_USE_THREADPOOL`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
+from bot.facts import macro_table
+from bot.facts.macro_table import MacroPlace
+from bot.fixes import fix_between
+from bot.model import Evidence, Fix, Hit, Severity
+from bot.snapshot import Snapshot
+from checks.support.spelling import within_two_edits
+
+_MIN_LENGTH = 6  # shorter names sit a letter or two from too many others to be typos
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    defined = macro_table.defined_macros(snap.head)
+    mentioned = macro_table.build_mentions(snap.head)
+    project = [name for name in defined if not macro_table.is_platform_macro(name) and len(name) >= _MIN_LENGTH]
+    for name, places in sorted(macro_table.tested_macros(snap.head).items()):
+        if len(name) < _MIN_LENGTH or name in defined or name in mentioned or macro_table.is_platform_macro(name):
+            continue
+        near = sorted(other for other in project if within_two_edits(name, other) and not _digits_only(name, other))
+        if not near:
+            continue
+        for place in places:
+            if not macro_table.is_vendored(place.path):
+                yield _hit(snap, place, [defined[other] for other in near])
+
+
+def _digits_only(first: str, second: str) -> bool:
+    """Names that differ only in their digits: variants (`AVX2`, `AVX512`), not typos."""
+    return re.sub(r"\d+", "#", first) == re.sub(r"\d+", "#", second)
+
+
+def _hit(snap: Snapshot, place: MacroPlace, near: list[MacroPlace]) -> Hit:
+    spelled = " or ".join(f"`{other.name}`" for other in near)
+    return Hit(
+        path=place.path,
+        line=place.line,
+        message=(
+            f"`{place.name}` is tested here but nothing defines it (no `#define`, no build flag or compile definition, "
+            f"no build file names it), so the code it guards is compiled out of every build; it is one or two letters "
+            f"from {spelled}, which the repository defines. Test the defined spelling."
+        ),
+        key=f"{place.name}|{place.path}",
+        target=place.name,
+        offending_text=place.name,
+        evidence=(Evidence(place.path, place.line, f"tests `{place.name}`"),)
+        + tuple(Evidence(other.path, other.line, f"`{other.name}` is defined here ({other.how})") for other in near),
+        fix=_respell(snap, place, near[0].name) if len(near) == 1 else None,
+    )
+
+
+def _respell(snap: Snapshot, place: MacroPlace, spelling: str) -> Fix | None:
+    text = snap.head.text(place.path) or ""
+    lines = text.split("\n")
+    if place.line > len(lines):
+        return None
+    pattern = re.compile(rf"(?<!\w){re.escape(place.name)}(?!\w)")
+    changed = pattern.sub(spelling, lines[place.line - 1])
+    fixed = "\n".join(lines[: place.line - 1] + [changed] + lines[place.line :])
+    return fix_between(place.path, text, fixed, f"test `{spelling}`")
+
+
+_REDUCE = (
+    "#pragma once\n"
+    "template <typename Func>\n"
+    "bool parallel_for_each_reduce(Func f) {\n"
+    "#ifdef {gate}\n"
+    "  return parallel_for(f);\n"
+    "#else\n"
+    "  return f();\n"
+    "#endif\n"
+    "}\n"
+)
+_TARGETS = 'cxx_library(\n    name = "reduce_util",\n    exported_headers = ["reduce_util.h"],\n    exported_preprocessor_flags = ["-DET_USE_THREADPOOL"],\n)\n'
+
+CHECK = Check(
+    id="gate-macro-misspelt",
+    inputs=CPP_FILES + BUCK_FILES + CMAKE_FILES,
+    severity=Severity.MAJOR,
+    title="Preprocessor gate tests a misspelt macro that nothing defines",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(
+            head={
+                "kernels/util/BUCK": _TARGETS,
+                "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_UE_THREADPOOL  // expect: gate-macro-misspelt"),
+            },
+            fixed={"kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOL  // expect: gate-macro-misspelt")},
+        ),
+    ),
+    good=(
+        Example(head={"kernels/util/BUCK": _TARGETS, "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOL")}),
+        # Compiler and platform macros, digit variants and vendored copies are not ours to define.
+        Example(head={
+            "kernels/util/BUCK": _TARGETS.replace("ET_USE_THREADPOOL", "CPU_CAPABILITY_AVX2"),
+            "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX512"),
+            "kernels/util/platform.h": _REDUCE.replace("{gate}", "__ANDROID__"),
+            "third-party/lib/dtypes.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX3"),
+        }),
+        # A name a build script mentions may be defined by it.
+        Example(head={
+            "kernels/util/BUCK": _TARGETS,
+            "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOLS"),
+            "scripts/build.sh": "cmake -DCMAKE_CXX_FLAGS=\"$EXTRA\" # sets ET_USE_THREADPOOLS when asked\n",
+        }),
+    ),
+)

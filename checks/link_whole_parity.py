@@ -1,0 +1,207 @@
+"""A library that registers itself is linked whole in one build system and on demand in the other.
+
+A backend or kernel library announces itself from a static initializer
+(`static auto registered = register_backend(...)`, `EXECUTORCH_LIBRARY(...)`, a
+`__attribute__((constructor))`): nothing calls into that object, so a linker that takes archive
+members on demand drops it, and the registration with it. Buck keeps it with `link_whole = True`,
+CMake with `--whole-archive` (or a library naming itself through
+`executorch_target_link_options_shared_lib`). When the Buck target and its CMake twin (the
+target compiling the same sources) disagree, one build's binaries lose the backend or kernels
+silently: loading a program then fails with "backend not found" or a missing operator, in
+that build only.
+
+Reported: a Buck target with `link_whole = True` whose CMake twin a CMake binary links
+without taking it whole; and a CMake target that binaries take whole while its Buck twin lacks
+`link_whole`. Only when a source both compile holds a registering static initializer: a library
+without one needs no force-linking, and the flag's absence there is no defect.
+
+Example (bad): `//backends/cuda/runtime:cuda_backend` has `link_whole = True` and
+`executor_runner` links `aoti_cuda_backend` with plain `target_link_libraries`.
+
+Use instead: link the twin whole (`executorch_target_link_options_shared_lib(aoti_cuda_backend)`),
+or set `link_whole = True` on the Buck side.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
+from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
+from bot.cmake.model import CMakeModel
+from bot.facts import cmake_links, pairing
+from bot.model import Evidence, Hit, Severity
+from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import attribute_line
+
+# A static initializer that registers: what makes force-linking necessary.
+_REGISTRATION = re.compile(
+    r"^[^/\n]*=\s*(?:[\w:]+::)?register_\w+\s*\(|^\s*EXECUTORCH_LIBRARY\s*\(|__attribute__\s*\(\(\s*constructor",
+    re.MULTILINE,
+)
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    reported: set[tuple[str, str]] = set()
+    for profile in snap.config.cmake_profiles:
+        model = snap.head.cmake(profile)
+        pairs = pairing.pairing(snap.head, profile)
+        whole_in_buck = _buck_link_whole(snap.head)
+        taken_whole: dict[str, tuple[str, str, int]] = {}  # CMake library -> (binary, path, line)
+        for binary, _target in cmake_links.binaries(model):
+            for unit in cmake_links.linked_units(model, binary):
+                if unit.how == "whole-archive":
+                    taken_whole.setdefault(unit.target, (binary, unit.path, unit.line))
+            for library, (path, line) in cmake_links.archives_linked_on_demand(model, binary).items():
+                for label in pairs.closest_buck(library):
+                    buck = whole_in_buck.get(label)
+                    registration = buck and _registration(snap.head, pairs.shared(label, library))
+                    if buck is None or registration is None or (library, label) in reported:
+                        continue
+                    reported.add((library, label))
+                    yield _cmake_on_demand(snap, model, binary, library, path, line, buck, registration)
+        for library, (binary, path, line) in sorted(taken_whole.items()):
+            for label in pairs.closest_buck(library):
+                if label in whole_in_buck or (library, label) in reported:
+                    continue
+                buck = _library_named(snap.head, label)
+                registration = buck and _registration(snap.head, pairs.shared(label, library))
+                if buck is None or registration is None:
+                    continue
+                reported.add((library, label))
+                yield _buck_on_demand(snap, binary, library, path, line, buck, registration)
+
+
+def _buck_link_whole(build: BuildModel) -> dict[str, BuckTarget]:
+    """Buck label -> the target, for libraries some cell defines with `link_whole = True`."""
+    found: dict[str, BuckTarget] = {}
+    for cell in CELLS:
+        for target in pairing.cell_primary_targets(build, cell):
+            if target.attr("link_whole") is True and "library" in target.kind and not target.kind.startswith("python"):
+                found.setdefault(target.label, target)
+    return found
+
+
+def _library_named(build: BuildModel, label: str) -> BuckTarget | None:
+    """A C++ library of that label in some cell (the first cell that defines one)."""
+    for cell in CELLS:
+        target = build.cell(cell).targets.get(label)
+        if target is not None and "library" in target.kind and not target.kind.startswith("python"):
+            return target
+    return None
+
+
+def _registration(build: BuildModel, sources: frozenset[str]) -> tuple[str, int] | None:
+    """(path, line) of the first registering static initializer among the sources."""
+    for path in sorted(sources):
+        text = build.text(path) or ""
+        match = _REGISTRATION.search(text)
+        if match:
+            return path, text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def _cmake_on_demand(
+    snap: Snapshot, model: CMakeModel, binary: str, library: str, path: str, line: int, buck: BuckTarget,
+    registration: tuple[str, int],
+) -> Hit:
+    text = snap.head.text(buck.path) or ""
+    twin = model.targets[library]
+    return Hit(
+        path=path,
+        line=line,
+        message=(
+            f"`{binary}` links `{library}` on demand, but its Buck twin `{buck.label}` is force-linked (`link_whole = True`) "
+            f"because {registration[0]}:{registration[1]} registers from a static initializer: the CMake build drops that "
+            f"object and the registration with it. Link `{library}` whole "
+            f"(`executorch_target_link_options_shared_lib({library})` or `-Wl,--whole-archive`)."
+        ),
+        key=f"{library}|{buck.label}|cmake",
+        target=library,
+        offending_text=library,
+        evidence=(
+            Evidence(buck.path, attribute_line(text, buck, "link_whole") or buck.line, f"`{buck.label}` sets `link_whole = True`"),
+            Evidence(twin.path, twin.line, f"`{library}` compiles the same sources"),
+            Evidence(*registration, "registers from a static initializer: nothing calls into this object"),
+        ),
+    )
+
+
+def _buck_on_demand(
+    snap: Snapshot, binary: str, library: str, path: str, line: int, buck: BuckTarget, registration: tuple[str, int]
+) -> Hit:
+    return Hit(
+        path=buck.path,
+        line=buck.line,
+        message=(
+            f"`{buck.label}` is linked on demand (no `link_whole = True`), but CMake links its twin `{library}` whole into "
+            f"`{binary}` because {registration[0]}:{registration[1]} registers from a static initializer: Buck binaries "
+            "drop that object and the registration with it. Set `link_whole = True`."
+        ),
+        key=f"{library}|{buck.label}|buck",
+        target=buck.label,
+        offending_text=buck.label,
+        evidence=(
+            Evidence(path, line, f"`{binary}` takes every object of `{library}`"),
+            Evidence(*registration, "registers from a static initializer: nothing calls into this object"),
+        ),
+    )
+
+
+_BACKEND = (
+    "#include <executorch/runtime/backend/interface.h>\n"
+    "namespace {\n"
+    "CudaBackend backend;\n"
+    "auto registered = executorch::runtime::register_backend({\"CudaBackend\", &backend});\n"
+    "}\n"
+)
+_ROOT = "cmake_minimum_required(VERSION 3.29)\nproject(demo)\nadd_subdirectory(cuda)\n"
+
+
+def _cmake(link: str) -> str:
+    return (
+        "add_library(aoti_cuda_backend STATIC cuda_backend.cpp)\n"
+        "add_executable(executor_runner main.cpp)\n"
+        f"target_link_libraries(executor_runner PRIVATE\n  {link}\n)\n"
+    )
+
+
+def _buck(link_whole: str) -> str:
+    return f'cxx_library(\n    name = "cuda_backend",\n    srcs = ["cuda_backend.cpp"],\n{link_whole})\n'
+
+
+_WHOLE = "-Wl,--whole-archive aoti_cuda_backend -Wl,--no-whole-archive"
+_FILES = {"CMakeLists.txt": _ROOT, "cuda/cuda_backend.cpp": _BACKEND, "cuda/main.cpp": "int main() { return 0; }\n"}
+
+CHECK = Check(
+    id="link-whole-parity",
+    inputs=BUCK_FILES + CMAKE_FILES + CPP_FILES,
+    severity=Severity.MAJOR,
+    title="Self-registering library force-linked in one build system only",
+    doc=__doc__,
+    run=run,
+    bad=(
+        Example(head={
+            **_FILES,
+            "cuda/BUCK": _buck("    link_whole = True,\n"),
+            "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend  # expect: link-whole-parity"),
+        }),
+        Example(head={
+            **_FILES,
+            "cuda/BUCK": _buck("").replace("cxx_library(", "cxx_library(  # expect: link-whole-parity"),
+            "cuda/CMakeLists.txt": _cmake(_WHOLE),
+        }),
+    ),
+    good=(
+        Example(head={**_FILES, "cuda/BUCK": _buck("    link_whole = True,\n"), "cuda/CMakeLists.txt": _cmake(_WHOLE)}),
+        # Nothing registers: linking on demand loses nothing.
+        Example(head={
+            **_FILES,
+            "cuda/cuda_backend.cpp": "int load_library() { return 0; }\n",
+            "cuda/BUCK": _buck("    link_whole = True,\n"),
+            "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend"),
+        }),
+    ),
+)
