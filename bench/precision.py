@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 false_count += not judged[key]
             if verdict_of_commit and not any(verdict_of_commit):
                 blocked_falsely.append(sha[:10])
-            print(f"[{index}/{len(commits)}] {sha[:10]} loud {len(loud)}", file=sys.stderr, flush=True)
+            print(f"[{index}/{len(picks)}] {sha[:10]} loud {len(loud)}", file=sys.stderr, flush=True)
     (arguments.out / "loud.tsv").write_text("commit\trule\tcell\tpath\tline\ttarget\ttitle\n" + "\n".join(rows) + "\n")
     (arguments.out / "commits.txt").write_text("\n".join(commits) + "\n")
     judged_total = true_count + false_count

@@ -23,6 +23,7 @@ from checks import (
     parse_error,
     shim_duplicate_symbol,
     shim_public_visibility,
+    source_missing,
     source_parity,
     missing_test,
 )
@@ -49,6 +50,7 @@ ALL: tuple[Check, ...] = tuple(
             parse_error.CHECK,
             shim_duplicate_symbol.CHECK,
             shim_public_visibility.CHECK,
+            source_missing.CHECK,
             source_parity.CHECK,
             missing_test.CHECK,
         ),

@@ -1,0 +1,39 @@
+"""The six causes of issue 24, each pinned on the real commit it names (skips without a mirror).
+
+Expectations are written from the defect as read in the commit: the file a build names that a
+rename left behind, the directory an add_subdirectory names after a move, and so on; each is
+also silent at the commit that repaired it.
+"""
+
+from __future__ import annotations
+
+from pr_check.review import review_repository
+
+
+def _review(mirror, cache, sha):
+    return review_repository(mirror, f"{sha}^", sha, cache_dir=cache).findings
+
+
+def test_cadence_rename_leaves_cmake_pointing_at_reference(executorch_mirror, real_tree_cache):
+    # Cause 1: 5bf46aae7a renames backends/cadence/reference to generic/; the default branch of
+    # backends/cadence/CMakeLists.txt still sets TARGET_DIR reference (fixed in 08c8ed6eb7).
+    found = {(f.rule, f.path, f.line) for f in _review(executorch_mirror, real_tree_cache, "5bf46aae7a")}
+    assert ("source-missing", "backends/cadence/CMakeLists.txt", 93) in found
+    assert ("source-missing", "backends/cadence/CMakeLists.txt", 96) in found
+    messages = [f.message for f in _review(executorch_mirror, real_tree_cache, "5bf46aae7a")
+                if f.path == "backends/cadence/CMakeLists.txt" and f.line == 93]
+    assert "moved `backends/cadence/reference/kernels` to `backends/cadence/generic/kernels`" in messages[0]
+    fixed = _review(executorch_mirror, real_tree_cache, "08c8ed6eb7")
+    assert not [f for f in fixed if f.rule == "source-missing"]
+
+
+def test_arm_tosa_move_leaves_targets_naming_old_files(executorch_mirror, real_tree_cache):
+    # Cause 2: f6d90efea9 moves backends/arm/tosa_*.py into tosa/ and leaves backends/arm/TARGETS
+    # naming the old files (fixed by f01198f285).
+    findings = [f for f in _review(executorch_mirror, real_tree_cache, "f6d90efea9") if f.rule == "source-missing"]
+    by_line = {(f.path, f.line, f.target): f.message for f in findings}
+    assert ("backends/arm/TARGETS", 40, "//backends/arm:arm_partitioner") in by_line
+    assert "moved to `backends/arm/tosa/backend.py`" in by_line[("backends/arm/TARGETS", 40, "//backends/arm:arm_partitioner")]
+    assert ("backends/arm/TARGETS", 134, "//backends/arm:tosa_utils") in by_line
+    fixed = _review(executorch_mirror, real_tree_cache, "f01198f285")
+    assert not [f for f in fixed if f.rule == "source-missing"]
