@@ -37,3 +37,35 @@ def test_arm_tosa_move_leaves_targets_naming_old_files(executorch_mirror, real_t
     assert ("backends/arm/TARGETS", 134, "//backends/arm:tosa_utils") in by_line
     fixed = _review(executorch_mirror, real_tree_cache, "f01198f285")
     assert not [f for f in fixed if f.rule == "source-missing"]
+
+
+def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executorch_mirror, real_tree_cache):
+    # Cause 6: three list items of kernels/portable/cpu/util/targets.bzl (Aug 2026) lose their
+    # trailing comma; each error is where the next item starts, and nothing else is flagged.
+    import difflib
+
+    from bot.buck.graph_cache import EvaluationCache
+    from bot.patch import apply_diff
+    from bot.repo import GitRepository
+    from pr_check.review import review_trees
+
+    path = "kernels/portable/cpu/util/targets.bzl"
+    with GitRepository(executorch_mirror) as repo:
+        base = repo.tree(repo.resolve("refs/heads/main"))
+        lines = base.read_text(path).splitlines(keepends=True)
+        broken, expected = list(lines), []
+        for index in range(len(lines) - 1):
+            here, after = lines[index].rstrip("\n"), lines[index + 1]
+            if len(expected) < 3 and here.endswith('",') and after.lstrip().startswith('"') and index > 10:
+                if not expected or index + 1 > expected[-1][0] + 5:  # three different places
+                    broken[index] = here[:-1] + "\n"
+                    expected.append((index + 2, len(after) - len(after.lstrip()) + 1))
+        diff = "diff --git a/{0} b/{0}\n".format(path) + "".join(
+            difflib.unified_diff(lines, broken, f"a/{path}", f"b/{path}", n=0)
+        )
+        head = apply_diff(base, diff)
+        report = review_trees(base, head.tree, head.changes, cache=EvaluationCache(real_tree_cache))
+    assert len(expected) == 3
+    errors = [f for f in report.findings if f.rule == "parse-error"]
+    assert [(f.path, f.line) for f in errors] == [(path, line) for line, _ in expected]
+    assert [f"line {line}, column {column}:" in f.message for (line, column), f in zip(expected, errors)] == [True] * 3
