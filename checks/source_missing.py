@@ -36,8 +36,14 @@ _FILE_ATTRIBUTES = ("srcs", "headers", "exported_headers")
 _SOURCE = re.compile(r"\.(c|cc|cpp|cxx|cu|cuh|h|hh|hpp|inc|m|mm|S|py)$")
 # CMake commands whose arguments are sources relative to the current source directory.
 _SOURCE_COMMANDS = frozenset({"add_library", "add_executable", "target_sources", "et_cxx_test"})
-# Commands whose rooted path arguments are source lists.
-_LIST_COMMANDS = frozenset({"set", "list"})
+# Commands whose path arguments are not sources that must exist: outputs they create, tests of
+# existence, properties of files, text. Any other command's rooted path (`${EXECUTORCH_ROOT}/x.cpp`,
+# a helper such as `vulkan_op_test(name ${CMAKE_CURRENT_SOURCE_DIR}/x.cpp)`) names a source.
+_NOT_SOURCES = frozenset({
+    "add_custom_command", "add_custom_target", "configure_file", "file", "execute_process", "message",
+    "if", "elseif", "while", "string", "get_filename_component", "set_source_files_properties",
+    "set_property", "cmake_path", "find_file", "find_path", "return", "function", "macro", "foreach",
+})
 _ROOTS = ("EXECUTORCH_ROOT", "PROJECT_SOURCE_DIR")
 _HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR")
 _COMMAND = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", re.MULTILINE)
@@ -188,13 +194,13 @@ def _resolve(command: str, arguments: list[tuple[int, str]], here: str, listed: 
         if named is not None:
             yield line, command, named, written
         return
-    if command not in _SOURCE_COMMANDS and command not in _LIST_COMMANDS:
+    if command in _NOT_SOURCES:
         return
     for line, written in arguments[1:]:
         if not _SOURCE.search(written) or "$<" in written or "*" in written:
             continue
         rooted = written.startswith("${")
-        if not rooted and (command in _LIST_COMMANDS or not listed):
+        if not rooted and (command not in _SOURCE_COMMANDS or not listed):
             continue  # a bare name in a list is joined to a prefix later; in an included file, to the includer's
         named = _expand(written, here, variables, relative=listed)
         if named is not None:

@@ -69,3 +69,17 @@ def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executor
     errors = [f for f in report.findings if f.rule == "parse-error"]
     assert [(f.path, f.line) for f in errors] == [(path, line) for line, _ in expected]
     assert [f"line {line}, column {column}:" in f.message for (line, column), f in zip(expected, errors)] == [True] * 3
+
+
+def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(executorch_mirror, real_tree_cache):
+    # Cause 4: ca39d86f4f gives the header-only binary_ops a source (binary_ops.cpp); binary_ops.h's
+    # includes of libvec and scalar_utils headers, undeclared since long before, now compile in the
+    # target itself. 48e866b90e declared them.
+    findings = [f for f in _review(executorch_mirror, real_tree_cache, "ca39d86f4f") if f.rule == "dep-undeclared-header"]
+    on_header = {(f.line, f.target): f.message for f in findings if f.path == "kernels/optimized/cpu/binary_ops.h"}
+    assert (11, "//kernels/optimized/cpu:binary_ops") in on_header
+    assert "//kernels/optimized:libvec" in on_header[(11, "//kernels/optimized/cpu:binary_ops")]
+    assert "now compiles `kernels/optimized/cpu/binary_ops.cpp`" in on_header[(11, "//kernels/optimized/cpu:binary_ops")]
+    assert (12, "//kernels/optimized/cpu:binary_ops") in on_header  # scalar_utils.h
+    fixed = _review(executorch_mirror, real_tree_cache, "48e866b90e")
+    assert not [f for f in fixed if f.rule == "dep-undeclared-header" and "libvec" in f.message]
