@@ -83,3 +83,16 @@ def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(exec
     assert (12, "//kernels/optimized/cpu:binary_ops") in on_header  # scalar_utils.h
     fixed = _review(executorch_mirror, real_tree_cache, "48e866b90e")
     assert not [f for f in fixed if f.rule == "dep-undeclared-header" and "libvec" in f.message]
+
+
+def test_exported_header_including_through_a_private_dep(executorch_mirror, real_tree_cache):
+    # Cause 3: 19d22ab8de makes stack_util export stack_util.h, which includes
+    # runtime/kernel/kernel_includes.h, while kernel_includes is only among its private deps;
+    # 397b8df215 moved it to exported_deps.
+    findings = [f for f in _review(executorch_mirror, real_tree_cache, "19d22ab8de") if f.rule == "dep-private-for-exported-header"]
+    assert [(f.path, f.line, f.target) for f in findings] == [
+        ("kernels/portable/cpu/util/stack_util.h", 11, "//kernels/portable/cpu/util:stack_util")
+    ]
+    assert "private dep `//runtime/kernel:kernel_includes`" in findings[0].message
+    fixed = _review(executorch_mirror, real_tree_cache, "397b8df215")
+    assert not [f for f in fixed if f.rule == "dep-private-for-exported-header"]
