@@ -55,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=150)
     parser.add_argument("--out", type=Path, default=Path("bench/out/precision"))
     parser.add_argument("--cache", type=Path, help="an evaluation cache to keep between runs")
+    parser.add_argument("--part", default="0/1", help="K/N: review only every N-th pick from the K-th (parallel runs)")
     arguments = parser.parse_args(argv)
+    part, parts = (int(x) for x in arguments.part.split("/"))
     excluded = corpus_commits()
     listed = history_commits(arguments.repo, arguments.since, arguments.until, 10 * arguments.count, arguments.ref)
     pool = [sha for sha in listed if sha[:10] not in excluded]
@@ -72,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pr-check-precision-") as scratch:
         cache = arguments.cache or Path(scratch)
         for index, pick in enumerate(picks, 1):
+            if (index - 1) % parts != part:
+                continue
             report = None
             # The mirror lacks a few old blobs: such a commit is replaced by the next one of the pool.
             for sha in pool[pick:picks[index] if index < len(picks) else len(pool)]:
