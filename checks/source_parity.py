@@ -15,7 +15,7 @@ Twins are found by shared sources (design 3.4): a Buck target and a CMake target
 at least half of the smaller one's files at base or at head. Only what the pull request
 changed is compared: a source that moved to another target of the same build, or that the
 other build compiles in any target or mentions in any CMake/Buck file (under an option the
-default profile leaves off), is not drift. Sources a Buck target gets from a variable or a
+default profile leaves off, or picks by a variable: `default/${EXECUTORCH_PAL_DEFAULT}.cpp`), is not drift. Sources a Buck target gets from a variable or a
 glob rather than writing them at the call site are left to the build that generates them.
 
 Example (bad): `srcs = ["shims/memory.cpp", "shims/sort.cu"]` in Buck while
@@ -299,6 +299,15 @@ CHECK = Check(
                 + "if(CMAKE_CUDA_COMPILER AND EXECUTORCH_BUILD_SORT)\n"
                 "  target_sources(aoti_cuda_shims PRIVATE runtime/shims/sort.cu)\n"
                 "endif()\n",
+                _BUCK_HEAD.format(marker=""),
+            ),
+        ),
+        # CMake picks one file of the directory by an option (`PAL=posix|android`, the PAL choice):
+        # every file there is built by some configuration.
+        Example(
+            base=_BASE,
+            head=_head(
+                _CMAKE_BASE.replace(")\n", " ${CMAKE_CURRENT_SOURCE_DIR}/runtime/shims/${SHIM}.cu)\n"),
                 _BUCK_HEAD.format(marker=""),
             ),
         ),
