@@ -30,7 +30,7 @@ from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
     _SELECT_TOKEN, _normalize_value,
 )
 
-HOST_VERSION = "buck-host-8"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-9"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
