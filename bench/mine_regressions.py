@@ -63,7 +63,8 @@ class Candidate:
 
 def git(repo: Path, *arguments: str) -> str:
     """stdout of a read-only git command on the mirror ('' when it fails: a mirror may lack old blobs)."""
-    done = subprocess.run(["git", "-C", str(repo), *arguments], capture_output=True, text=True, errors="replace")
+    done = subprocess.run(["git", "-C", str(repo), *arguments], capture_output=True, text=True, errors="replace",
+                          check=False)
     return done.stdout if done.returncode == 0 else ""
 
 
@@ -76,7 +77,7 @@ def load_commit(repo: Path, sha: str) -> Commit:
     removed: list[tuple[str, str]] = []
     path = ""
     for line in diff.splitlines():
-        if line.startswith("+++ ") or line.startswith("--- "):
+        if line.startswith(("+++ ", "--- ")):
             name = line[4:]
             if name != "/dev/null":
                 path = name[2:]

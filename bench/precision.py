@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     (arguments.out / "commits.txt").write_text("\n".join(commits) + "\n")
     judged_total = true_count + false_count
     lines = [
-        f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
-        f"(touching Buck/CMake files, corpus commits left out)",
+        (f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
+         f"(touching Buck/CMake files, corpus commits left out)"),
         f"blocker/major findings: {len(rows)} on {len({r.split(chr(9))[0] for r in rows})} commits",
         f"judged: {judged_total}, true {true_count}, false {false_count}"
         + (f": precision {100 * true_count / judged_total:.1f} %" if judged_total else ""),

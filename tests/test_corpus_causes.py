@@ -56,11 +56,11 @@ def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executor
         broken, expected = list(lines), []
         for index in range(len(lines) - 1):
             here, after = lines[index].rstrip("\n"), lines[index + 1]
-            if len(expected) < 3 and here.endswith('",') and after.lstrip().startswith('"') and index > 10:
-                if not expected or index + 1 > expected[-1][0] + 5:  # three different places
-                    broken[index] = here[:-1] + "\n"
-                    expected.append((index + 2, len(after) - len(after.lstrip()) + 1))
-        diff = "diff --git a/{0} b/{0}\n".format(path) + "".join(
+            apart = not expected or index + 1 > expected[-1][0] + 5  # three different places
+            if len(expected) < 3 and here.endswith('",') and after.lstrip().startswith('"') and index > 10 and apart:
+                broken[index] = here[:-1] + "\n"
+                expected.append((index + 2, len(after) - len(after.lstrip()) + 1))
+        diff = f"diff --git a/{path} b/{path}\n" + "".join(
             difflib.unified_diff(lines, broken, f"a/{path}", f"b/{path}", n=0)
         )
         head = apply_diff(base, diff)
