@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint fuzz soak bench rules generated screenshots clean
+.PHONY: demo test lint fuzz soak bench corpus precision rules generated screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,18 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
+	@if [ -d "$(MIRROR)" ]; then $(MAKE) corpus; else echo "no ExecuTorch mirror at $(MIRROR): corpus skipped"; fi
+
+# Recall on the regression corpus (tests/real_tree/corpus/): the table and the figures (about
+# 20-40 minutes cold on 2 cores). Needs a pytorch/executorch mirror.
+MIRROR ?= $(or $(PR_CHECK_EXECUTORCH_MIRROR),/work/.mirror/pytorch+executorch/repo)
+corpus: $(STAMP)
+	nice -n 10 $(BIN)/python -m bench.corpus --repo $(MIRROR)
+
+# Precision on the held-out window (Jun 2024 - May 2025): loud findings to judge, against
+# tests/real_tree/precision_2024.toml (about an hour on 2 cores).
+precision: $(STAMP)
+	nice -n 10 $(BIN)/python -m bench.precision --repo $(MIRROR)
 
 # The README's pictures of what a pull request gets (docs/screenshots/*.png), from the current code:
 # the App's review and check run rendered by cmark-gfm, shot by Debian's headless Chromium.

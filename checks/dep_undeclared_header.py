@@ -24,11 +24,16 @@ Example (bad): with `use_cuda = True`, `pybindings_cuda.h` includes
 `<executorch/extension/cuda/cuda_allocator.h>`, but the macro adds only `:caller_stream`,
 which does not export `:cuda_allocator`.
 
+A header-only target that gains a source is blamed for the old gaps of its headers: they are
+compiled in the target itself from then on (ca39d86f4f, fixed by 48e866b90e).
+
 Use instead: add the owning target (`//executorch/extension/cuda:cuda_allocator`) to the
 deps the macro or the target declares (to `exported_deps` when a public header includes it).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import posixpath
 import re
@@ -64,7 +69,47 @@ _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
+    hits = snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
+    activated = _activated(snap) if snap.base is not snap.head else {}
+    for hit in hits:
+        sources = activated.get(hit.target or "")
+        if sources and hit.path not in sources:
+            yield _blamed_on_activation(hit, sources)
+        else:
+            yield hit
+
+
+def _activated(snap: Snapshot) -> dict[str, tuple[str, ...]]:
+    """Header-only C++ targets at base that compile sources at head: label -> the new sources.
+
+    A header of a header-only target is compiled only by its dependents, which may bring in
+    what it includes; once the target has a source of its own, the header's includes must
+    resolve through the target's own deps. A gap there that existed at base is new at head:
+    the change made it take effect (binary_ops gaining binary_ops.cpp, ca39d86f4f).
+    """
+    found: dict[str, tuple[str, ...]] = {}
+    for cell in CELLS:
+        before = snap.base.cell(cell).targets
+        for label, target in snap.head.cell(cell).targets.items():
+            if label in found or not CXX_KINDS.search(target.kind):
+                continue
+            earlier = before.get(label)
+            sources = xref.source_paths(target)
+            if earlier is not None and sources and not xref.source_paths(earlier):
+                found[target.primary_label] = sources
+    return found
+
+
+def _blamed_on_activation(hit: Hit, sources: tuple[str, ...]) -> Hit:
+    """The gap, named as this change's doing: the target now compiles the header itself."""
+    named = ", ".join(f"`{path}`" for path in sources[:3])
+    return dataclasses.replace(
+        hit,
+        key=f"{hit.key}|activated",
+        message=(f"{hit.message} The gap predates this change, but `{hit.target}` was header-only and now "
+                 f"compiles {named}, so `{hit.path}` is built with the target's own deps: this change makes it "
+                 "a build error."),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +505,22 @@ CHECK = Check(
                 "  // expect: dep-undeclared-header",
                 '"//executorch/extension/pybindings:pybindings.cpp"',
             )
+        ),
+        # A header-only target gains a source: its header's old gap now breaks its own compile.
+        Example(
+            base={
+                "ops/BUCK": 'cxx_library(name = "ops", exported_headers = ["ops.h"])\n',
+                "ops/ops.h": "#include <executorch/vec/vec.h>\n",
+                "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
+                "vec/vec.h": "int v();\n",
+            },
+            head={
+                "ops/BUCK": 'cxx_library(name = "ops", srcs = ["ops.cpp"], exported_headers = ["ops.h"])\n',
+                "ops/ops.cpp": "int ops();\n",
+                "ops/ops.h": "#include <executorch/vec/vec.h>  // expect: dep-undeclared-header\n",
+                "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
+                "vec/vec.h": "int v();\n",
+            },
         ),
         Example(
             head={

@@ -3,7 +3,9 @@
 A syntax error fails every build that loads the file, in every cell, before any rule is seen.
 No CI job of a pull request that only touches fbcode targets notices it for xplat or OSS.
 Every error of the file is reported, each at its line and column: the interpreter stops at the
-first, and a fix-one-push-again loop per error is slow.
+first, and a fix-one-push-again loop per error is slow. Each later error is the one the
+interpreter finds once the earlier one is repaired (a missing comma put in, or the broken
+statement set aside), so a broken line never makes the valid lines after it look broken.
 
 Example (bad): an unclosed parenthesis in `cxx_library(name = "a",`.
 
@@ -24,12 +26,24 @@ from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from _syntax_hits(snap)
+    reported: set[str] = set()
+    for hit in _syntax_hits(snap):
+        reported.add(hit.path)
+        yield hit
     # What the interpreter calls a parse failure where the file's syntax is fine (a package
     # newly loading a file that does not parse): reported as evaluation saw it, never lost.
+    # A package failing because it loads a file whose errors are reported above is the same
+    # root error: the valid `load` line is not flagged again.
+    loading_reported = {
+        (cell, result.build_file)
+        for cell in CELLS
+        for result in snap.head.cell(cell).packages.values()
+        if result.error is not None and reported.intersection(result.loaded)
+    } if reported else set()
     for hit in failure_hits(snap, frozenset({"parse"}), _describe_failure):
-        if not syntax_of(snap.head.text(hit.path) or "").errors:
-            yield hit
+        if syntax_of(snap.head.text(hit.path) or "").errors or (hit.cell, hit.path) in loading_reported:
+            continue
+        yield hit
 
 
 def _describe_failure(error, graph) -> str:
@@ -97,6 +111,24 @@ CHECK = Check(
                     'cxx_library(name = "b", deps = [":a" ":c"])  # expect: parse-error\n'
                     'cxx_library(name = "c", srcs = )  # expect: parse-error\n'
                     'cxx_library(name = "d")\n'
+                ),
+            }
+        ),
+        # Three missing commas in one call: each reported once, where it is; the valid lines after
+        # each (and the next call) draw nothing.
+        Example(
+            head={
+                "pkg/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "a"\n'
+                    '    srcs = ["a.cpp"],  # expect: parse-error\n'
+                    "    deps = [\n"
+                    '        ":b"\n'
+                    '        ":c",  # expect: parse-error\n'
+                    "    ]\n"
+                    '    visibility = ["PUBLIC"],  # expect: parse-error\n'
+                    ")\n"
+                    'cxx_library(name = "d", srcs = ["d.cpp"])\n'
                 ),
             }
         ),

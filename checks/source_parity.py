@@ -7,6 +7,10 @@ with undefined symbols, or silently lacks a kernel; the reverse breaks the inter
 A source dropped from one side while the other still compiles it is the same drift, and
 when the file itself was deleted the other build no longer configures.
 
+Every configured CMake profile is compared, and so is the profile of each backend or extension
+the change touches (Arm, Cadence, NXP, Vulkan, XNNPACK, Qualcomm, MediaTek, Apple, LLM,
+training: bot/cmake/profiles.py), so their twins are held to the same rule as CUDA's.
+
 Twins are found by shared sources (design 3.4): a Buck target and a CMake target that compiled
 at least half of the smaller one's files at base or at head. Only what the pull request
 changed is compared: a source that moved to another target of the same build, or that the
@@ -27,6 +31,7 @@ from __future__ import annotations
 import posixpath
 from typing import Iterator
 
+from bot.cmake.profiles import profiles_touched
 from bot.facts import pairing
 from bot.buck.cells import CELLS, is_build_file
 from bot.buck.evaluation import BuckTarget
@@ -41,7 +46,9 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     if snap.base is snap.head:
         return
     seen: set[tuple[str, int, str]] = set()
-    for profile in snap.config.cmake_profiles:  # drift in any configured build is drift
+    touched = profiles_touched([path for change in snap.changes.files for path in (change.path, change.old_path) if path])
+    # drift in any configured build is drift, and in the build of each backend the change touches
+    for profile in dict.fromkeys((*snap.config.cmake_profiles, *touched)):
         before, after = pairing.pairing(snap.base, profile), pairing.pairing(snap.head, profile)
         if not (before.by_buck or after.by_buck):
             continue
@@ -302,6 +309,15 @@ CHECK = Check(
                 + "if(CMAKE_CUDA_COMPILER AND EXECUTORCH_BUILD_SORT)\n"
                 "  target_sources(aoti_cuda_shims PRIVATE runtime/shims/sort.cu)\n"
                 "endif()\n",
+                _BUCK_HEAD.format(marker=""),
+            ),
+        ),
+        # CMake picks one file of the directory by an option (`PAL=posix|android`, the PAL choice):
+        # every file there is built by some configuration.
+        Example(
+            base=_BASE,
+            head=_head(
+                _CMAKE_BASE.replace(")\n", " ${CMAKE_CURRENT_SOURCE_DIR}/runtime/shims/${SHIM}.cu)\n"),
                 _BUCK_HEAD.format(marker=""),
             ),
         ),

@@ -7,6 +7,7 @@ import pytest
 
 from bot import engine
 from bot.cmake import DEFAULT_PROFILE, PROFILES
+from bot.cmake.profiles import BACKEND_PROFILES, profiles_touched
 from bot.config import parse_config
 from bot.diff import ChangeSet, FileChange
 from bot.errors import ConfigError
@@ -25,12 +26,24 @@ variables = { EXECUTORCH_BUILD_EXTENSION_LLM = "ON" }
 
 
 def test_the_built_in_profiles_are_frozen_data():
-    assert list(PROFILES) == ["linux-gcc-cuda", "msvc", "cpu-only"]
+    assert list(PROFILES)[:3] == ["linux-gcc-cuda", "msvc", "cpu-only"]
+    assert set(PROFILES) - {"linux-gcc-cuda", "msvc", "cpu-only"} == set(BACKEND_PROFILES)
     assert DEFAULT_PROFILE is PROFILES["linux-gcc-cuda"]
     with pytest.raises(TypeError):
         PROFILES["mine"] = DEFAULT_PROFILE  # type: ignore[index]
     with pytest.raises(TypeError):
         DEFAULT_PROFILE.variables["EXECUTORCH_BUILD_CUDA"] = "OFF"  # type: ignore[index]
+
+
+def test_a_change_evaluates_the_profiles_of_the_backends_it_touches():
+    assert profiles_touched(["backends/arm/runtime/VGFBackend.cpp", "backends/cortex_m/ops/BUCK"]) == ("backend-arm",)
+    assert profiles_touched(["extension/llm/runner/CMakeLists.txt", "backends/cadence/CMakeLists.txt"]) == (
+        "backend-cadence", "extension-llm",
+    )
+    assert profiles_touched(["runtime/core/evalue.h", "backends/cuda/CMakeLists.txt"]) == ()
+    arm = BACKEND_PROFILES["backend-arm"]
+    assert (arm.platform, arm.cuda, arm.variables["EXECUTORCH_BUILD_VGF"]) == ("Linux", False, "ON")
+    assert BACKEND_PROFILES["backend-apple"].platform == "Darwin"
 
 
 def test_a_profile_extends_a_built_in_with_its_own_variables():

@@ -31,7 +31,7 @@ from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
     _SELECT_TOKEN, _normalize_value,
 )
 
-HOST_VERSION = "buck-host-7"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-9"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
@@ -406,7 +406,27 @@ class CellEvaluator:
                 self.cell, package, f"evaluation exceeded the interpreter's allocation limit ({failure})", build_file, 1
             )
         targets = () if error else tuple(self._targets(package))
+        if error is None:
+            error = self._duplicate_name(package, targets)
+            targets = () if error else targets
         return PackageResult(package, build_file, targets, error, tuple(sorted(self._loaded_files)))
+
+    def _duplicate_name(self, package: str, targets: tuple[BuckTarget, ...]) -> EvalError | None:
+        """buck2 refuses a package that defines one target name twice: the whole package fails."""
+        first: dict[str, BuckTarget] = {}
+        for target in targets:
+            earlier = first.setdefault(target.name, target)
+            if earlier is not target:
+                return EvalError(
+                    self.cell,
+                    package,
+                    f"target `{target.name}` is defined twice in `//{package}` "
+                    f"(first at {earlier.path}:{earlier.line}, again at {target.path}:{target.line})",
+                    target.path or earlier.path,
+                    target.line,
+                    target.stack,
+                )
+        return None
 
     def _eval_error(self, package: str, build_file: str, text: str) -> EvalError:
         text = self._unshift(text)

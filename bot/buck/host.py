@@ -61,7 +61,7 @@ NATIVE_RULES = (
 # Names a BUCK file sees without loading them (buck2's build-file globals).
 BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall", "host_info", "select_map")
 # Names every file sees: `type` is replaced so that `type(select(...)) == "select"` as in buck2.
-COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob")
+COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob", "warning")
 # Names a file gets only when it uses them and does not define them itself:
 # - starlark-pyo3 has no `set` type (buck2 has): a file calling `set()` gets the host's
 #   stand-in, and `list`/`sorted` that accept it; not with a `list[str]` annotation, which
@@ -154,6 +154,9 @@ def read_config(section, key, default = None):
 
 def oncall(name):
     pass
+
+def warning(message):
+    pass  # buck2's global: prints the message and goes on (codegen.bzl warns this way)
 
 def host_info():
     return struct(

@@ -174,7 +174,12 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     python_only: list[SyntaxProblem] = []
     _walk(root, index, calls, lists, statements, comments, recovered, python_only)
     first = _interpreter_error(text)
-    errors = () if first is None else _merged(first, recovered + python_only, len(text.splitlines()))
+    if first is None:
+        errors: tuple[SyntaxProblem, ...] = ()
+    elif first.line == 0:
+        errors = _merged(first, recovered + python_only, len(text.splitlines()))
+    else:
+        errors = _root_errors(text, first, recovered + python_only)
     return StarlarkSyntax(errors, tuple(calls), tuple(lists), tuple(statements), tuple(comments), tuple(recovered))
 
 
@@ -217,6 +222,86 @@ def _shortened(message: str) -> str:
     if sep and expected.count(",") > 6:
         return head.replace(" here", "")
     return message
+
+
+MAX_SYNTAX_ERRORS = 20  # a file with more is reported by its first twenty
+# A token an expression can start with: a missing comma before it is the likely root error.
+_EXPRESSION_START = re.compile(r"""[A-Za-z0-9_"'\[({]""")
+
+
+def _root_errors(text: str, first: SyntaxProblem, located: list[SyntaxProblem]) -> tuple[SyntaxProblem, ...]:
+    """The root error of each statement, each where the interpreter places it.
+
+    After an error the text is repaired and parsed again, so the next error found is one the
+    interpreter would report on its own: a comma inserted where one is missing before an
+    expression (when that gets the parse past the token), else the statement holding the error
+    blanked out. Recovery never invents errors on valid lines after a broken one. Columns are
+    given in the original text (each inserted comma shifts its line by two). Where tree-sitter
+    placed a problem on the same line, at or before that place and after the previous error
+    (`located`: "`srcs =` has no value" where the interpreter sees only the `)`), its wording
+    and place are kept: it says what was expected.
+    """
+    problems = [first]
+    current = text
+    problem = first  # in `current`'s coordinates
+    inserted: dict[int, list[int]] = {}  # line -> columns (in `current`) where ", " went in
+    while len(problems) < MAX_SYNTAX_ERRORS:
+        repaired = _with_comma(current, problem)
+        following = _interpreter_error(repaired) if repaired is not None else None
+        if repaired is not None and _past(following, problem, shift=2):
+            current = repaired
+            inserted.setdefault(problem.line, []).append(problem.column)
+        else:
+            current = _blanked(current, problem.line)
+            following = _interpreter_error(current)
+        if following is None or following.line == 0 or not _past(following, problem, shift=0):
+            break
+        shift = 2 * sum(1 for column in inserted.get(following.line, ()) if column <= following.column)
+        line, column = following.line, following.column - shift
+        previous = (problems[-1].line, problems[-1].column)
+        closer = [p for p in located if p.line == line and previous < (p.line, p.column) <= (line, column)]
+        problems.append(min(closer, key=lambda p: p.column) if closer else SyntaxProblem(line, column, following.message))
+        problem = following
+    return tuple(problems)
+
+
+def _past(later: SyntaxProblem | None, problem: SyntaxProblem, shift: int) -> bool:
+    """Is `later` (from a text with `shift` characters inserted at `problem`) beyond `problem`?"""
+    if later is None:
+        return True
+    if later.line == 0:
+        return False
+    column = later.column - shift if later.line == problem.line else later.column
+    return (later.line, column) > (problem.line, problem.column)
+
+
+def _with_comma(text: str, problem: SyntaxProblem) -> str | None:
+    """The text with `, ` inserted before the unexpected token, when an expression starts there."""
+    lines = text.split("\n")
+    if not 0 < problem.line <= len(lines):
+        return None
+    line = lines[problem.line - 1]
+    at = problem.column - 1
+    if not 0 <= at < len(line) or not _EXPRESSION_START.match(line[at]):
+        return None
+    lines[problem.line - 1] = line[:at] + ", " + line[at:]
+    return "\n".join(lines)
+
+
+def _blanked(text: str, line_number: int) -> str:
+    """The text with the top-level statement holding `line_number` replaced by empty lines."""
+    lines = text.split("\n")
+
+    def starts_statement(line: str) -> bool:
+        return bool(line) and not line[0].isspace() and line[0] not in ")]}#"
+
+    start = line_number - 1
+    while start > 0 and not starts_statement(lines[start]):
+        start -= 1
+    end = line_number
+    while end < len(lines) and not starts_statement(lines[end]):
+        end += 1
+    return "\n".join(lines[:start] + [""] * (end - start) + lines[end:])
 
 
 def _merged(first: SyntaxProblem, found: list[SyntaxProblem], index_lines: int) -> tuple[SyntaxProblem, ...]:

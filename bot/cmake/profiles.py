@@ -88,6 +88,54 @@ PROFILES: Mapping[str, CMakeProfile] = MappingProxyType(
 )
 DEFAULT_PROFILE = PROFILES["linux-gcc-cuda"]
 
+# Each backend and extension the root CMakeLists.txt can enable, as the option set that enables
+# it on top of the CPU-only profile. A review evaluates one only when the change touches its
+# directory (below): every review paying for eleven more configurations would be slow, and a
+# change elsewhere cannot make the backend's twins drift. Apple's build configures on macOS.
+_ON = "ON"
+_BACKEND_OPTIONS: Mapping[str, tuple[str, dict[str, str]]] = MappingProxyType({
+    "backend-arm": ("Linux", {"EXECUTORCH_BUILD_ARM_BAREMETAL": _ON, "EXECUTORCH_BUILD_VGF": _ON,
+                              "EXECUTORCH_BUILD_CORTEX_M": _ON}),
+    "backend-cadence": ("Linux", {"EXECUTORCH_BUILD_CADENCE": _ON}),
+    "backend-nxp": ("Linux", {"EXECUTORCH_BUILD_NXP_NEUTRON": _ON, "EXECUTORCH_BUILD_NXP_NEUTRON_RUNNER": _ON}),
+    "backend-vulkan": ("Linux", {"EXECUTORCH_BUILD_VULKAN": _ON}),
+    "backend-xnnpack": ("Linux", {"EXECUTORCH_BUILD_XNNPACK": _ON}),
+    "backend-qualcomm": ("Linux", {"EXECUTORCH_BUILD_QNN": _ON}),
+    "backend-mediatek": ("Linux", {"EXECUTORCH_BUILD_NEURON": _ON}),
+    "backend-apple": ("Darwin", {"EXECUTORCH_BUILD_COREML": _ON, "EXECUTORCH_BUILD_MPS": _ON}),
+    "extension-llm": ("Linux", {"EXECUTORCH_BUILD_EXTENSION_LLM": _ON, "EXECUTORCH_BUILD_EXTENSION_LLM_RUNNER": _ON,
+                                "EXECUTORCH_BUILD_KERNELS_LLM": _ON, "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
+                                "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON}),
+    "extension-training": ("Linux", {"EXECUTORCH_BUILD_EXTENSION_TRAINING": _ON, "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
+                                     "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON}),
+})
+BACKEND_PROFILES: Mapping[str, CMakeProfile] = MappingProxyType({
+    name: CMakeProfile(name, "AppleClang" if platform == "Darwin" else "GNU", platform, False,
+                       {"EXECUTORCH_BUILD_CUDA": "OFF", **options})
+    for name, (platform, options) in _BACKEND_OPTIONS.items()
+})
+# Which directories each backend profile builds from: a change under one evaluates it.
+BACKEND_DIRECTORIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "backend-arm": ("backends/arm/", "backends/cortex_m/"),
+    "backend-cadence": ("backends/cadence/",),
+    "backend-nxp": ("backends/nxp/",),
+    "backend-vulkan": ("backends/vulkan/",),
+    "backend-xnnpack": ("backends/xnnpack/",),
+    "backend-qualcomm": ("backends/qualcomm/",),
+    "backend-mediatek": ("backends/mediatek/",),
+    "backend-apple": ("backends/apple/", "extension/apple/"),
+    "extension-llm": ("extension/llm/",),
+    "extension-training": ("extension/training/",),
+})
+PROFILES = MappingProxyType({**PROFILES, **BACKEND_PROFILES})
+
+
+def profiles_touched(paths) -> tuple[str, ...]:
+    """The backend profiles whose directories any of `paths` lies under, in table order."""
+    return tuple(
+        name for name, prefixes in BACKEND_DIRECTORIES.items() if any(p.startswith(prefixes) for p in paths)
+    )
+
 # -- profiles a repository defines ----------------------------------------------------------
 
 _CONFIG = CONFIG_PATH

@@ -14,6 +14,7 @@ call site; those twins are left out so that one call site is one Buck target.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
 
@@ -176,4 +177,32 @@ def cmake_mentions(model: "BuildModel", source: str) -> tuple[str, int] | None:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if needle in line and not line.lstrip().startswith("#"):
                         return path, number
+        chosen = _chosen_by_variable(text, source, directory)
+        if chosen:
+            return path, chosen
     return None
+
+
+# `.../default/${EXECUTORCH_PAL_DEFAULT}.cpp`: a file of a directory chosen by a variable.
+_VARIABLE_FILE = re.compile(r"([A-Za-z0-9_./${}-]*/)\$\{[A-Za-z0-9_]+\}(\.[A-Za-z0-9]+)\b")
+
+
+def _chosen_by_variable(text: str, source: str, cmake_directory: str) -> int:
+    """The line where a CMake path picks a file of `source`'s directory by a variable (an option
+    whose values name the files, as the PAL choice does), 0 when none does: each of those files
+    is built by some configuration."""
+    if "${" not in text:
+        return 0
+    directory, name = posixpath.split(source)
+    suffix = posixpath.splitext(name)[1]
+    forms = {directory}  # as written from the repository root, or from the CMake file's directory
+    if cmake_directory and directory.startswith(cmake_directory + "/"):
+        forms.add(directory[len(cmake_directory) + 1 :])
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _VARIABLE_FILE.finditer(line):
+            written = re.sub(r"\$\{[A-Za-z0-9_]+\}/", "", match.group(1))
+            if match.group(2) == suffix and any(form and written.rstrip("/").endswith(form) for form in forms):
+                return number
+    return 0

@@ -1,0 +1,125 @@
+"""Precision on a held-out window: every blocker/major finding on sampled commits, written to judge.
+
+    nice -n 10 python -m bench.precision --repo /path/to/executorch.git \
+        [--since 2024-06-01 --until 2025-06-01] [--count 150] [--out bench/out/precision] [--cache DIR]
+
+The sample is `--count` first-parent commits of refs/heads/main touching Buck or CMake files in
+the window, evenly spaced (bench/real_history.py's selection), leaving out every commit the
+regression corpus names. Each is reviewed against its first parent; OUT/loud.tsv lists every
+blocker/major finding (commit, rule, cell, path, line, target, title) for a person to judge in
+tests/real_tree/precision_2024.toml, and OUT/summary.txt the commits reviewed and the counts.
+With the judged file present, the figures (precision, commits blocked by false findings alone)
+are printed as well, and findings not judged yet are listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from bench.corpus import CORPUS_DIR, load_corpus
+from bench.real_history import history_commits
+
+VERDICTS = Path(__file__).resolve().parent.parent / "tests" / "real_tree" / "precision_2024.toml"
+LOUD = ("blocker", "major")
+
+
+def corpus_commits() -> set[str]:
+    """Short shas (10 hex) of every commit the corpus names."""
+    regressions, quiet = load_corpus(CORPUS_DIR)
+    named = {r.introducer for r in regressions} | {r.fix for r in regressions} | {q.commit for q in quiet}
+    return {sha[:10] for sha in named}
+
+
+def verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str], bool]:
+    """(commit, rule, cell, path) -> judged true, from the verdicts file."""
+    if not path.exists():
+        return {}
+    document = tomllib.loads(path.read_text())
+    return {(e["commit"][:10], e["rule"], e.get("cell", ""), e["path"]): bool(e["verdict"])
+            for e in document.get("finding", ())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bot.errors import GitError
+    from pr_check.review import review_repository
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--ref", default="refs/heads/main")
+    parser.add_argument("--since", default="2024-06-01")
+    parser.add_argument("--until", default="2025-06-01")
+    parser.add_argument("--count", type=int, default=150)
+    parser.add_argument("--out", type=Path, default=Path("bench/out/precision"))
+    parser.add_argument("--cache", type=Path, help="an evaluation cache to keep between runs")
+    parser.add_argument("--part", default="0/1", help="K/N: review only every N-th pick from the K-th (parallel runs)")
+    arguments = parser.parse_args(argv)
+    part, parts = (int(x) for x in arguments.part.split("/"))
+    excluded = corpus_commits()
+    listed = history_commits(arguments.repo, arguments.since, arguments.until, 10 * arguments.count, arguments.ref)
+    pool = [sha for sha in listed if sha[:10] not in excluded]
+    step = max(1.0, len(pool) / arguments.count)
+    picks = [int(index * step) for index in range(min(arguments.count, len(pool)))]
+    arguments.out.mkdir(parents=True, exist_ok=True)
+    judged = verdicts()
+    rows: list[str] = []
+    true_count = false_count = 0
+    blocked_falsely: list[str] = []
+    unjudged: list[str] = []
+    commits: list[str] = []
+    unreadable: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="pr-check-precision-") as scratch:
+        cache = arguments.cache or Path(scratch)
+        for index, pick in enumerate(picks, 1):
+            if (index - 1) % parts != part:
+                continue
+            report = None
+            # The mirror lacks a few old blobs: such a commit is replaced by the next one of the pool.
+            for sha in pool[pick:picks[index] if index < len(picks) else len(pool)]:
+                try:
+                    report = review_repository(arguments.repo, f"{sha}^", sha, cache_dir=cache)
+                    break
+                except GitError:
+                    unreadable.append(sha[:10])
+            if report is None:
+                continue
+            commits.append(sha)
+            loud = [f for f in report.findings if f.severity.label in LOUD]
+            verdict_of_commit: list[bool] = []
+            for finding in loud:
+                key = (sha[:10], finding.rule, finding.cell or "", finding.path)
+                rows.append("\t".join((sha[:10], finding.rule, finding.cell or "", finding.path, str(finding.line),
+                                       finding.target or "", finding.title.replace("\t", " "))))
+                if key not in judged:
+                    unjudged.append("\t".join(key))
+                    continue
+                verdict_of_commit.append(judged[key])
+                true_count += judged[key]
+                false_count += not judged[key]
+            if verdict_of_commit and not any(verdict_of_commit):
+                blocked_falsely.append(sha[:10])
+            print(f"[{index}/{len(picks)}] {sha[:10]} loud {len(loud)}", file=sys.stderr, flush=True)
+    (arguments.out / "loud.tsv").write_text("commit\trule\tcell\tpath\tline\ttarget\ttitle\n" + "\n".join(rows) + "\n")
+    (arguments.out / "commits.txt").write_text("\n".join(commits) + "\n")
+    judged_total = true_count + false_count
+    lines = [
+        (f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
+         f"(touching Buck/CMake files, corpus commits left out)"),
+        f"blocker/major findings: {len(rows)} on {len({r.split(chr(9))[0] for r in rows})} commits",
+        f"judged: {judged_total}, true {true_count}, false {false_count}"
+        + (f": precision {100 * true_count / judged_total:.1f} %" if judged_total else ""),
+        f"commits blocked by false findings alone: {len(blocked_falsely)} {' '.join(blocked_falsely)}",
+        f"left out, objects missing from the mirror: {len(unreadable)} {' '.join(unreadable)}",
+        f"not judged yet: {len(unjudged)}",
+        *unjudged,
+    ]
+    (arguments.out / "summary.txt").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
