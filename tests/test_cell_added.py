@@ -42,7 +42,7 @@ def _add_row(cells_py: Path) -> None:
     new = row.group(0).replace('name="xplat"', f'name="{NEW_CELL}"')
     new, count = re.subn(r"build_file_names=\([^)]*\)", 'build_file_names=("BUCK.v2",)', new)
     assert count == 1
-    table_end = text.index("\n)\n", text.index("CELL_TABLE"))
+    table_end = text.index("\n)\n", text.index("CELL_TABLE: tuple"))
     cells_py.write_text(text[:table_end] + new.rstrip("\n") + text[table_end:])
 
 

@@ -1,4 +1,4 @@
-"""Nothing a review builds outlives it in the process (bench/memory.py measures the resident set).
+"""Nothing a review builds outlives it in the process (bench/busy_day.py measures the resident set across reviews).
 
 A review's objects are freed by reference counting when the review is done, except what a
 bounded cache keeps on purpose. These tests hold a weak reference to what must go and check

@@ -71,7 +71,7 @@ def test_the_installed_wheel_runs_the_demo_from_another_directory(cli_venv, tmp_
     demo = _run(cli_venv, tmp_path, "demo", "-q")
     assert demo.returncode == 0, demo.stderr
     # The bundled PR makes backends/cuda/runtime's CUDA target visible in xplat without a guard.
-    assert "backends/cuda/runtime/targets.bzl:35: blocker cuda-guard-missing:" in demo.stdout
+    assert "extension/cuda/BUCK:6: blocker cuda-guard-missing:" in demo.stdout
 
 
 def test_the_installed_wheel_reviews_a_repository(cli_venv, tmp_path):
@@ -80,7 +80,7 @@ def test_the_installed_wheel_reviews_a_repository(cli_venv, tmp_path):
     elsewhere.mkdir()
     review = _run(cli_venv, elsewhere, "review", "--repo", str(repo), "--base", base, "--head", head, "-q")
     assert review.returncode == 1, review.stderr  # blockers reach the default fail level
-    assert "backends/cuda/runtime/targets.bzl:35: blocker cuda-guard-missing:" in review.stdout
+    assert "extension/cuda/BUCK:6: blocker cuda-guard-missing:" in review.stdout
 
 
 def test_serve_without_the_app_extra_says_what_to_install(cli_venv, tmp_path):
