@@ -17,12 +17,11 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
 from bot.repo import GitRepository
 from pr_check import revisions
-from pr_check.output import FAIL_LEVELS, FORMATS, KNOWN_RULES, OutputOptions, OutputRequest, exit_status, render, write
+from pr_check.output import FAIL_LEVELS, FORMATS, OutputOptions, OutputRequest, exit_status, known_rules, render, write
 from pr_check.shim import shim_files
 from pr_check.version import VERSION
 
@@ -321,7 +320,7 @@ def _local_config(path: Path | None) -> Config | None:
     except OSError as error:
         raise UsageError(f"--config {path}: {error.strerror}") from None
     try:
-        return parse_config(text, KNOWN_RULES)
+        return parse_config(text, known_rules())
     except ConfigError as error:
         raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None
 
@@ -416,6 +415,8 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
         with_shim = shim_files(repo, arguments.shim)
         base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
+        from bot.buck.graph_cache import EvaluationCache  # the evaluator: imported by the commands that evaluate
+
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, config_source = _config_note(arguments.config)
         with _progress(request) as progress:
@@ -453,6 +454,8 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
         tree = shim_files(repo, arguments.shim)(repo.tree(revision))
+        from bot.buck.graph_cache import EvaluationCache  # the evaluator: imported by the commands that evaluate
+
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, config_source = _config_note(arguments.config)
         notes = (f"revision: {revision}",) if revision != tree.revision else ()

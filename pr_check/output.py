@@ -15,11 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from bot.engine import ENGINE_RULES, INTERNAL_ERROR
+from functools import cache
+
 from bot.errors import UsageError
 from bot.model import Severity
-from bot.render.text import NORMAL, QUIET, VERBOSE, TextOptions
-from pr_check.review import BY_ID, CHECKS
 from pr_check.version import VERSION
 
 if TYPE_CHECKING:
@@ -28,7 +27,17 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json", "sarif", "github", "rdjson")
 FAIL_LEVELS = tuple(s.label for s in sorted(Severity, reverse=True))
-KNOWN_RULES = frozenset(BY_ID) | frozenset(ENGINE_RULES)
+# The checks, the engine and the renderers are imported when a command needs them, not here:
+# `pr-check --version` and `--help` build the parser from this module and must start at once.
+
+
+@cache
+def known_rules() -> frozenset[str]:
+    """Every rule id a config or `--select` may name: the checks' and the engine's own."""
+    from bot.engine import ENGINE_RULES
+    from pr_check.review import BY_ID
+
+    return frozenset(BY_ID) | frozenset(ENGINE_RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +84,8 @@ class OutputRequest:
         ignored = _rule_list(options.ignore, "--ignore") or frozenset()
         if options.statistics and options.format != "text":
             raise UsageError("--statistics prints text; use it with --format text")
+        from bot.render.text import NORMAL, QUIET, VERBOSE
+
         verbosity = QUIET if options.quiet else VERBOSE if options.verbose else NORMAL
         color = options.color == "always" or (options.color == "auto" and output is None and _auto_color(os.environ))
         return cls(
@@ -95,6 +106,8 @@ class OutputRequest:
         return tuple(c for c in available if self.wants(c.id))
 
     def wants(self, rule: str) -> bool:
+        from bot.engine import INTERNAL_ERROR
+
         if rule == INTERNAL_ERROR:
             return True  # a crashed check's verdict is missing whatever was selected
         return (self.selected is None or rule in self.selected) and rule not in self.ignored
@@ -131,7 +144,7 @@ def _rule_list(values: Sequence[str], option: str) -> frozenset[str] | None:
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
-    unknown = sorted(rules - KNOWN_RULES)
+    unknown = sorted(rules - known_rules())
     if unknown:
         raise UsageError(f"{option}: unknown rule id(s) {', '.join(unknown)} (see `pr-check rules`)")
     return rules
@@ -158,6 +171,7 @@ def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] =
         return json.dumps(printable(render_json(report)), indent=2) + "\n"
     if request.format == "sarif":
         from bot.render.sarif import render_sarif
+        from pr_check.review import CHECKS
 
         sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri)
         return json.dumps(printable(sarif), indent=2) + "\n"
@@ -169,7 +183,7 @@ def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] =
         from bot.render.github_annotations import render_github_annotations
 
         return printable(render_github_annotations(report))
-    from bot.render.text import render_text
+    from bot.render.text import TextOptions, render_text
 
     options = TextOptions(verbosity=request.verbosity, color=request.color, statistics=request.statistics, notes=notes)
     return printable(render_text(report, options))
