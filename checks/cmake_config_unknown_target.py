@@ -128,6 +128,7 @@ CHECK = Check(
     inputs=CMAKE_FILES + (".cmake.in",),
     severity=Severity.MAJOR,
     title="Installed package config names a target the build no longer defines",
+    fixable=True,
     doc=__doc__,
     run=run,
     bad=(

@@ -32,6 +32,10 @@ from checks.dep_undeclared_header import _cell_state
 from checks.support.callsite import attribute_line, item_line
 
 
+# Rules whose outputs are loaded or run, never linked or compiled against by another C++ target.
+_LEAF_KINDS = frozenset({"cxx_python_extension", "python_extension", "cxx_binary", "cxx_test"})
+
+
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     yield from snap.head.memo(("dep-private-for-exported-header",), lambda: _hits(snap.head), persist=True)
 
@@ -43,6 +47,8 @@ def _hits(model: BuildModel) -> tuple[Hit, ...]:
         for label, target in sorted(state.targets.items()):
             if label not in state.files_of:
                 continue  # not a C++ target
+            if target.kind in _LEAF_KINDS:
+                continue  # nothing compiles against a Python extension or a binary: no dependent sees its headers
             exported = state.index.exported_closure(label)
             for _name, header in xref.header_entries(target, "exported_headers"):
                 facts = model.source_facts(header)

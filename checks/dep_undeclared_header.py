@@ -509,17 +509,23 @@ CHECK = Check(
         # A header-only target gains a source: its header's old gap now breaks its own compile.
         Example(
             base={
-                "ops/BUCK": 'cxx_library(name = "ops", exported_headers = ["ops.h"])\n',
+                "ops/BUCK": 'cxx_library(name = "ops", headers = ["ops.h"])\n',
                 "ops/ops.h": "#include <executorch/vec/vec.h>\n",
                 "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
                 "vec/vec.h": "int v();\n",
             },
             head={
-                "ops/BUCK": 'cxx_library(name = "ops", srcs = ["ops.cpp"], exported_headers = ["ops.h"])\n',
+                "ops/BUCK": 'cxx_library(name = "ops", srcs = ["ops.cpp"], headers = ["ops.h"])\n',
                 "ops/ops.cpp": "int ops();\n",
                 "ops/ops.h": "#include <executorch/vec/vec.h>  // expect: dep-undeclared-header\n",
                 "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
                 "vec/vec.h": "int v();\n",
+            },
+            # ops now compiles ops.h itself, so vec is a dep of its own.
+            fixed={
+                "ops/BUCK": (
+                    'cxx_library(name = "ops", srcs = ["ops.cpp"], headers = ["ops.h"], deps = ["//vec:vec"])\n'
+                ),
             },
         ),
         Example(

@@ -101,6 +101,7 @@ CHECK = Check(
     inputs=CPP_FILES + BUCK_FILES + CMAKE_FILES,
     severity=Severity.MAJOR,
     title="Preprocessor gate tests a misspelt macro that nothing defines",
+    fixable=True,
     doc=__doc__,
     run=run,
     bad=(
