@@ -85,6 +85,15 @@ def _twins_of_cmake(name: str, before: pairing.Pairing, after: pairing.Pairing) 
     return sorted(shared, key=lambda label: (-shared[label], label))
 
 
+def _buck_side_covers(name: str, twins: list[str], before: pairing.Pairing) -> bool:
+    """Whether the Buck twins together compiled at least half of the CMake target's sources at the
+    base: only then does a source CMake adds belong in Buck too. (Cortex-M's Buck build keeps two of
+    the CMake kernel library's operators, one library each; a new CMake operator is not drift.)"""
+    cmake_sources = before.cmake_sources.get(name, frozenset())
+    covered = frozenset().union(*(before.shared(label, name) for label in twins))
+    return 2 * len(covered) >= len(cmake_sources)
+
+
 def _close(buck: frozenset[str], cmake_sources: frozenset[str]) -> bool:
     """Twins compile at least half of the smaller target's sources in common."""
     return 2 * len(buck & cmake_sources) >= min(len(buck), len(cmake_sources))
@@ -165,6 +174,8 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
         target = model.targets.get(name)
         if not twins or target is None:
             continue
+        if not _buck_side_covers(name, twins, before):
+            continue  # Buck builds only a part of this target (a few per-file libraries): not its twin
         buck_twin = _buck_target(snap.head, twins[0])
         for source in sorted(added):
             if source in buck_everywhere or not snap.head.tree.exists(source) or _buck_mentions(snap.head, source):
