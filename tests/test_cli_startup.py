@@ -3,7 +3,7 @@
 The App's stack (FastAPI, Huey, Redis, PyGithub), the smoke runner, the checks, the evaluators
 and the renderers are imported by the commands that use them. Each case runs the real entry
 point in a fresh interpreter and reads its `sys.modules`; how long start-up takes is a figure
-in bench/ (bench/startup.py), not an assert here.
+in bench/ (bench/busy_day.py times whole-process `--version` runs), not an assert here.
 """
 
 from __future__ import annotations
