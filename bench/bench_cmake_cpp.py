@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.cmake import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs  # noqa: E402
-from bot.cpp import is_source_path, source_facts_in_tree  # noqa: E402
-from bot.facts.cache import current  # noqa: E402
-from bot.repo import GitRepository  # noqa: E402
-from bot.tree import FileTree  # noqa: E402
+from bot.cmake import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs
+from bot.cpp import is_source_path, source_facts_in_tree
+from bot.facts.cache import current
+from bot.repo import GitRepository
+from bot.tree import FileTree
 
 DEFAULT_MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
 CUDA_DIRS = ("extension/cuda", "backends/aoti", "backends/cuda")
@@ -54,18 +54,20 @@ def generated_repository(directory: Path) -> tuple[str, ...]:
     (directory / "tools/cmake/preset").mkdir(parents=True)
     (directory / "tools/cmake/common/preset.cmake").write_text(
         "macro(define_overridable_option NAME DOC KIND DEFAULT)\n"
-        "  if(NOT DEFINED CACHE{${NAME}})\n    set(${NAME} ${DEFAULT} CACHE ${KIND} \"${DOC}\")\n  endif()\n"
+        '  if(NOT DEFINED CACHE{${NAME}})\n    set(${NAME} ${DEFAULT} CACHE ${KIND} "${DOC}")\n  endif()\n'
         "endmacro()\n"
     )
     (directory / "tools/cmake/preset/default.cmake").write_text(
-        "".join(f'define_overridable_option(GEN_OPTION_{i} "option {i}" BOOL {"ON" if i % 2 else "OFF"})\n'
-                for i in range(60))
+        "".join(
+            f'define_overridable_option(GEN_OPTION_{i} "option {i}" BOOL {"ON" if i % 2 else "OFF"})\n'
+            for i in range(60)
+        )
     )
     (directory / "tools/cmake/Utils.cmake").write_text(
         "function(gen_keep target)\n  get_target_property(_kind ${target} TYPE)\n"
-        "  if(_kind STREQUAL \"STATIC_LIBRARY\" AND NOT MSVC)\n"
-        "    target_link_options(${target} INTERFACE \"SHELL:LINKER:--whole-archive $<TARGET_FILE:${target}> "
-        "LINKER:--no-whole-archive\")\n  endif()\nendfunction()\n"
+        '  if(_kind STREQUAL "STATIC_LIBRARY" AND NOT MSVC)\n'
+        '    target_link_options(${target} INTERFACE "SHELL:LINKER:--whole-archive $<TARGET_FILE:${target}> '
+        'LINKER:--no-whole-archive")\n  endif()\nendfunction()\n'
     )
     dirs = []
     for i in range(GENERATED_DIRECTORIES):
@@ -75,7 +77,7 @@ def generated_repository(directory: Path) -> tuple[str, ...]:
         (root / "src").mkdir(parents=True)
         (root / "CMakeLists.txt").write_text(
             f"include(${{CMAKE_CURRENT_SOURCE_DIR}}/../../tools/cmake/Utils.cmake)\n"
-            f"set(_flag \"\")\nif(NOT MSVC)\n  if(APPLE)\n    set(_flag -Wl,-export_dynamic)\n"
+            f'set(_flag "")\nif(NOT MSVC)\n  if(APPLE)\n    set(_flag -Wl,-export_dynamic)\n'
             f"  else()\n    set(_flag -Wl,--export-dynamic)\n  endif()\nendif()\n"
             f"set(_srcs src/a.cpp src/b.cpp)\nif(GEN_OPTION_{i % 60})\n  list(APPEND _srcs src/k.cu)\nendif()\n"
             f"foreach(_n RANGE 3)\n  list(APPEND _extra src/extra_${{_n}}.cpp)\nendforeach()\n"
@@ -90,7 +92,7 @@ def generated_repository(directory: Path) -> tuple[str, ...]:
         )
         if i < 100:
             (root / "src/a.cpp").write_text(
-                "#include <cstdint>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
+                '#include <cstdint>\n#ifdef __cplusplus\nextern "C" {\n#endif\n'
                 + "".join(f"int gen_{i}_f{j}(int x) {{ return x + {j}; }}\n" for j in range(20))
                 + "#ifdef __cplusplus\n}\n#endif\n"
             )
@@ -99,8 +101,22 @@ def generated_repository(directory: Path) -> tuple[str, ...]:
             )
     subprocess.run(["git", "init", "-q", str(directory)], check=True)
     subprocess.run(["git", "-C", str(directory), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(directory), "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
-                    "commit", "-q", "-m", "generated"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(directory),
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.invalid",
+            "commit",
+            "-q",
+            "-m",
+            "generated",
+        ],
+        check=True,
+    )
     return tuple(dirs)
 
 

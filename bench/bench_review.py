@@ -105,10 +105,12 @@ def change_files(repo: Path, packages: int, count: int) -> list[str]:
         kind = CHANGE_KINDS[position % len(CHANGE_KINDS)]
         if kind == "targets.bzl":
             path = package / "targets.bzl"
-            path.write_text(path.read_text().replace(
-                '            visibility = ["PUBLIC"],\n',
-                f'            preprocessor_flags = ["-DLIB{index}_CHANGED"],\n            visibility = ["PUBLIC"],\n',
-            ))
+            path.write_text(
+                path.read_text().replace(
+                    '            visibility = ["PUBLIC"],\n',
+                    f'            preprocessor_flags = ["-DLIB{index}_CHANGED"],\n            visibility = ["PUBLIC"],\n',
+                )
+            )
         elif kind == "cpp":
             path = package / f"lib{index}.cpp"
             path.write_text(path.read_text() + f"\nint lib{index}_changed() {{\n  return {index};\n}}\n")
@@ -144,8 +146,19 @@ def _loadavg() -> str:
 
 
 def _point(sweep: str, packages: int, files: int, cold: Measured, warm: Measured) -> Point:
-    return Point(sweep, packages, files, cold.seconds, warm.seconds, cold.cpu_s, warm.cpu_s, cold.peak_rss_mb,
-                 warm.peak_rss_mb, warm.findings, _loadavg())
+    return Point(
+        sweep,
+        packages,
+        files,
+        cold.seconds,
+        warm.seconds,
+        cold.cpu_s,
+        warm.cpu_s,
+        cold.peak_rss_mb,
+        warm.peak_rss_mb,
+        warm.findings,
+        _loadavg(),
+    )
 
 
 def run_sweeps(workdir: Path, tree_sizes: list[int], pr_sizes: list[int], pr_tree: int) -> list[Point]:
@@ -177,14 +190,18 @@ def _run_pair(workdir: Path, repo: Path, base: str, sweep: str, packages: int, f
     return point
 
 
-HEADER = (f"{'sweep':5} {'packages':>8} {'files':>5} {'cold s':>7} {'warm s':>7} {'cold cpu':>8} {'warm cpu':>8} "
-          f"{'cold MB':>7} {'warm MB':>7} {'findings':>8}  load")
+HEADER = (
+    f"{'sweep':5} {'packages':>8} {'files':>5} {'cold s':>7} {'warm s':>7} {'cold cpu':>8} {'warm cpu':>8} "
+    f"{'cold MB':>7} {'warm MB':>7} {'findings':>8}  load"
+)
 
 
 def _row(point: Point) -> str:
-    return (f"{point.sweep:5} {point.packages:8d} {point.changed_files:5d} {point.cold_s:7.2f} {point.warm_s:7.2f} "
-            f"{point.cold_cpu_s:8.2f} {point.warm_cpu_s:8.2f} {point.cold_rss_mb:7.0f} {point.warm_rss_mb:7.0f} "
-            f"{point.findings:8d}  {point.loadavg}")
+    return (
+        f"{point.sweep:5} {point.packages:8d} {point.changed_files:5d} {point.cold_s:7.2f} {point.warm_s:7.2f} "
+        f"{point.cold_cpu_s:8.2f} {point.warm_cpu_s:8.2f} {point.cold_rss_mb:7.0f} {point.warm_rss_mb:7.0f} "
+        f"{point.findings:8d}  {point.loadavg}"
+    )
 
 
 def write_csv(points: list[Point], path: Path) -> None:
@@ -212,8 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="pr-check-bench-") as directory:
         if arguments.repo:
             cold, warm = measure(arguments.repo, arguments.base, arguments.head, Path(directory) / "cache")
-            print(f"cold {cold.seconds:.3f} s ({cold.peak_rss_mb:.0f} MB)   warm {warm.seconds:.3f} s "
-                  f"({warm.peak_rss_mb:.0f} MB)   load {_loadavg()}")
+            print(
+                f"cold {cold.seconds:.3f} s ({cold.peak_rss_mb:.0f} MB)   warm {warm.seconds:.3f} s "
+                f"({warm.peak_rss_mb:.0f} MB)   load {_loadavg()}"
+            )
             return 0
         print(HEADER, flush=True)
         points = run_sweeps(Path(directory), arguments.tree_sizes, arguments.pr_sizes, arguments.pr_tree)

@@ -67,8 +67,16 @@ def _environment(standin: GitHubStandIn, data_dir: Path) -> dict[str, str]:
 
 
 def _serve(env: dict[str, str], port: int, *, worker: bool, log: Path) -> subprocess.Popen:
-    command = [sys.executable, "-c", "import sys; from webhooks.cli import serve; sys.exit(serve(sys.argv[1:]))",
-               "--host", "127.0.0.1", "--port", str(port), "--worker" if worker else "--no-worker"]
+    command = [
+        sys.executable,
+        "-c",
+        "import sys; from webhooks.cli import serve; sys.exit(serve(sys.argv[1:]))",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--worker" if worker else "--no-worker",
+    ]
     with open(log, "ab") as out:
         process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
@@ -94,13 +102,22 @@ def _stop(process: subprocess.Popen) -> None:
 def _fixture(standin: GitHubStandIn, root: Path, name: str, pulls: int) -> list[dict]:
     """A bare repository with `pulls` pull requests each adding a defect; their opened payloads."""
     path = root / f"{name}.git"
-    base = gitrepos.make_bare_repo(path, {".buckconfig": "[repositories]\n root = .\n", "BUCK": BUCK.format(extra=""),
-                                          "shims.cpp": "int shim() { return 1; }\n"})
+    base = gitrepos.make_bare_repo(
+        path,
+        {
+            ".buckconfig": "[repositories]\n root = .\n",
+            "BUCK": BUCK.format(extra=""),
+            "shims.cpp": "int shim() { return 1; }\n",
+        },
+    )
     standin.add_repo(OWNER, name, bare_git_path=str(path), permissions={"alice": "read"})
     payloads = []
     for number in range(1, pulls + 1):
-        head = gitrepos.commit(path, {"BUCK": BUCK.format(extra="    link_whole = True,\n"),
-                                      f"notes/{number}.txt": f"{number}\n"}, parent=base)
+        head = gitrepos.commit(
+            path,
+            {"BUCK": BUCK.format(extra="    link_whole = True,\n"), f"notes/{number}.txt": f"{number}\n"},
+            parent=base,
+        )
         gitrepos.set_pull_ref(path, number, head)
         standin.add_pull(OWNER, name, number, head, base, f"f{number}", "main", "alice", "CONTRIBUTOR")
         payloads.append(standin.pull_request_payload(OWNER, name, number, "opened"))
@@ -147,13 +164,19 @@ def bench_ack(deliveries: int, rate: float) -> None:
         finally:
             _stop(service)
     ms = [value * 1000 for value in latencies]
-    print(f"webhook ack: {deliveries} signed deliveries ({len(body):,} bytes each) at {rate:g}/s "
-          f"to uvicorn on 127.0.0.1 (SQLite queue)")
+    print(
+        f"webhook ack: {deliveries} signed deliveries ({len(body):,} bytes each) at {rate:g}/s "
+        f"to uvicorn on 127.0.0.1 (SQLite queue)"
+    )
     print(f"  statuses {dict(sorted(statuses.items()))}")
-    print(f"  p50 {_percentile(ms, 0.50):.1f} ms   p90 {_percentile(ms, 0.90):.1f} ms   "
-          f"p99 {_percentile(ms, 0.99):.1f} ms   max {max(ms):.1f} ms   (target p99 < 50 ms)")
-    print("  inside the service (its own histogram, warm-up included): "
-          + "   ".join(f"<= {bound * 1000:g} ms {share:.1%}" for bound, share in served))
+    print(
+        f"  p50 {_percentile(ms, 0.50):.1f} ms   p90 {_percentile(ms, 0.90):.1f} ms   "
+        f"p99 {_percentile(ms, 0.99):.1f} ms   max {max(ms):.1f} ms   (target p99 < 50 ms)"
+    )
+    print(
+        "  inside the service (its own histogram, warm-up included): "
+        + "   ".join(f"<= {bound * 1000:g} ms {share:.1%}" for bound, share in served)
+    )
 
 
 def _service_side_buckets(text: str) -> list[tuple[float, float]]:
@@ -164,8 +187,11 @@ def _service_side_buckets(text: str) -> list[tuple[float, float]]:
             bound = line.split('le="', 1)[1].split('"', 1)[0]
             counts[bound] = float(line.rsplit(" ", 1)[1])
     total = counts.get("+Inf", 0.0) or 1.0
-    return [(float(bound), count / total) for bound, count in counts.items()
-            if bound != "+Inf" and 0.001 < float(bound) <= 0.05]
+    return [
+        (float(bound), count / total)
+        for bound, count in counts.items()
+        if bound != "+Inf" and 0.001 < float(bound) <= 0.05
+    ]
 
 
 def bench_review(reviews: int) -> None:
@@ -182,8 +208,11 @@ def bench_review(reviews: int) -> None:
                     body = json.dumps(payload).encode()
                     number = payload["number"]
                     started = time.perf_counter()
-                    client.post(f"http://127.0.0.1:{port}/webhook", content=body,
-                                headers=webhook_headers(SECRET, body, "pull_request"))
+                    client.post(
+                        f"http://127.0.0.1:{port}/webhook",
+                        content=body,
+                        headers=webhook_headers(SECRET, body, "pull_request"),
+                    )
                     deadline = started + 60
                     while not standin.reviews(OWNER, "review", number):
                         if time.perf_counter() > deadline:

@@ -65,8 +65,11 @@ def choose_commits(repo: Path, distinct: int) -> list[str]:
     judged = tomllib.loads((ROOT / "tests/real_tree/verdicts.toml").read_text())["finding"]
     chosen: list[str] = []
     for short in dict.fromkeys(v["commit"] for v in judged):
-        chosen.append(subprocess.run(["git", "-C", str(repo), "rev-parse", f"{short}^{{commit}}"],
-                                     capture_output=True, text=True, check=True).stdout.strip())
+        chosen.append(
+            subprocess.run(
+                ["git", "-C", str(repo), "rev-parse", f"{short}^{{commit}}"], capture_output=True, text=True, check=True
+            ).stdout.strip()
+        )
     for sha in history_commits(repo, "2025-11-01", "2026-09-01", distinct, "refs/heads/main"):
         if len(chosen) >= distinct:
             break
@@ -87,7 +90,9 @@ def review_in_process(repo: Path, commits: list[str]) -> list[dict]:
         seconds, cpu = time.perf_counter() - started, _cpu() - cpu
         cells = report.stats.get("cells", {})
         record = {
-            "commit": sha, "seconds": round(seconds, 3), "cpu_s": round(cpu, 3),
+            "commit": sha,
+            "seconds": round(seconds, 3),
+            "cpu_s": round(cpu, 3),
             "evaluated": sum(c.get("evaluated", 0) for c in cells.values()),
             "findings": sorted((_finding(f) for f in report.findings), key=lambda r: json.dumps(r, sort_keys=True)),
             "suppressed": sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True)),
@@ -98,9 +103,12 @@ def review_in_process(repo: Path, commits: list[str]) -> list[dict]:
         # The evaluation workers' own peak (the largest of any child so far, git included).
         record["children_peak_mb"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
         records.append(record)
-        print(f"[{index}/{len(commits)}] {sha[:10]} {seconds:6.2f}s cpu {cpu:6.2f}s evaluated {record['evaluated']:4d} "
-              f"findings {len(record['findings'])} rss {record['rss_mb']:.0f} MB peak {record['peak_mb']:.0f} MB",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{index}/{len(commits)}] {sha[:10]} {seconds:6.2f}s cpu {cpu:6.2f}s evaluated {record['evaluated']:4d} "
+            f"findings {len(record['findings'])} rss {record['rss_mb']:.0f} MB peak {record['peak_mb']:.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
     return records
 
 
@@ -110,8 +118,24 @@ def whole_process(repo: Path, commits: list[str]) -> dict:
     reviews = []
     for sha in commits:
         before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        done = subprocess.run([str(executable), "review", "--repo", str(repo), "--base", f"{sha}^", "--head", sha,
-                               "--format", "json", "--exit-zero"], capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [
+                str(executable),
+                "review",
+                "--repo",
+                str(repo),
+                "--base",
+                f"{sha}^",
+                "--head",
+                sha,
+                "--format",
+                "json",
+                "--exit-zero",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         seconds, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode != 0:
             raise RuntimeError(f"pr-check review {sha} failed: {done.stderr[-2000:]}")
@@ -123,17 +147,31 @@ def whole_process(repo: Path, commits: list[str]) -> dict:
         before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
         subprocess.run([str(executable), "--version"], capture_output=True, check=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        versions.append((time.perf_counter() - started, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)))
-    return {"reviews": reviews, "version_s": [round(s, 3) for s, _ in versions], "version_cpu_s": [round(c, 3) for _, c in versions]}
+        versions.append(
+            (time.perf_counter() - started, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
+        )
+    return {
+        "reviews": reviews,
+        "version_s": [round(s, 3) for s, _ in versions],
+        "version_cpu_s": [round(c, 3) for _, c in versions],
+    }
 
 
 def _store_size(directory: Path) -> dict:
     from bot.facts.cache import DiskStore
 
     info = DiskStore(directory).info()
-    on_disk = subprocess.run(["du", "-sb", str(directory)], capture_output=True, text=True, check=True).stdout.split()[0]
+    on_disk = subprocess.run(["du", "-sb", str(directory)], capture_output=True, text=True, check=True).stdout.split()[
+        0
+    ]
     blocks = subprocess.run(["du", "-sk", str(directory)], capture_output=True, text=True, check=True).stdout.split()[0]
-    return {"entries": info.entries, "bytes": info.bytes, "apparent_bytes": int(on_disk), "disk_kib": int(blocks), "bound": info.bound}
+    return {
+        "entries": info.entries,
+        "bytes": info.bytes,
+        "apparent_bytes": int(on_disk),
+        "disk_kib": int(blocks),
+        "bound": info.bound,
+    }
 
 
 def summarize(run: dict) -> dict:
@@ -145,16 +183,24 @@ def summarize(run: dict) -> dict:
     warm_cpu = [r["cpu_s"] for r in run["whole_process"]["reviews"]]
     return {
         "commits": len(first),
-        "cold_median_s": statistics.median(cold), "cold_p90_s": percentile(cold, 0.9),
-        "cold_median_cpu_s": statistics.median(cold_cpu), "cold_p90_cpu_s": percentile(cold_cpu, 0.9),
-        "again_max_s": max(r["seconds"] for r in again), "again_median_s": statistics.median(r["seconds"] for r in again),
-        "again_max_cpu_s": max(r["cpu_s"] for r in again), "again_evaluated": sum(r["evaluated"] for r in again),
-        "store_mib": run["store"]["bytes"] / 2**20, "store_disk_mib": run["store"]["disk_kib"] / 1024,
-        "warm_median_s": statistics.median(warm), "warm_p90_s": percentile(warm, 0.9),
-        "warm_median_cpu_s": statistics.median(warm_cpu), "warm_p90_cpu_s": percentile(warm_cpu, 0.9),
+        "cold_median_s": statistics.median(cold),
+        "cold_p90_s": percentile(cold, 0.9),
+        "cold_median_cpu_s": statistics.median(cold_cpu),
+        "cold_p90_cpu_s": percentile(cold_cpu, 0.9),
+        "again_max_s": max(r["seconds"] for r in again),
+        "again_median_s": statistics.median(r["seconds"] for r in again),
+        "again_max_cpu_s": max(r["cpu_s"] for r in again),
+        "again_evaluated": sum(r["evaluated"] for r in again),
+        "store_mib": run["store"]["bytes"] / 2**20,
+        "store_disk_mib": run["store"]["disk_kib"] / 1024,
+        "warm_median_s": statistics.median(warm),
+        "warm_p90_s": percentile(warm, 0.9),
+        "warm_median_cpu_s": statistics.median(warm_cpu),
+        "warm_p90_cpu_s": percentile(warm_cpu, 0.9),
         "version_median_s": statistics.median(run["whole_process"]["version_s"]),
         "version_median_cpu_s": statistics.median(run["whole_process"]["version_cpu_s"]),
-        "peak_after_one_mb": first[0]["peak_mb"], "peak_after_all_mb": (again or first)[-1]["peak_mb"],
+        "peak_after_one_mb": first[0]["peak_mb"],
+        "peak_after_all_mb": (again or first)[-1]["peak_mb"],
         "worker_peak_mb": (again or first)[-1]["children_peak_mb"],
         "reviews_in_process": len(first) + len(again),
     }

@@ -94,8 +94,13 @@ def subject_seen(finding, regression: Regression) -> bool:
     return finding.rule == regression.rule and regression.subject in text
 
 
-def evaluate(repo: Path, regressions: Iterable[Regression], quiet: Iterable[Quiet], review: Callable,
-             on_outcome: Callable[[Outcome], None] = lambda outcome: None) -> list[Outcome]:
+def evaluate(
+    repo: Path,
+    regressions: Iterable[Regression],
+    quiet: Iterable[Quiet],
+    review: Callable,
+    on_outcome: Callable[[Outcome], None] = lambda outcome: None,
+) -> list[Outcome]:
     """Review every entry (`review(base, head)` returns a report) and say what happened."""
     reports: dict[str, object] = {}
 
@@ -112,8 +117,9 @@ def evaluate(repo: Path, regressions: Iterable[Regression], quiet: Iterable[Quie
         lingering = [f for f in repaired.findings if subject_seen(f, regression)]
         near = sorted({f"{f.rule}:{f.path}" for f in broke.findings if f.rule == regression.rule})
         detail = "" if found else ("same rule elsewhere: " + ", ".join(near[:3]) if near else "")
-        outcome = Outcome(regression.id, regression.introducer, regression.klass, regression.rule, bool(found),
-                          not lingering, detail)
+        outcome = Outcome(
+            regression.id, regression.introducer, regression.klass, regression.rule, bool(found), not lingering, detail
+        )
         on_outcome(outcome)
         outcomes.append(outcome)
     for entry in quiet:
@@ -131,8 +137,10 @@ def format_row(outcome: Outcome) -> str:
         result = "quiet" if outcome.caught else "LOUD"
     else:
         result = ("found" if outcome.caught else "MISSED") + ("" if outcome.silent_at_fix else " (still at fix)")
-    return (f"{outcome.commit[:10]:10}  {outcome.klass[:22]:22}  {outcome.rule[:26]:26}  {result:22}  "
-            f"{outcome.id}{'  [' + outcome.detail + ']' if outcome.detail else ''}")
+    return (
+        f"{outcome.commit[:10]:10}  {outcome.klass[:22]:22}  {outcome.rule[:26]:26}  {result:22}  "
+        f"{outcome.id}{'  [' + outcome.detail + ']' if outcome.detail else ''}"
+    )
 
 
 def summary(outcomes: list[Outcome]) -> tuple[str, float, int]:
@@ -143,9 +151,11 @@ def summary(outcomes: list[Outcome]) -> tuple[str, float, int]:
     clean = [o for o in caught if o.silent_at_fix]
     loud = [o for o in quiet if not o.caught]
     recall = len(clean) / len(regressions) if regressions else 1.0
-    text = (f"regressions: {len(caught)}/{len(regressions)} caught at the introducer, {len(clean)} of them "
-            f"silent at the fix: recall {100 * recall:.0f} %\nquiet commits: {len(quiet) - len(loud)}/{len(quiet)} "
-            f"with no blocker/major finding")
+    text = (
+        f"regressions: {len(caught)}/{len(regressions)} caught at the introducer, {len(clean)} of them "
+        f"silent at the fix: recall {100 * recall:.0f} %\nquiet commits: {len(quiet) - len(loud)}/{len(quiet)} "
+        f"with no blocker/major finding"
+    )
     return text, recall, len(loud)
 
 
@@ -170,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
             return review_repository(arguments.repo, base, head, cache_dir=cache)
 
         print(f"{'commit':10}  {'class':22}  {'rule':26}  {'result':22}  entry", flush=True)
-        outcomes = evaluate(arguments.repo, regressions, quiet, review,
-                            lambda outcome: print(format_row(outcome), flush=True))
+        outcomes = evaluate(
+            arguments.repo, regressions, quiet, review, lambda outcome: print(format_row(outcome), flush=True)
+        )
     text, recall, loud = summary(outcomes)
     print(text)
     return 0 if recall >= 0.9 and loud == 0 else 1

@@ -25,8 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BUILD_FILE = re.compile(r"(^|/)(BUCK|TARGETS|CMakeLists\.txt)$|\.(bzl|cmake)$")
-BUILD_PATHSPECS = (":(glob)**/BUCK", ":(glob)**/TARGETS", ":(glob)**/*.bzl", ":(glob)**/CMakeLists.txt",
-                   ":(glob)**/*.cmake")
+BUILD_PATHSPECS = (
+    ":(glob)**/BUCK",
+    ":(glob)**/TARGETS",
+    ":(glob)**/*.bzl",
+    ":(glob)**/CMakeLists.txt",
+    ":(glob)**/*.cmake",
+)
 FIX_WORDS = re.compile(r"\b(fix(es|ed)?|forward[- ]?fix|fwd[- ]?fix|revert(s|ed)?|unbreak|missing)\b", re.IGNORECASE)
 REVERTED = re.compile(r"This reverts commit ([0-9a-f]{10,40})")
 QUOTED = re.compile(r"""["']([^"'\s]{3,200})["']""")
@@ -63,8 +68,9 @@ class Candidate:
 
 def git(repo: Path, *arguments: str) -> str:
     """stdout of a read-only git command on the mirror ('' when it fails: a mirror may lack old blobs)."""
-    done = subprocess.run(["git", "-C", str(repo), *arguments], capture_output=True, text=True, errors="replace",
-                          check=False)
+    done = subprocess.run(
+        ["git", "-C", str(repo), *arguments], capture_output=True, text=True, errors="replace", check=False
+    )
     return done.stdout if done.returncode == 0 else ""
 
 
@@ -87,7 +93,9 @@ def load_commit(repo: Path, sha: str) -> Commit:
             added.append((path, line[1:].strip()))
         elif line.startswith("-") and line[1:].strip():
             removed.append((path, line[1:].strip()))
-    return Commit(meta[0], meta[1], meta[2], meta[3] if len(meta) > 3 else "", tuple(files), tuple(added), tuple(removed))
+    return Commit(
+        meta[0], meta[1], meta[2], meta[3] if len(meta) > 3 else "", tuple(files), tuple(added), tuple(removed)
+    )
 
 
 def is_fix(commit: Commit) -> str:
@@ -103,8 +111,18 @@ def is_fix(commit: Commit) -> str:
 
 def last_commit_with(repo: Path, before: str, text: str, pathspecs: tuple[str, ...] = ()) -> str:
     """The last commit before `before` (first-parent, within HORIZON) whose diff changes the count of `text`."""
-    out = git(repo, "log", "--first-parent", "-n1", "--format=%H", f"--since={HORIZON}", f"-S{text}", f"{before}^",
-              "--", *pathspecs)
+    out = git(
+        repo,
+        "log",
+        "--first-parent",
+        "-n1",
+        "--format=%H",
+        f"--since={HORIZON}",
+        f"-S{text}",
+        f"{before}^",
+        "--",
+        *pathspecs,
+    )
     return out.strip()
 
 
@@ -135,8 +153,18 @@ def introducers(repo: Path, fix: Commit) -> list[Candidate]:
 
 def mine(repo: Path, since: str, until: str, ref: str) -> list[Candidate]:
     """Every (fix, introducer) candidate in the window, oldest fix first."""
-    shas = git(repo, "log", "--first-parent", "--reverse", "--format=%H", f"--since={since}", f"--until={until}",
-               ref, "--", *BUILD_PATHSPECS).split()
+    shas = git(
+        repo,
+        "log",
+        "--first-parent",
+        "--reverse",
+        "--format=%H",
+        f"--since={since}",
+        f"--until={until}",
+        ref,
+        "--",
+        *BUILD_PATHSPECS,
+    ).split()
     candidates: list[Candidate] = []
     for sha in shas:
         commit = load_commit(repo, sha)
@@ -159,11 +187,23 @@ def main(argv: list[str] | None = None) -> int:
     rows = ["fix\tdate\tintroducer\tlink\tfiles\tsubject"]
     for candidate in candidates:
         fix = candidate.fix
-        rows.append("\t".join((fix.sha[:10], fix.date, candidate.introducer[:10], candidate.why.replace("\t", " "),
-                               ",".join(fix.files[:4]), fix.subject.replace("\t", " "))))
+        rows.append(
+            "\t".join(
+                (
+                    fix.sha[:10],
+                    fix.date,
+                    candidate.introducer[:10],
+                    candidate.why.replace("\t", " "),
+                    ",".join(fix.files[:4]),
+                    fix.subject.replace("\t", " "),
+                )
+            )
+        )
     arguments.out.write_text("\n".join(rows) + "\n")
-    print(f"{len({c.fix.sha for c in candidates})} fixes, {len(candidates)} candidates -> {arguments.out}",
-          file=sys.stderr)
+    print(
+        f"{len({c.fix.sha for c in candidates})} fixes, {len(candidates)} candidates -> {arguments.out}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -49,10 +49,21 @@ def review_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
         suppressed = sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True))
         del report
         gc.collect()
-        records.append({"commit": sha, "findings": findings, "suppressed": suppressed, "seconds": round(seconds, 3),
-                        "rss_mb": round(resident_mb(), 1)})
-        print(f"[{index}/{len(commits)}] {sha[:10]} {seconds:6.2f}s findings {len(findings)} "
-              f"rss {records[-1]['rss_mb']:.0f} MB", file=sys.stderr, flush=True)
+        records.append(
+            {
+                "commit": sha,
+                "findings": findings,
+                "suppressed": suppressed,
+                "seconds": round(seconds, 3),
+                "rss_mb": round(resident_mb(), 1),
+            }
+        )
+        print(
+            f"[{index}/{len(commits)}] {sha[:10]} {seconds:6.2f}s findings {len(findings)} "
+            f"rss {records[-1]['rss_mb']:.0f} MB",
+            file=sys.stderr,
+            flush=True,
+        )
     return records
 
 
@@ -71,8 +82,15 @@ def scan_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
             seconds = time.perf_counter() - started
             findings = sorted((_finding(f) for f in report.findings), key=lambda r: json.dumps(r, sort_keys=True))
             suppressed = sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True))
-            records.append({"commit": sha, "findings": findings, "suppressed": suppressed, "seconds": round(seconds, 3),
-                            "rss_mb": round(resident_mb(), 1)})
+            records.append(
+                {
+                    "commit": sha,
+                    "findings": findings,
+                    "suppressed": suppressed,
+                    "seconds": round(seconds, 3),
+                    "rss_mb": round(resident_mb(), 1),
+                }
+            )
             print(f"scan {sha[:10]} {seconds:6.2f}s findings {len(findings)}", file=sys.stderr, flush=True)
     return records
 
@@ -88,9 +106,13 @@ def compare(first: Path, second: Path) -> int:
             b = {json.dumps(f, sort_keys=True) for f in right[sha][kind]}
             if a != b:
                 differing += 1
-                print(f"{sha[:10]} {kind}: only in {first.name}: {sorted(a - b)}\n  only in {second.name}: {sorted(b - a)}")
-    print(f"{len(left.keys() & right.keys())} commits compared "
-          f"({sum(len(left[c]['findings']) for c in left.keys() & right.keys())} findings), {differing} differ")
+                print(
+                    f"{sha[:10]} {kind}: only in {first.name}: {sorted(a - b)}\n  only in {second.name}: {sorted(b - a)}"
+                )
+    print(
+        f"{len(left.keys() & right.keys())} commits compared "
+        f"({sum(len(left[c]['findings']) for c in left.keys() & right.keys())} findings), {differing} differ"
+    )
     return 1 if differing else 0
 
 
@@ -133,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         records = run(arguments.repo, commits, arguments.cache or Path(directory))
     import bot
 
-    document = {"source": str(Path(bot.__file__).resolve().parents[1]), "reviews": records,
-                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    document = {
+        "source": str(Path(bot.__file__).resolve().parents[1]),
+        "reviews": records,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
     arguments.out.write_text(json.dumps(document, indent=1, sort_keys=True))
     return 0
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display: the bench runs headless
-import matplotlib.pyplot as plt  # noqa: E402 - after the backend is chosen
+import matplotlib.pyplot as plt
 
 NOW, BEFORE = "#2471a3", "#c0392b"
 PREVIOUS_AGAIN = (2.4, 6.3)  # issue 21: re-reviews after 120 reviews, 8 of 10 evicted
@@ -29,11 +29,24 @@ PREVIOUS_WARM_TREE = {100: 0.04, 6400: 1.36}  # issue 21: warm seconds at 100 an
 def plot_memory(run: dict, before: list[tuple[str, dict]], out: Path) -> Path:
     figure, axes = plt.subplots(figsize=(7, 4))
     reviews = run["distinct"] + run["again"]
-    axes.plot(range(1, len(reviews) + 1), [r["rss_mb"] for r in reviews], "o-", color=NOW, markersize=3,
-              label="now: resident after each review")
+    axes.plot(
+        range(1, len(reviews) + 1),
+        [r["rss_mb"] for r in reviews],
+        "o-",
+        color=NOW,
+        markersize=3,
+        label="now: resident after each review",
+    )
     for index, (name, document) in enumerate(before):
-        axes.plot(range(1, len(document["reviews"]) + 1), [r["rss_mb"] for r in document["reviews"]], "s--",
-                  color=BEFORE, alpha=1 - 0.35 * index, markersize=3, label=f"before: {name}")
+        axes.plot(
+            range(1, len(document["reviews"]) + 1),
+            [r["rss_mb"] for r in document["reviews"]],
+            "s--",
+            color=BEFORE,
+            alpha=1 - 0.35 * index,
+            markersize=3,
+            label=f"before: {name}",
+        )
     axes.set_xlabel("reviews in one process")
     axes.set_ylabel("resident set after the review (MB)")
     axes.set_title("Memory across reviews in one process (real commits, one shared cache)")
@@ -56,8 +69,13 @@ def plot_times(run: dict, out: Path) -> Path:
     xs_again = range(len(first) + 2, len(first) + 2 + len(again))
     axes.bar(xs_again, [r["seconds"] for r in again], color="#27ae60", alpha=0.35, label="again: wall s")
     axes.bar(xs_again, [r["cpu_s"] for r in again], color="#27ae60", label="again: CPU s")
-    axes.fill_between([xs_again.start - 0.5, xs_again.stop - 0.5], *PREVIOUS_AGAIN, color=BEFORE, alpha=0.15,
-                      label="before: re-reviews 2.4-6.3 s (evicted)")
+    axes.fill_between(
+        [xs_again.start - 0.5, xs_again.stop - 0.5],
+        *PREVIOUS_AGAIN,
+        color=BEFORE,
+        alpha=0.15,
+        label="before: re-reviews 2.4-6.3 s (evicted)",
+    )
     axes.axhline(1.0, color=BEFORE, linestyle=":", label="target for a re-review: 1 s")
     axes.set_yscale("log")
     axes.set_xlabel(f"the {len(first)} distinct commits in order, then {len(again)} of them again")

@@ -39,8 +39,10 @@ def verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str], bool]:
     if not path.exists():
         return {}
     document = tomllib.loads(path.read_text())
-    return {(e["commit"][:10], e["rule"], e.get("cell", ""), e["path"]): bool(e["verdict"])
-            for e in document.get("finding", ())}
+    return {
+        (e["commit"][:10], e["rule"], e.get("cell", ""), e["path"]): bool(e["verdict"])
+        for e in document.get("finding", ())
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             report = None
             # The mirror lacks a few old blobs: such a commit is replaced by the next one of the pool.
-            for sha in pool[pick:picks[index] if index < len(picks) else len(pool)]:
+            for sha in pool[pick : picks[index] if index < len(picks) else len(pool)]:
                 try:
                     report = review_repository(arguments.repo, f"{sha}^", sha, cache_dir=cache)
                     break
@@ -91,8 +93,19 @@ def main(argv: list[str] | None = None) -> int:
             verdict_of_commit: list[bool] = []
             for finding in loud:
                 key = (sha[:10], finding.rule, finding.cell or "", finding.path)
-                rows.append("\t".join((sha[:10], finding.rule, finding.cell or "", finding.path, str(finding.line),
-                                       finding.target or "", finding.title.replace("\t", " "))))
+                rows.append(
+                    "\t".join(
+                        (
+                            sha[:10],
+                            finding.rule,
+                            finding.cell or "",
+                            finding.path,
+                            str(finding.line),
+                            finding.target or "",
+                            finding.title.replace("\t", " "),
+                        )
+                    )
+                )
                 if key not in judged:
                     unjudged.append("\t".join(key))
                     continue
@@ -106,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     (arguments.out / "commits.txt").write_text("\n".join(commits) + "\n")
     judged_total = true_count + false_count
     lines = [
-        (f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
-         f"(touching Buck/CMake files, corpus commits left out)"),
+        (
+            f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
+            f"(touching Buck/CMake files, corpus commits left out)"
+        ),
         f"blocker/major findings: {len(rows)} on {len({r.split(chr(9))[0] for r in rows})} commits",
         f"judged: {judged_total}, true {true_count}, false {false_count}"
         + (f": precision {100 * true_count / judged_total:.1f} %" if judged_total else ""),

@@ -27,8 +27,21 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=12)
     arguments = parser.parse_args()
     commits = subprocess.run(
-        ["git", "-C", str(arguments.repo), "log", "--format=%H %s", f"-{arguments.count}", "--no-merges", arguments.ref, "--", *PATHS],
-        capture_output=True, text=True, check=True,
+        [
+            "git",
+            "-C",
+            str(arguments.repo),
+            "log",
+            "--format=%H %s",
+            f"-{arguments.count}",
+            "--no-merges",
+            arguments.ref,
+            "--",
+            *PATHS,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     with tempfile.TemporaryDirectory(prefix="pr-check-real-") as directory:
         cache = Path(directory)
@@ -42,7 +55,9 @@ def main() -> None:
             warm = time.perf_counter() - started
             rules = collections.Counter(f"{f.rule}:{f.severity.label}" for f in report.findings)
             cells = {c: f"{v.packages}p/{v.failed}f" for c, v in report.stats.cells.items()}
-            print(f"{sha[:10]} cold {cold:5.2f}s warm {warm:5.2f}s files {len(report.changes.files):3d} {cells} {dict(rules) or 'clean'} smoke={report.smoke.required} | {subject[:60]}")
+            print(
+                f"{sha[:10]} cold {cold:5.2f}s warm {warm:5.2f}s files {len(report.changes.files):3d} {cells} {dict(rules) or 'clean'} smoke={report.smoke.required} | {subject[:60]}"
+            )
 
 
 if __name__ == "__main__":

@@ -43,12 +43,17 @@ def summarize(cold: list[Measured], warm: list[Measured]) -> list[str]:
     """Median, p90 and max of each kind, and the peak RSS of any review."""
     lines = []
     for name, values in (("warm", [m.seconds for m in warm]), ("cold", [m.seconds for m in cold])):
-        lines.append(f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s "
-                     f"max {max(values):.2f}s")
+        lines.append(
+            f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s max {max(values):.2f}s"
+        )
     for name, values in (("warm", [m.cpu_s for m in warm]), ("cold", [m.cpu_s for m in cold])):
-        lines.append(f"{name} CPU (user+sys): median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s")
-    lines.append(f"peak RSS: {max(m.peak_rss_mb for m in cold + warm):.0f} MB "
-                 f"(warm reviews {max(m.peak_rss_mb for m in warm):.0f} MB)")
+        lines.append(
+            f"{name} CPU (user+sys): median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s"
+        )
+    lines.append(
+        f"peak RSS: {max(m.peak_rss_mb for m in cold + warm):.0f} MB "
+        f"(warm reviews {max(m.peak_rss_mb for m in warm):.0f} MB)"
+    )
     return lines
 
 
@@ -69,10 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--since", default="2025-11-01")
     parser.add_argument("--until", default="2026-09-01")
     parser.add_argument("--out", type=Path, default=Path("bench/out/real_timing"))
-    parser.add_argument("--profile", choices=("median", "slowest", "none"), default="median",
-                        help="which commit's warm review to run again under cProfile")
-    parser.add_argument("--shared-cache", action="store_true",
-                        help="one cache directory for the whole run instead of an empty one per commit")
+    parser.add_argument(
+        "--profile",
+        choices=("median", "slowest", "none"),
+        default="median",
+        help="which commit's warm review to run again under cProfile",
+    )
+    parser.add_argument(
+        "--shared-cache",
+        action="store_true",
+        help="one cache directory for the whole run instead of an empty one per commit",
+    )
     arguments = parser.parse_args(argv)
     commits = history_commits(arguments.repo, arguments.since, arguments.until, arguments.count, arguments.ref)
     arguments.out.mkdir(parents=True, exist_ok=True)
@@ -85,13 +97,27 @@ def main(argv: list[str] | None = None) -> int:
             cache = Path(directory) / ("shared" if arguments.shared_cache else sha)
             cold.append(review_in_child(arguments.repo, f"{sha}^", sha, cache))
             warm.append(review_in_child(arguments.repo, f"{sha}^", sha, cache))
-            rows.append({"commit": sha, "cold_s": cold[-1].seconds, "warm_s": warm[-1].seconds,
-                         "cold_cpu_s": cold[-1].cpu_s, "warm_cpu_s": warm[-1].cpu_s,
-                         "cold_rss_mb": cold[-1].peak_rss_mb, "warm_rss_mb": warm[-1].peak_rss_mb,
-                         "findings": warm[-1].findings, "packages": warm[-1].packages, "loadavg": _loadavg()})
-            print(f"[{index}/{len(commits)}] {sha[:10]} cold {cold[-1].seconds:6.2f}s {cold[-1].peak_rss_mb:4.0f} MB  "
-                  f"warm {warm[-1].seconds:5.2f}s {warm[-1].peak_rss_mb:4.0f} MB  findings {warm[-1].findings}  "
-                  f"load {rows[-1]['loadavg']}", file=sys.stderr, flush=True)
+            rows.append(
+                {
+                    "commit": sha,
+                    "cold_s": cold[-1].seconds,
+                    "warm_s": warm[-1].seconds,
+                    "cold_cpu_s": cold[-1].cpu_s,
+                    "warm_cpu_s": warm[-1].cpu_s,
+                    "cold_rss_mb": cold[-1].peak_rss_mb,
+                    "warm_rss_mb": warm[-1].peak_rss_mb,
+                    "findings": warm[-1].findings,
+                    "packages": warm[-1].packages,
+                    "loadavg": _loadavg(),
+                }
+            )
+            print(
+                f"[{index}/{len(commits)}] {sha[:10]} cold {cold[-1].seconds:6.2f}s {cold[-1].peak_rss_mb:4.0f} MB  "
+                f"warm {warm[-1].seconds:5.2f}s {warm[-1].peak_rss_mb:4.0f} MB  findings {warm[-1].findings}  "
+                f"load {rows[-1]['loadavg']}",
+                file=sys.stderr,
+                flush=True,
+            )
         load_after = _loadavg()
         profiled = None
         if arguments.profile != "none":
@@ -101,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
             stats_path = Path(directory) / "warm.prof"
             cache = Path(directory) / ("shared" if arguments.shared_cache else profiled)
             again = review_in_child(arguments.repo, f"{profiled}^", profiled, cache, stats_path)
-            header = (f"warm review of {profiled} ({arguments.profile} warm time, {warm[chosen].seconds:.2f}s "
-                      f"unprofiled, {again.seconds:.2f}s under cProfile)\n")
+            header = (
+                f"warm review of {profiled} ({arguments.profile} warm time, {warm[chosen].seconds:.2f}s "
+                f"unprofiled, {again.seconds:.2f}s under cProfile)\n"
+            )
             (arguments.out / "profile.txt").write_text(header + profile_top(stats_path))
     with (arguments.out / "commits.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))

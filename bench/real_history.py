@@ -39,9 +39,22 @@ BUILD_PATHSPECS = (
 def history_commits(repo: Path, since: str, until: str, count: int, ref: str = "HEAD") -> list[str]:
     """`count` first-parent commits touching build files, evenly spaced (oldest first)."""
     listed = subprocess.run(
-        ["git", "-C", str(repo), "log", "--first-parent", "--format=%H", f"--since={since}", f"--until={until}",
-         ref, "--", *BUILD_PATHSPECS],
-        capture_output=True, text=True, check=True,
+        [
+            "git",
+            "-C",
+            str(repo),
+            "log",
+            "--first-parent",
+            "--format=%H",
+            f"--since={since}",
+            f"--until={until}",
+            ref,
+            "--",
+            *BUILD_PATHSPECS,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     listed.reverse()
     if count >= len(listed):
@@ -91,17 +104,25 @@ def main(argv: list[str] | None = None) -> int:
             loud = [f for f in report.findings if f.severity.label in ("blocker", "major")]
             for finding in report.findings:
                 by_rule[(finding.rule, finding.severity.label)] += 1
-            print(f"[{index}/{len(commits)}] {sha[:10]} cold {cold_times[-1]:5.2f}s "
-                  f"findings {len(report.findings)} loud {len(loud)}", file=sys.stderr, flush=True)
+            print(
+                f"[{index}/{len(commits)}] {sha[:10]} cold {cold_times[-1]:5.2f}s "
+                f"findings {len(report.findings)} loud {len(loud)}",
+                file=sys.stderr,
+                flush=True,
+            )
     lines = [f"{len(commits)} commits, {arguments.since}..{arguments.until}", "", "rule | severity | findings"]
     lines += [f"{rule} | {severity} | {n}" for (rule, severity), n in sorted(by_rule.items())]
     for name, values in (("cold", cold_times), ("warm", warm_times)):
         if values:
-            lines.append(f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s "
-                         f"max {max(values):.2f}s")
+            lines.append(
+                f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s "
+                f"max {max(values):.2f}s"
+            )
     lines.append(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if arguments.previous is not None and arguments.previous.exists():
-        earlier = [l for l in arguments.previous.read_text().splitlines() if l.startswith(("cold:", "warm:", "peak RSS:"))]
+        earlier = [
+            l for l in arguments.previous.read_text().splitlines() if l.startswith(("cold:", "warm:", "peak RSS:"))
+        ]
         lines += ["", "previous run:", *earlier]
     (arguments.out / "summary.txt").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -86,8 +86,14 @@ class Soak:
         self.work = work
         self.standin = GitHubStandIn(APP_ID, app_key_pair().public_pem).start()
         self.path = work / f"{REPO}.git"
-        self.base = gitrepos.make_bare_repo(self.path, {".buckconfig": "[repositories]\n root = .\n",
-                                                        "BUCK": BUCK.format(extra=""), "shims.cpp": "int s() { return 1; }\n"})
+        self.base = gitrepos.make_bare_repo(
+            self.path,
+            {
+                ".buckconfig": "[repositories]\n root = .\n",
+                "BUCK": BUCK.format(extra=""),
+                "shims.cpp": "int s() { return 1; }\n",
+            },
+        )
         self.standin.add_repo(OWNER, REPO, bare_git_path=str(self.path), permissions={"alice": "read"})
         self.heads: dict[int, str] = {}  # pull request -> its last head
         self.poison_heads: list[str] = []  # every poison push
@@ -101,16 +107,21 @@ class Soak:
     # -- the fixture ---------------------------------------------------------------------------
     def open_pulls(self) -> None:
         for number in range(1, self.args.pulls + 1):
-            head = gitrepos.commit(self.path, {"BUCK": BUCK.format(extra="    link_whole = True,\n"),
-                                               f"notes/{number}.txt": "0\n"}, parent=self.base)
+            head = gitrepos.commit(
+                self.path,
+                {"BUCK": BUCK.format(extra="    link_whole = True,\n"), f"notes/{number}.txt": "0\n"},
+                parent=self.base,
+            )
             gitrepos.set_pull_ref(self.path, number, head)
             self.standin.add_pull(OWNER, REPO, number, head, self.base, f"f{number}", "main", "alice", "CONTRIBUTOR")
             self.heads[number] = head
 
     def push(self, number: int, poison: bool = False) -> tuple[str, bytes]:
         self.pushes += 1
-        files = {f"notes/{number}.txt": f"{self.pushes}\n",
-                 "BUCK": POISON if poison else BUCK.format(extra="    link_whole = True,\n")}
+        files = {
+            f"notes/{number}.txt": f"{self.pushes}\n",
+            "BUCK": POISON if poison else BUCK.format(extra="    link_whole = True,\n"),
+        }
         head = gitrepos.commit(self.path, files, parent=self.heads[number])
         gitrepos.set_pull_ref(self.path, number, head)
         payload = self.standin.update_pull_head(OWNER, REPO, number, head)
@@ -123,17 +134,35 @@ class Soak:
     def start_service(self) -> None:
         key = self.work / "app.pem"
         key.write_bytes(app_key_pair().private_pem)
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
-               "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-               "PR_CHECK_GITHUB_API_URL": self.standin.base_url, "PR_CHECK_DATA_DIR": str(self.work / "data"),
-               "PR_CHECK_WRITE_PAUSE_S": "0", "PR_CHECK_MAINTENANCE_INTERVAL_S": "1"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
+            "PR_CHECK_APP_ID": str(APP_ID),
+            "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+            "PR_CHECK_GITHUB_API_URL": self.standin.base_url,
+            "PR_CHECK_DATA_DIR": str(self.work / "data"),
+            "PR_CHECK_WRITE_PAUSE_S": "0",
+            "PR_CHECK_MAINTENANCE_INTERVAL_S": "1",
+        }
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(self.work / "serve.log", "wb")
         self.serve = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from webhooks.cli import serve; sys.exit(serve(sys.argv[1:]))",
-             "--host", "127.0.0.1", "--port", str(self.port)], env=env, cwd=ROOT, stdout=self.log,
-            stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-c",
+                "import sys; from webhooks.cli import serve; sys.exit(serve(sys.argv[1:]))",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
@@ -157,8 +186,9 @@ class Soak:
     def send(self, client: httpx.Client, event: str, body: bytes, guid: str, started: float) -> None:
         due = time.perf_counter()
         try:
-            status = client.post(f"{self.url}/webhook", content=body,
-                                 headers=webhook_headers(SECRET, body, event, guid)).status_code
+            status = client.post(
+                f"{self.url}/webhook", content=body, headers=webhook_headers(SECRET, body, event, guid)
+            ).status_code
         except httpx.HTTPError:
             status = 0
         with self.lock:
@@ -185,9 +215,16 @@ class Soak:
             workers = _children(self.serve.pid)
             # The worker and the server its review children fork from (not the short-lived children).
             worker_rss = sum(_rss_kib(pid) for worker in workers for pid in [worker, *_children(worker)])
-            self.samples.append({"t": time.perf_counter() - started, "depth": health.get("jobs_active", -1),
-                                 "oldest": health.get("oldest_job_age_s", -1), "serve_kib": _rss_kib(self.serve.pid),
-                                 "worker_kib": worker_rss, "workers": len(workers)})
+            self.samples.append(
+                {
+                    "t": time.perf_counter() - started,
+                    "depth": health.get("jobs_active", -1),
+                    "oldest": health.get("oldest_job_age_s", -1),
+                    "serve_kib": _rss_kib(self.serve.pid),
+                    "worker_kib": worker_rss,
+                    "workers": len(workers),
+                }
+            )
 
     def run(self) -> dict:
         args = self.args
@@ -234,8 +271,11 @@ class Soak:
         return self._figures(sent_for, drained_after)
 
     def _completed(self, head: str) -> list[dict]:
-        return [r for r in self.standin.check_runs(OWNER, REPO, head)
-                if r["name"] == "pr-check" and r["status"] == "completed"]
+        return [
+            r
+            for r in self.standin.check_runs(OWNER, REPO, head)
+            if r["name"] == "pr-check" and r["status"] == "completed"
+        ]
 
     def _lost(self) -> list[int]:
         return [number for number, head in self.heads.items() if not self._completed(head)]
@@ -245,26 +285,34 @@ class Soak:
         statuses: dict[int, int] = {}
         for _, _, status in self.acks:
             statuses[status] = statuses.get(status, 0) + 1
-        reviews = [r for r in self.standin.check_runs(OWNER, REPO) if r["name"] == "pr-check" and r["status"] == "completed"]
+        reviews = [
+            r for r in self.standin.check_runs(OWNER, REPO) if r["name"] == "pr-check" and r["status"] == "completed"
+        ]
         poison_runs = [run for head in self.poison_heads for run in self._completed(head)]
         warm = [s for s in self.samples if s["t"] >= 0.2 * sent_for]
         first, last = (warm[0], self.samples[-1]) if warm else ({}, {})
         return {
-            "seconds_sending": round(sent_for, 1), "seconds_to_drain": round(drained_after, 1),
-            "deliveries": len(self.acks), "statuses": statuses,
+            "seconds_sending": round(sent_for, 1),
+            "seconds_to_drain": round(drained_after, 1),
+            "deliveries": len(self.acks),
+            "statuses": statuses,
             "deliveries_per_s": round(len(self.acks) / sent_for, 2),
-            "reviews_completed": len(reviews), "reviews_per_s": round(len(reviews) / (sent_for + drained_after), 2),
+            "reviews_completed": len(reviews),
+            "reviews_per_s": round(len(reviews) / (sent_for + drained_after), 2),
             "ack_p50_ms": round(1000 * statistics.median(latencies), 1),
             "ack_p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1),
             "ack_max_ms": round(1000 * latencies[-1], 1),
             "max_queue_depth": max(s["depth"] for s in self.samples),
-            "pulls": len(self.heads), "reviews_lost": len(self._lost()),
-            "poison_pushes": len(self.poison_heads), "poison_reviewed": len(poison_runs),
+            "pulls": len(self.heads),
+            "reviews_lost": len(self._lost()),
+            "poison_pushes": len(self.poison_heads),
+            "poison_reviewed": len(poison_runs),
             "poison_checks_failed": sum(1 for r in poison_runs if r["conclusion"] == "failure"),
             "serve_rss_mib": [round(first.get("serve_kib", 0) / 1024, 1), round(last.get("serve_kib", 0) / 1024, 1)],
             "worker_rss_mib": [round(first.get("worker_kib", 0) / 1024, 1), round(last.get("worker_kib", 0) / 1024, 1)],
             "worker_processes_seen": sorted({s["workers"] for s in self.samples}),
-            "samples": self.samples, "acks": self.acks,
+            "samples": self.samples,
+            "acks": self.acks,
         }
 
 
@@ -278,8 +326,10 @@ def plot(figures: dict, target: Path) -> None:
     fig, (depth, ack, rss) = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     depth.plot([s["t"] for s in samples], [s["depth"] for s in samples], color="tab:blue")
     depth.set_ylabel("jobs queued or running")
-    depth.set_title(f"pr-check soak: {figures['deliveries']} deliveries, {figures['reviews_completed']} reviews, "
-                    f"{figures['reviews_lost']} lost")
+    depth.set_title(
+        f"pr-check soak: {figures['deliveries']} deliveries, {figures['reviews_completed']} reviews, "
+        f"{figures['reviews_lost']} lost"
+    )
     ack.scatter([a[0] for a in acks], [1000 * a[1] for a in acks], s=3, color="tab:orange")
     ack.set_ylabel("acknowledgement (ms)")
     ack.set_yscale("log")

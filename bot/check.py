@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from bot.buck.cells import BUILD_FILE_NAMES
 from bot.model import Hit, Severity
@@ -23,7 +24,7 @@ class Example:
 
     @property
     def runs_as(self) -> str:
-        """"review" when a base is given (findings new at head only), else "scan" (every file new)."""
+        """ "review" when a base is given (findings new at head only), else "scan" (every file new)."""
         return "review" if self.base is not None else "scan"
 
     def expected_lines(self, rule: str) -> frozenset[tuple[str, int]]:
@@ -66,7 +67,7 @@ class Check:
     severity: Severity
     title: str
     doc: str
-    run: Callable[["Snapshot", Any], Iterator[Hit]]
+    run: Callable[[Snapshot, Any], Iterator[Hit]]
     bad: tuple[Example, ...]
     good: tuple[Example, ...]
     options: Any = None

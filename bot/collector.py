@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 _COLLECTOR = {"reviews": 0, "was_enabled": False, "froze": False}
 _COLLECTOR_LOCK = threading.Lock()
@@ -43,5 +43,3 @@ def collector_paused() -> Iterator[None]:
                 gc.freeze()
                 _COLLECTOR["froze"] = True
                 gc.enable()
-
-

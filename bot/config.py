@@ -6,9 +6,10 @@ The file is read at the *base* revision, so a pull request cannot switch off its
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from bot.buck.cells import CELL_TABLE
 from bot.buck.targets import Platform
@@ -60,7 +61,7 @@ class Config:
     # The CMake profiles checks evaluate, first the default; names are built-in profiles
     # (bot/cmake/profiles.py) or ones `[cmake.profile.NAME]` defines (kept in cmake_defined).
     cmake_profiles: tuple[str, ...] = default("cmake", "profiles")
-    cmake_defined: Mapping[str, "CMakeProfile"] = field(default_factory=lambda: MappingProxyType({}))
+    cmake_defined: Mapping[str, CMakeProfile] = field(default_factory=lambda: MappingProxyType({}))
     buck: BuckSettings = BuckSettings()
     smoke: SmokeSettings = SmokeSettings()
 
@@ -136,9 +137,8 @@ def _platforms(
             name, constraints = row.get("name"), row.get("constraints", [])
             if set(row) - {"name", "constraints"} or not isinstance(name, str) or not isinstance(constraints, list):
                 raise ConfigError(
-                    f"{CONFIG_PATH}: buck.platforms.{cell}: each platform is {{name = \"...\", constraints = [...]}}"
+                    f'{CONFIG_PATH}: buck.platforms.{cell}: each platform is {{name = "...", constraints = [...]}}'
                 )
             platforms.append(Platform(name, tuple(sorted(str(c) for c in constraints))))
         merged[cell] = tuple(platforms)
     return MappingProxyType(merged)
-

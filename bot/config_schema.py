@@ -11,9 +11,10 @@ whose `entries` names the table its entries follow; their keys are rows of that 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from bot.buck.cells import cells_where
 from bot.errors import ConfigError
@@ -59,48 +60,172 @@ class Key:
     entries: str | None = None  # TABLE of named tables: the table each entry follows
 
 
-_CUDA_EXTERNAL_DEPS = ("cuda", "cuda-lazy", "cudart", "cudart_static", "curand", "cublas", "cublasLt", "cusparse",
-                       "cufft", "nvrtc", "cudnn", "nccl", "thrust", "cub")
+_CUDA_EXTERNAL_DEPS = (
+    "cuda",
+    "cuda-lazy",
+    "cudart",
+    "cudart_static",
+    "curand",
+    "cublas",
+    "cublasLt",
+    "cusparse",
+    "cufft",
+    "nvrtc",
+    "cudnn",
+    "nccl",
+    "thrust",
+    "cub",
+)
 
 KEYS: tuple[Key, ...] = (
     Key("rules", "disable", Shape.STRINGS, (), REVIEW, "rule ids not run (`pr-check rules` lists them)"),
-    Key("rules", "severity", Shape.TABLE, {}, REVIEW,
-        "rule id -> `blocker`, `major`, `minor` or `info`, replacing the rule's default severity"),
-    Key("review", "fail_level", Shape.STRING, "major", REVIEW,
-        "findings at or above it fail the check run and exit 1 (`blocker`, `major`, `minor`, `info`)"),
-    Key("buck", "cpu_only_cells", Shape.STRINGS, cells_where(cpu_only=True), REVIEW,
-        "cells that build for CPU-only platforms, where a CUDA target needs the guard"),
-    Key("buck", "cuda_constraint", Shape.STRING, "ovr_config//cuda:has_cuda", REVIEW,
-        "the constraint in `compatible_with` that guards a CUDA target"),
-    Key("buck", "cuda_external_deps", Shape.STRINGS, _CUDA_EXTERNAL_DEPS, REVIEW,
-        "`external_deps` names that make a target CUDA"),
-    Key("buck", "platforms", Shape.TABLE, {}, REVIEW,
+    Key(
+        "rules",
+        "severity",
+        Shape.TABLE,
+        {},
+        REVIEW,
+        "rule id -> `blocker`, `major`, `minor` or `info`, replacing the rule's default severity",
+    ),
+    Key(
+        "review",
+        "fail_level",
+        Shape.STRING,
+        "major",
+        REVIEW,
+        "findings at or above it fail the check run and exit 1 (`blocker`, `major`, `minor`, `info`)",
+    ),
+    Key(
+        "buck",
+        "cpu_only_cells",
+        Shape.STRINGS,
+        cells_where(cpu_only=True),
+        REVIEW,
+        "cells that build for CPU-only platforms, where a CUDA target needs the guard",
+    ),
+    Key(
+        "buck",
+        "cuda_constraint",
+        Shape.STRING,
+        "ovr_config//cuda:has_cuda",
+        REVIEW,
+        "the constraint in `compatible_with` that guards a CUDA target",
+    ),
+    Key(
+        "buck",
+        "cuda_external_deps",
+        Shape.STRINGS,
+        _CUDA_EXTERNAL_DEPS,
+        REVIEW,
+        "`external_deps` names that make a target CUDA",
+    ),
+    Key(
+        "buck",
+        "platforms",
+        Shape.TABLE,
+        {},
+        REVIEW,
         "cell -> list of `{name, constraints}` tables: the target platforms that cell builds for, replacing "
-        "its row of the cell table (`select()` and `compatible_with` are resolved per platform)"),
-    Key("cmake", "profiles", Shape.STRINGS, ("linux-gcc-cuda", "msvc", "cpu-only"), REVIEW,
-        "the CMake profiles every CMake check evaluates, the default first: built-in ones or `[cmake.profile.NAME]`"),
-    Key("cmake", "profile", Shape.TABLE, {}, REVIEW, "the repository's own CMake profiles, one table each",
-        entries=PROFILE_TABLE),
-    Key(PROFILE_TABLE, "extends", Shape.STRING, None, REVIEW,
-        "the profile this one starts from (built in or defined here)"),
-    Key(PROFILE_TABLE, "compiler_id", Shape.STRING, None, REVIEW,
-        "`CMAKE_CXX_COMPILER_ID` (`GNU`, `Clang`, `MSVC`); required without `extends`"),
-    Key(PROFILE_TABLE, "platform", Shape.STRING, None, REVIEW,
-        "`CMAKE_SYSTEM_NAME` (`Linux`, `Windows`, `Darwin`); required without `extends`"),
-    Key(PROFILE_TABLE, "cuda", Shape.BOOLEAN, None, REVIEW,
-        "whether a CUDA compiler is found; required without `extends`"),
-    Key(PROFILE_TABLE, "variables", Shape.TABLE, None, REVIEW, "cache variables, as `-D` gives them on the cmake command line"),
-    Key(PROFILE_TABLE, "prelude", Shape.STRINGS, None, REVIEW,
-        "CMake files (repository paths) evaluated before the top CMakeLists.txt, such as a preset; missing ones are skipped"),
-    Key("smoke", "cuda_paths", Shape.STRINGS, ("backends/cuda/", "backends/aoti/", "extension/cuda/", "shim_et/"),
-        REVIEW, "path prefixes whose change makes a pull request CUDA-touching (the smoke job runs)"),
-    Key("smoke", "host_build", Shape.STRING, None, SMOKE_JOB,
-        "shell command, run in the repository, that builds the host under test"),
+        "its row of the cell table (`select()` and `compatible_with` are resolved per platform)",
+    ),
+    Key(
+        "cmake",
+        "profiles",
+        Shape.STRINGS,
+        ("linux-gcc-cuda", "msvc", "cpu-only"),
+        REVIEW,
+        "the CMake profiles every CMake check evaluates, the default first: built-in ones or `[cmake.profile.NAME]`",
+    ),
+    Key(
+        "cmake",
+        "profile",
+        Shape.TABLE,
+        {},
+        REVIEW,
+        "the repository's own CMake profiles, one table each",
+        entries=PROFILE_TABLE,
+    ),
+    Key(
+        PROFILE_TABLE,
+        "extends",
+        Shape.STRING,
+        None,
+        REVIEW,
+        "the profile this one starts from (built in or defined here)",
+    ),
+    Key(
+        PROFILE_TABLE,
+        "compiler_id",
+        Shape.STRING,
+        None,
+        REVIEW,
+        "`CMAKE_CXX_COMPILER_ID` (`GNU`, `Clang`, `MSVC`); required without `extends`",
+    ),
+    Key(
+        PROFILE_TABLE,
+        "platform",
+        Shape.STRING,
+        None,
+        REVIEW,
+        "`CMAKE_SYSTEM_NAME` (`Linux`, `Windows`, `Darwin`); required without `extends`",
+    ),
+    Key(
+        PROFILE_TABLE,
+        "cuda",
+        Shape.BOOLEAN,
+        None,
+        REVIEW,
+        "whether a CUDA compiler is found; required without `extends`",
+    ),
+    Key(
+        PROFILE_TABLE,
+        "variables",
+        Shape.TABLE,
+        None,
+        REVIEW,
+        "cache variables, as `-D` gives them on the cmake command line",
+    ),
+    Key(
+        PROFILE_TABLE,
+        "prelude",
+        Shape.STRINGS,
+        None,
+        REVIEW,
+        "CMake files (repository paths) evaluated before the top CMakeLists.txt, such as a preset; missing ones are skipped",
+    ),
+    Key(
+        "smoke",
+        "cuda_paths",
+        Shape.STRINGS,
+        ("backends/cuda/", "backends/aoti/", "extension/cuda/", "shim_et/"),
+        REVIEW,
+        "path prefixes whose change makes a pull request CUDA-touching (the smoke job runs)",
+    ),
+    Key(
+        "smoke",
+        "host_build",
+        Shape.STRING,
+        None,
+        SMOKE_JOB,
+        "shell command, run in the repository, that builds the host under test",
+    ),
     Key("smoke", "host", Shape.STRING, None, SMOKE_JOB, "the host under test, relative to the repository"),
-    Key("smoke", "host_load_args", Shape.STRINGS, None, SMOKE_JOB,
-        "arguments that make the host load a library; `{library}` is the canary's .so"),
-    Key("smoke", "host_archive", Shape.STRING, None, SMOKE_JOB,
-        "the shim archive the host links, relative to the repository"),
+    Key(
+        "smoke",
+        "host_load_args",
+        Shape.STRINGS,
+        None,
+        SMOKE_JOB,
+        "arguments that make the host load a library; `{library}` is the canary's .so",
+    ),
+    Key(
+        "smoke",
+        "host_archive",
+        Shape.STRING,
+        None,
+        SMOKE_JOB,
+        "the shim archive the host links, relative to the repository",
+    ),
     Key("smoke", "host_link_args", Shape.STRINGS, None, SMOKE_JOB, "what linking that archive needs (`-lcudart`, ...)"),
 )
 
@@ -145,7 +270,9 @@ def reference_markdown() -> str:
     lines = ["| key | type | default | read by | what it does |", "|---|---|---|---|---|"]
     for key in KEYS:
         table = key.table.replace(".NAME", ".<name>")
-        lines.append(f"| `[{table}]` `{key.name}` | {key.shape.value} | {_shown_default(key)} | {key.reader} | {key.doc} |")
+        lines.append(
+            f"| `[{table}]` `{key.name}` | {key.shape.value} | {_shown_default(key)} | {key.reader} | {key.doc} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import difflib
 import re
 import traceback
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator
 
+from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, Check, touches
 from bot.diff import ChangeSet
-from bot.buck.cells import cell_named
 from bot.facts.build_scope import scope_of
 from bot.model import Finding, Hit, Severity, fingerprint, identity
 from bot.snapshot import Snapshot
@@ -226,8 +226,9 @@ def _unused_suppressions(
             near = difflib.get_close_matches(suppression.rule, sorted(known), n=1, cutoff=0.8)
             if not near:
                 continue
-            message = (f"`@lint-ignore {suppression.rule}` names no rule, so it suppresses nothing; "
-                       f"did you mean `{near[0]}`?")
+            message = (
+                f"`@lint-ignore {suppression.rule}` names no rule, so it suppresses nothing; did you mean `{near[0]}`?"
+            )
         elif not suppression.reason:
             message = f"`@lint-ignore {suppression.rule}` has no reason, so it suppresses nothing; write `@lint-ignore {suppression.rule}: <why>`"
         elif (suppression.path, suppression.rule, suppression.line) in used:

@@ -8,8 +8,8 @@ recomputes it on the new text) and named in the reply.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from bot.buck.syntax import parse_starlark
 from bot.check import BUCK_FILES, CMAKE_FILES, touches

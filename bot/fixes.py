@@ -9,8 +9,8 @@ rdjson replace a region, and `pr-check fix` writes files. Pure: no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from bot.model import Fix
 
@@ -48,8 +48,16 @@ def fix_between(path: str, before: str, after: str, description: str) -> Fix | N
     end = max(first + 1, last)
     above = old[max(0, first - PATCH_CONTEXT) : first]
     below = old[end : min(line_count, end + PATCH_CONTEXT)]
-    return Fix(path, first + 1, end, "\n".join(replaced), description, "\n".join(old[first:end]),
-               "\n".join(above), "\n".join(below))
+    return Fix(
+        path,
+        first + 1,
+        end,
+        "\n".join(replaced),
+        description,
+        "\n".join(old[first:end]),
+        "\n".join(above),
+        "\n".join(below),
+    )
 
 
 class StaleFix(ValueError):

@@ -21,7 +21,7 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> "Severity":
+    def parse(cls, text: str) -> Severity:
         try:
             return cls[text.strip().upper()]
         except KeyError:
@@ -136,7 +136,7 @@ def fingerprint(rule: str, path: str, key: str, offending_text: str) -> str:
     return digest[:16]
 
 
-def identity(rule: str, hit: "Hit") -> str:
+def identity(rule: str, hit: Hit) -> str:
     """What a finding is about, stable across edits: for a finding on a Buck target, the rule
     and key (which names the target and the subject), never the file it sits in or the wording
     around it, so that moving a target from TARGETS to BUCK + targets.bzl keeps it the same

@@ -61,7 +61,9 @@ def apply_diff(base: FileTree, text: str) -> PatchedHead:
     return PatchedHead(FileTree(entries, read, revision), changes)
 
 
-def _apply_file(base: FileTree, entries: dict[str, Entry], written: dict[str, bytes], patched, change: FileChange) -> None:
+def _apply_file(
+    base: FileTree, entries: dict[str, Entry], written: dict[str, bytes], patched, change: FileChange
+) -> None:
     source = change.old_path
     target = change.path
     for path in (source, target):
@@ -80,7 +82,9 @@ def _apply_file(base: FileTree, entries: dict[str, Entry], written: dict[str, by
     else:
         entry = entries.get(source or target)
         if entry is None:
-            raise PatchDoesNotApply(f"{source or target}: the diff changes it, but it does not exist at the base revision")
+            raise PatchDoesNotApply(
+                f"{source or target}: the diff changes it, but it does not exist at the base revision"
+            )
         if change.status == "renamed" and target in entries and target != source:
             raise PatchDoesNotApply(f"{target}: the diff renames {source} onto it, but it already exists")
         if entry.is_gitlink:
@@ -89,7 +93,9 @@ def _apply_file(base: FileTree, entries: dict[str, Entry], written: dict[str, by
         link = base.read_link(source or target) if entry.is_symlink else None
         data = link.encode() if link is not None else base.read(source or target)
         if data is None:
-            raise PatchDoesNotApply(f"{source or target}: its contents are missing from the repository (shallow clone?)")
+            raise PatchDoesNotApply(
+                f"{source or target}: its contents are missing from the repository (shallow clone?)"
+            )
         old_text = data.decode("utf-8", "surrogateescape")
         mode = change.new_mode or entry.mode
     new_text = apply_hunks(old_text, patched, target)
@@ -111,7 +117,9 @@ def _apply_gitlink(entries: dict[str, Entry], patched, change: FileChange, entry
     removed = [line.value.split()[-1] for hunk in patched for line in hunk if line.is_removed]
     added = [line.value.split()[-1] for hunk in patched for line in hunk if line.is_added]
     if removed and removed[0] != entry.blob:
-        raise PatchDoesNotApply(f"{change.path}: the diff moves the submodule from {removed[0][:12]}, but the base pins {entry.blob[:12]}")
+        raise PatchDoesNotApply(
+            f"{change.path}: the diff moves the submodule from {removed[0][:12]}, but the base pins {entry.blob[:12]}"
+        )
     if change.status == "deleted":
         entries.pop(change.path, None)
     elif added:

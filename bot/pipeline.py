@@ -6,14 +6,14 @@ The composition root (`pr_check.review`) binds the product's checks; nothing her
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from bot import engine
-from bot.check import Check
 from bot.buck.cells import is_build_file
 from bot.buck.graph_cache import EvaluationCache
+from bot.check import Check
 from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
@@ -126,7 +126,7 @@ def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> tuple[Unevalu
     for cell, graph in sorted(model._cells.items()):  # noqa: SLF001 - only the cells that were used
         for error in graph.errors:
             prefix = f"{error.package}/" if error.package else ""
-            if any(path.startswith(prefix) and "/" not in path[len(prefix):] for path in touched) or any(
+            if any(path.startswith(prefix) and "/" not in path[len(prefix) :] for path in touched) or any(
                 path.startswith(prefix) for path in touched if is_build_file(path) or path.endswith(".bzl")
             ):
                 found.append(Unevaluated(cell, f"//{error.package}", error.kind, error.message))
@@ -138,7 +138,12 @@ def scan_tree(
 ) -> Report:
     """Audit a whole tree: every finding, nothing filtered against a base."""
     return review_trees(
-        memory_tree({}, revision=""), tree, ChangeSet(()), checks=checks, cache=cache, progress=progress,
+        memory_tree({}, revision=""),
+        tree,
+        ChangeSet(()),
+        checks=checks,
+        cache=cache,
+        progress=progress,
         config=load_config(tree, checks),
     )
 

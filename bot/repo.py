@@ -13,9 +13,9 @@ import subprocess
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
 
 from bot.errors import GitError, NotAGitRepository, UnknownRevision, UsageError
 from bot.tree import Entry, FileTree, blob_id_of
@@ -61,7 +61,9 @@ class GitRepository:
 
     def resolve(self, revision: str) -> str:
         """The full commit id of `revision`, or UnknownRevision."""
-        result = self._run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], check=False)
+        result = self._run(
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], check=False
+        )
         if result.returncode != 0:
             raise UnknownRevision(f"unknown revision {revision!r} in {self.path}")
         return result.stdout.decode().strip()
@@ -105,7 +107,18 @@ class GitRepository:
     def diff_trees(self, base: str, head: str) -> str:
         """`diff` between two tree-ishes given as object ids (commits or trees), not resolved as commits."""
         result = self._run(
-            ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", base, head, "--"]
+            [
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "-M",
+                "--full-index",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                base,
+                head,
+                "--",
+            ]
         )
         return result.stdout.decode("utf-8", errors="replace")
 
@@ -214,14 +227,14 @@ class GitRepository:
             self._batch.wait(timeout=5)
             self._batch = None
 
-    def __enter__(self) -> "GitRepository":
+    def __enter__(self) -> GitRepository:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-_OPEN: "weakref.WeakSet[GitRepository]" = weakref.WeakSet()
+_OPEN: weakref.WeakSet[GitRepository] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:

@@ -10,19 +10,20 @@ left alone whichever of them is asked first.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
+from bot.buck import platforms
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import CellGraph
 from bot.buck.graph_cache import EvaluationCache, evaluate_cell, graph_digest
-from bot.buck import platforms
 from bot.buck.targets import Platform
 from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import cache as facts
 from bot.facts import xref
-from bot.tree import FileTree, memory_tree, path_bytes
+from bot.tree import FileTree, path_bytes
 
 
 class BuildModel:
@@ -68,7 +69,9 @@ class BuildModel:
 
     def incompatible(self, cell: str, platform: Platform) -> Mapping[str, platforms.Incompatibility]:
         """label -> why the target is incompatible with `platform` (itself or through a dep)."""
-        return self.graph_memo(cell, ("incompatible", platform), lambda graph: platforms.incompatible_targets(graph, platform))
+        return self.graph_memo(
+            cell, ("incompatible", platform), lambda graph: platforms.incompatible_targets(graph, platform)
+        )
 
     def header_owners(self, cell: str):
         """include path -> owning targets in the cell."""
@@ -112,8 +115,16 @@ class BuildModel:
         # A repository may define a profile of the same name differently at another revision:
         # the definition is part of the key, not only the name.
         defined = self.config.cmake_defined.get(profile_name)
-        definition = None if defined is None else (
-            defined.compiler_id, defined.platform, defined.cuda, tuple(sorted(defined.variables.items())), defined.prelude
+        definition = (
+            None
+            if defined is None
+            else (
+                defined.compiler_id,
+                defined.platform,
+                defined.cuda,
+                tuple(sorted(defined.variables.items())),
+                defined.prelude,
+            )
         )
         key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs())
 

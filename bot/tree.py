@@ -11,9 +11,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import posixpath
-from dataclasses import dataclass
 import threading
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 _MISSING = threading.local()
 
@@ -162,8 +162,9 @@ class FileTree:
                 if target is None:
                     return None
                 joined = posixpath.normpath(
-                    posixpath.join(posixpath.dirname(prefix), target.decode("utf-8", "surrogateescape").strip(),
-                                   *parts[i:])
+                    posixpath.join(
+                        posixpath.dirname(prefix), target.decode("utf-8", "surrogateescape").strip(), *parts[i:]
+                    )
                 )
                 if joined.startswith(".."):
                     return None
@@ -284,7 +285,7 @@ class Symlink:
     target: str
 
 
-def memory_tree(files: Mapping[str, "str | bytes | Gitlink | Symlink"], revision: str = "memory") -> FileTree:
+def memory_tree(files: Mapping[str, str | bytes | Gitlink | Symlink], revision: str = "memory") -> FileTree:
     """A tree from a {path: text} map (check examples, tests)."""
     contents: dict[str, bytes] = {}
     entries: dict[str, Entry] = {}
@@ -292,7 +293,9 @@ def memory_tree(files: Mapping[str, "str | bytes | Gitlink | Symlink"], revision
         if isinstance(value, Gitlink):
             entries[path] = Entry(value.commit, "160000")
             continue
-        data = value.target.encode() if isinstance(value, Symlink) else value.encode() if isinstance(value, str) else value
+        data = (
+            value.target.encode() if isinstance(value, Symlink) else value.encode() if isinstance(value, str) else value
+        )
         contents[path] = data
         entries[path] = Entry(blob_id_of(data), "120000" if isinstance(value, Symlink) else "100644")
     by_blob = {blob_id_of(data): data for data in contents.values()}

@@ -16,9 +16,9 @@ from checks import (
     dep_unknown_external,
     eval_error,
     gate_declaration_outside,
-    gate_macro_build_parity,
     gate_else_removed,
     gate_header_of_unbuilt_source,
+    gate_macro_build_parity,
     gate_macro_misspelt,
     gate_macro_not_exported,
     header_private_across_cells,
@@ -28,12 +28,12 @@ from checks import (
     link_whole_archive_public,
     link_whole_parity,
     link_whole_without_python_dlopen,
+    missing_test,
     parse_error,
     shim_duplicate_symbol,
     shim_public_visibility,
     source_missing,
     source_parity,
-    missing_test,
 )
 
 ALL: tuple[Check, ...] = tuple(

@@ -14,12 +14,12 @@ Use instead: fix the evaluation error; `buck2 uquery //pkg/...` reproduces it.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from checks.support.eval_failures import failure_hits
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.eval_failures import failure_hits
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:

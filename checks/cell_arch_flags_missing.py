@@ -23,21 +23,23 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from bot.buck.cells import CELLS
-from bot.facts import pairing
-from checks.support import helper_reach
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line, item_line
-from bot.facts.xref import includes_of, source_paths
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.cpp import conditions_hold
+from bot.facts import pairing
+from bot.facts.xref import includes_of, source_paths
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support import helper_reach
+from checks.support.callsite import attribute_line, item_line
 
-_ARCH_FLAG = re.compile(r"-gencode|^-arch\b|^--gpu-architecture|--cuda-gpu-arch|--offload-arch|\bsm_\d+|\bcompute_\d+|^-arch=")
+_ARCH_FLAG = re.compile(
+    r"-gencode|^-arch\b|^--gpu-architecture|--cuda-gpu-arch|--offload-arch|\bsm_\d+|\bcompute_\d+|^-arch="
+)
 _ARCH_HELPER = r"(?:\w+_)?arch(?:s|_\w+)?"  # get_nvcc_arch_args(), cuda_arch_flags(), ...
 _FLAG_ATTRIBUTES = ("nvcc_flags", "compiler_flags", "exported_compiler_flags")
 _TRIVIAL_STATEMENT = re.compile(
@@ -178,7 +180,13 @@ def _has_code(text: str) -> bool:
 
 def _compiled(stack: tuple[str, ...], arch: int) -> bool | None:
     """Whether code under `stack` is compiled in nvcc's device pass for `arch`."""
-    defines = {"__CUDA_ARCH__": str(arch), "__CUDACC__": "1", "__NVCC__": "1", "CUDA_VERSION": _CUDA_VERSION, "__cplusplus": "201703L"}
+    defines = {
+        "__CUDA_ARCH__": str(arch),
+        "__CUDACC__": "1",
+        "__NVCC__": "1",
+        "CUDA_VERSION": _CUDA_VERSION,
+        "__cplusplus": "201703L",
+    }
     return conditions_hold(stack, defines, assume_undefined_false=True)
 
 
@@ -187,7 +195,9 @@ def _has_fallback(facts, block, gated: int, default_arch: int) -> bool:
     for index, (line, text) in enumerate(zip(block.branch_lines, block.branch_texts)):
         if index == gated or _compiled(facts.conditions_at(line + 1), default_arch) is False:
             continue
-        statements = [s.strip() for s in re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S).replace("\n", " ").split(";")]
+        statements = [
+            s.strip() for s in re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S).replace("\n", " ").split(";")
+        ]
         if any(not _TRIVIAL_STATEMENT.match(statement) for statement in statements):
             return True
     return False
@@ -219,7 +229,11 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: BuckTarget, requir
         cell=cell,
         offending_text=relative,
         evidence=(
-            Evidence(requirement.path, requirement.line, f"code here is compiled only for `__CUDA_ARCH__ >= {requirement.min_arch}`"),
+            Evidence(
+                requirement.path,
+                requirement.line,
+                f"code here is compiled only for `__CUDA_ARCH__ >= {requirement.min_arch}`",
+            ),
             Evidence(twin.path, flags_line, f"fbcode gives `{twin.label}` architecture flags"),
         ),
     )
@@ -272,7 +286,8 @@ CHECK = Check(
                 ".buckconfig": _BUCKCONFIG,
                 "backends/cuda/runtime/BUCK": _BUCK,
                 "backends/cuda/runtime/targets.bzl": _targets(
-                    '["-gencode", "arch=compute_80,code=sm_80"] if is_fbcode else []', "  # expect: cell-arch-flags-missing"
+                    '["-gencode", "arch=compute_80,code=sm_80"] if is_fbcode else []',
+                    "  # expect: cell-arch-flags-missing",
                 ),
                 "backends/cuda/runtime/shims/int4mm.cu": '#include "int4mm.cuh"\n',
                 "backends/cuda/runtime/shims/int4mm.cuh": _KERNEL,
@@ -292,7 +307,9 @@ CHECK = Check(
             head={
                 ".buckconfig": _BUCKCONFIG,
                 "backends/cuda/runtime/BUCK": _BUCK,
-                "backends/cuda/runtime/targets.bzl": _targets('["-gencode", "arch=compute_80,code=sm_80"] if is_fbcode else []'),
+                "backends/cuda/runtime/targets.bzl": _targets(
+                    '["-gencode", "arch=compute_80,code=sm_80"] if is_fbcode else []'
+                ),
                 "backends/cuda/runtime/shims/int4mm.cu": (
                     "#if __CUDA_ARCH__ >= 800\n__global__ void int4mm() { fast(); }\n#else\n__global__ void int4mm() { slow(); }\n#endif\n"
                 ),

@@ -18,21 +18,17 @@ breakage is reported by `buck-eval-error` and `dep-unknown-external` instead.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 import re
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS, INTERNAL_CELLS
 from bot.buck.evaluation import flatten, normalize_label
-from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
-
+from checks.support.callsite import item_line
 
 _CXX = re.compile(r"cxx_|cpp_|cuda|gpu_")
-
-
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -62,8 +58,12 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                         continue
                     text = snap.head.text(target.path) or ""
                     line = item_line(text, target, raw) or target.line
-                    evidence = [Evidence(result.build_file, 1, f"`//{package}` defines no `{dep.split(':')[1]}` in `{cell}`")]
-                    evidence += [Evidence(o.path, o.line, f"`{dep}` is defined only in `{o.cell}`") for o in elsewhere[:2]]
+                    evidence = [
+                        Evidence(result.build_file, 1, f"`//{package}` defines no `{dep.split(':')[1]}` in `{cell}`")
+                    ]
+                    evidence += [
+                        Evidence(o.path, o.line, f"`{dep}` is defined only in `{o.cell}`") for o in elsewhere[:2]
+                    ]
                     where = f"; it exists only in {', '.join(sorted({o.cell for o in elsewhere}))}"
                     yield Hit(
                         path=target.path,

@@ -60,7 +60,9 @@ def _unreadable(snap: Snapshot, path: str) -> bool:
 
 def _renamed_to(snap: Snapshot, was: tuple[str, int], defined, defined_at_base) -> tuple[str, ...]:
     """Targets new at head in the file that defined the old name: what it was renamed to."""
-    return tuple(sorted(name for name, (path, _line) in defined.items() if path == was[0] and name not in defined_at_base))
+    return tuple(
+        sorted(name for name, (path, _line) in defined.items() if path == was[0] and name not in defined_at_base)
+    )
 
 
 def _hit(snap: Snapshot, named: NamedTarget, was: tuple[str, int] | None, candidates: tuple[str, ...]) -> Hit:
@@ -70,7 +72,11 @@ def _hit(snap: Snapshot, named: NamedTarget, was: tuple[str, int] | None, candid
     head_defined = package_configs.defined_targets(snap.head)
     for name in candidates:
         evidence.append(Evidence(*head_defined[name], f"`{name}` is defined here"))
-    why = "the base defined it" if was is not None else f"a target of a near name is defined ({', '.join(f'`{c}`' for c in candidates)})"
+    why = (
+        "the base defined it"
+        if was is not None
+        else f"a target of a near name is defined ({', '.join(f'`{c}`' for c in candidates)})"
+    )
     instead = f" (renamed to {' or '.join(f'`{c}`' for c in candidates)}?)" if candidates else ""
     return Hit(
         path=named.path,
@@ -136,7 +142,9 @@ CHECK = Check(
             base=_tree("aoti_cuda", "aoti_cuda"),
             head=_tree("aoti_cuda_backend", "aoti_cuda  # expect: cmake-config-unknown-target"),
             fixed={
-                "tools/cmake/executorch-config.cmake": _CONFIG.format(name="aoti_cuda_backend  # expect: cmake-config-unknown-target")
+                "tools/cmake/executorch-config.cmake": _CONFIG.format(
+                    name="aoti_cuda_backend  # expect: cmake-config-unknown-target"
+                )
             },
         ),
     ),

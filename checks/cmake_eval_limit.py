@@ -16,7 +16,7 @@ Use instead: loops with an end; `foreach(item IN LISTS ...)`; values that do not
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.check import CMAKE_FILES, Check, Example
 from bot.model import Hit, Severity
@@ -71,12 +71,7 @@ CHECK = Check(
     good=(
         Example(
             head={
-                "CMakeLists.txt": (
-                    "set(count 0)\n"
-                    "while(count LESS 3)\n"
-                    '  math(EXPR count "${count} + 1")\n'
-                    "endwhile()\n"
-                )
+                "CMakeLists.txt": ('set(count 0)\nwhile(count LESS 3)\n  math(EXPR count "${count} + 1")\nendwhile()\n')
             }
         ),
     ),

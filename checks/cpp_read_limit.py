@@ -15,7 +15,7 @@ headers, or loaded at run time.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.check import CPP_FILES, Check, Example
 from bot.cpp import is_source_path

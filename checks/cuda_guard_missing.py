@@ -28,16 +28,16 @@ there, with each exposed target as a related location.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck import platforms
 from bot.buck.targets import Platform
-from bot.facts import xref
-from checks.support import guard_idiom
-from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts import xref
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support import guard_idiom
+from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
 
 _CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
@@ -84,8 +84,7 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
                 f"This line makes {len(group)} CUDA targets of the package visible in the `{cell}` cell, which "
                 f"builds for CPU-only platforms, and none is guarded: {labels}. A CPU-only or wildcard build "
                 "fails to compile them. Guard each (see the related locations), or keep the package's CUDA "
-                "targets out of this cell."
-                + _dependents_note(dict.fromkeys(followers, ()), set(), "them")
+                "targets out of this cell." + _dependents_note(dict.fromkeys(followers, ()), set(), "them")
             ),
             key=f"exposes-cuda:{cell}://{package}",
             target=f"//{package}",
@@ -107,7 +106,10 @@ def _guard_each(snap: Snapshot, members: list[_Guarded]) -> Fix | None:
         return None
     advice = "; ".join(dict.fromkeys(guard.advice for _hit, _target, guard, _followers in members))
     return guard_idiom.guard_fix(
-        snap, members[0][0].path, [(target, guard) for _hit, target, guard, _followers in members], f"guard each of them: {advice}"
+        snap,
+        members[0][0].path,
+        [(target, guard) for _hit, target, guard, _followers in members],
+        f"guard each of them: {advice}",
     )
 
 
@@ -154,12 +156,16 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
         evidence = [_reason_evidence(snap, target, reason, text)]
         visible = outermost_frame(target)
         if visible is not None:
-            evidence.append(Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`"))
+            evidence.append(
+                Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
+            )
         followers = dependents.get(label, {})
         for dependent, chain in sorted(followers.items()):
             other = graph.targets[dependent]
             evidence.append(Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain)))
-        guard = guard_idiom.guard_for(snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only)
+        guard = guard_idiom.guard_for(
+            snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only
+        )
         hit = Hit(
             path=target.path,
             line=target.line,
@@ -248,7 +254,11 @@ def _reason_evidence(snap: Snapshot, target, reason: xref.CudaReason, text: str)
         )
         return Evidence(target.path, line, f"`{reason.detail}` is a CUDA external dep")
     if reason.kind == "nvcc_flags":
-        return Evidence(target.path, attribute_line(text, target, "nvcc_flags") or target.line, "`nvcc_flags` makes this a CUDA target")
+        return Evidence(
+            target.path,
+            attribute_line(text, target, "nvcc_flags") or target.line,
+            "`nvcc_flags` makes this a CUDA target",
+        )
     first_dep = reason.chain[1] if len(reason.chain) > 1 else reason.detail
     short = ":" + first_dep.split(":")[-1]
     line = item_line(text, target, short) or _label_line(text, target, first_dep) or target.line

@@ -24,7 +24,7 @@ Use instead: move the dep to `exported_deps`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
@@ -34,7 +34,6 @@ from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.dep_undeclared_header import _cell_state
 from checks.support.callsite import attribute_line, item_line
-
 
 # Rules whose outputs are loaded or run, never linked or compiled against by another C++ target.
 _LEAF_KINDS = frozenset({"cxx_python_extension", "python_extension", "cxx_binary", "cxx_test"})
@@ -66,9 +65,17 @@ def _hits(model: BuildModel) -> tuple[Hit, ...]:
                         continue
                     if not state.index.reaches(label, owners):
                         continue  # not reached at all: dep-undeclared-header says so
-                    via = [dep for dep in state.index.deps_of(label)
-                           if dep in owners or any(o in state.index.exported_closure(dep) for o in owners)]
-                    if not via or include.conditions and not include_is_active(include, facts, state.index.defines(label, state.index.visible(label))):
+                    via = [
+                        dep
+                        for dep in state.index.deps_of(label)
+                        if dep in owners or any(o in state.index.exported_closure(dep) for o in owners)
+                    ]
+                    if not via or (
+                        include.conditions
+                        and not include_is_active(
+                            include, facts, state.index.defines(label, state.index.visible(label))
+                        )
+                    ):
                         continue
                     key = f"{target.primary_label}:{header}<-{include.target_text}"
                     if key not in found:
@@ -121,7 +128,7 @@ CHECK = Check(
                     'cxx_library(name = "stack_util", srcs = ["stack_util.cpp"], exported_headers = ["stack_util.h"],\n'
                     '    deps = ["//runtime/kernel:kernel_includes"])\n'
                 ),
-                "util/stack_util.cpp": '#include <executorch/util/stack_util.h>\n',
+                "util/stack_util.cpp": "#include <executorch/util/stack_util.h>\n",
                 "util/stack_util.h": "#include <executorch/runtime/kernel/kernel_includes.h>  // expect: dep-private-for-exported-header\n",
             }
         ),
@@ -134,7 +141,7 @@ CHECK = Check(
                     'cxx_library(name = "stack_util", srcs = ["stack_util.cpp"], exported_headers = ["stack_util.h"],\n'
                     '    exported_deps = ["//runtime/kernel:kernel_includes"])\n'
                 ),
-                "util/stack_util.cpp": '#include <executorch/util/stack_util.h>\n',
+                "util/stack_util.cpp": "#include <executorch/util/stack_util.h>\n",
                 "util/stack_util.h": "#include <executorch/runtime/kernel/kernel_includes.h>\n",
             }
         ),
@@ -146,7 +153,7 @@ CHECK = Check(
                     'cxx_library(name = "stack_util", srcs = ["stack_util.cpp"], headers = ["impl.h"],\n'
                     '    deps = ["//runtime/kernel:kernel_includes"])\n'
                 ),
-                "util/stack_util.cpp": '#include <executorch/util/impl.h>\n',
+                "util/stack_util.cpp": "#include <executorch/util/impl.h>\n",
                 "util/impl.h": "#include <executorch/runtime/kernel/kernel_includes.h>\n",
             }
         ),

@@ -34,21 +34,18 @@ deps the macro or the target declares (to `exported_deps` when a public header i
 from __future__ import annotations
 
 import dataclasses
-
 import posixpath
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
-from bot.facts import xref
+from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from bot.buck import edits
-from bot.fixes import fix_between
-from checks.support.callsite import attribute_line, call_of, item_line
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.facts import xref
 from bot.facts.cache import current, digest, fact
 from bot.facts.gating import graph_fact
-from bot.tree import missing_reads
 from bot.facts.header_deps import (
     CXX_KINDS,
     DependencyIndex,
@@ -57,9 +54,11 @@ from bot.facts.header_deps import (
     recorded_as_written,
     wrapper_added_deps,
 )
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.tree import missing_reads
+from checks.support.callsite import attribute_line, call_of, item_line
 
 # Cells where any transitive dependency's headers count as reachable. None: Buck2's rule holds in
 # every cell (see the docstring); kept as a name so that a repository-specific cell can opt in.
@@ -106,9 +105,11 @@ def _blamed_on_activation(hit: Hit, sources: tuple[str, ...]) -> Hit:
     return dataclasses.replace(
         hit,
         key=f"{hit.key}|activated",
-        message=(f"{hit.message} The gap predates this change, but `{hit.target}` was header-only and now "
-                 f"compiles {named}, so `{hit.path}` is built with the target's own deps: this change makes it "
-                 "a build error."),
+        message=(
+            f"{hit.message} The gap predates this change, but `{hit.target}` was header-only and now "
+            f"compiles {named}, so `{hit.path}` is built with the target's own deps: this change makes it "
+            "a build error."
+        ),
     )
 
 
@@ -155,8 +156,12 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
     def compute() -> _CellState:
         graph = model.cell(cell)
         twin_table = _table(model, "oss") if cell != "oss" else None
-        implicit = graph_fact(model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss")))
-        index = DependencyIndex.build(graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS)
+        implicit = graph_fact(
+            model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss"))
+        )
+        index = DependencyIndex.build(
+            graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS
+        )
         files_of: dict[str, tuple[str, ...]] = {}
         for label, target in graph.targets.items():
             if CXX_KINDS.search(target.kind):
@@ -197,7 +202,9 @@ def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
                 every = {path for listed in state.files_of.values() for path in listed}
                 includes = model.includes(every)
             read: set[str] = set()
-            gaps = _target_gaps(model, state.index, state.targets[label], files, includes, owners, state.owner_labels, cell, read)
+            gaps = _target_gaps(
+                model, state.index, state.targets[label], files, includes, owners, state.owner_labels, cell, read
+            )
             if gaps and cell != "oss":
                 read.add(state.targets[label].path)  # recorded_as_written reads the build file
             updated[label] = (tuple((path, tree.blob_id(path)) for path in sorted(read)), gaps)
@@ -326,17 +333,24 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
     owner_text = model.text(owner.path) or ""
     header_name = gap.include.rsplit("/", 1)[-1]
     evidence = [
-        Evidence(owner.path, item_line(owner_text, owner, _listed_name(owner, gap.include)) or owner.line,
-                 f"`{owner_label}` owns `{header_name}` (`{gap.owner_attribute}`)"),
+        Evidence(
+            owner.path,
+            item_line(owner_text, owner, _listed_name(owner, gap.include)) or owner.line,
+            f"`{owner_label}` owns `{header_name}` (`{gap.owner_attribute}`)",
+        ),
     ]
     for step_path, step_line, step_include in gap.chain:
-        evidence.append(Evidence(step_path, step_line, f"`{target.primary_label}` reaches `{gap.path}` through `{step_include}`"))
+        evidence.append(
+            Evidence(step_path, step_line, f"`{target.primary_label}` reaches `{gap.path}` through `{step_include}`")
+        )
     flag_origin = _flag_origin(model, target, gap.conditions)
     if flag_origin is not None:
         evidence.append(flag_origin)
     target_text = model.text(target.path) or ""
     deps_line = attribute_line(target_text, target, "deps") or target.line
-    evidence.append(Evidence(target.path, deps_line, f"`{target.primary_label}` declares its deps here, without `{owner_label}`"))
+    evidence.append(
+        Evidence(target.path, deps_line, f"`{target.primary_label}` declares its deps here, without `{owner_label}`")
+    )
     active = f" (active for it: `{' && '.join(gap.conditions)}`)" if gap.conditions else ""
     message = (
         f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, which none of its "
@@ -463,7 +477,7 @@ def _pybindings_files(extra_deps: str, marker: str, source: str = '"pybindings.c
             'load(":pybindings.bzl", "executorch_pybindings")\n'
             'executorch_pybindings(name = "portable_lib", srcs = ["pybindings.cpp"])\n'
             'native.export_file(name = "pybindings.cpp")\n'
-            f"executorch_pybindings(name = \"cuda_lib\", srcs = [{source}], use_cuda = True)\n"
+            f'executorch_pybindings(name = "cuda_lib", srcs = [{source}], use_cuda = True)\n'
         ),
         "extension/pybindings/pybindings.cpp": (
             "#if defined(EXECUTORCH_PYBINDINGS_CUDA)\n"

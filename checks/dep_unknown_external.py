@@ -19,13 +19,13 @@ Use instead: add the name to `_EXTERNAL_DEPS`, or skip the target when `runtime.
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
-from checks.support.eval_failures import failure_hits
-from bot.check import BUCK_FILES, Check, Example
 from bot.buck.cells import OPEN_SOURCE_CELLS
+from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.eval_failures import failure_hits
 from checks.support.oss_shim_example import oss_files
 
 _KEY = re.compile(r"Key `(.+?)` was not found")
@@ -71,8 +71,7 @@ CHECK = Check(
             head={
                 **oss_files(),
                 "extension/pybindings/BUCK": (
-                    'load(":targets.bzl", "define_common_targets")\n'
-                    "define_common_targets(use_cuda = True)\n"
+                    'load(":targets.bzl", "define_common_targets")\ndefine_common_targets(use_cuda = True)\n'
                 ),
                 "extension/pybindings/targets.bzl": _TARGETS.replace(
                     "runtime.cxx_library(\n", "runtime.cxx_library(  # expect: dep-unknown-external\n"

@@ -12,12 +12,12 @@ Use instead: bounded loops and recursion (Starlark forbids recursion in buck2 an
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from checks.support.eval_failures import failure_hits
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.eval_failures import failure_hits
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -35,16 +35,6 @@ CHECK = Check(
     title="Buck package evaluation ran past a limit",
     doc=__doc__,
     run=run,
-    bad=(
-        Example(
-            head={
-                "pkg/BUCK": (
-                    "def grow(n):\n"
-                    "    return grow(n + 1)  # expect: eval-error\n"
-                    "grow(0)\n"
-                )
-            }
-        ),
-    ),
+    bad=(Example(head={"pkg/BUCK": ("def grow(n):\n    return grow(n + 1)  # expect: eval-error\ngrow(0)\n")}),),
     good=(Example(head={"pkg/BUCK": "def grow(n):\n    return n + 1\ngrow(0)\n"}),),
 )

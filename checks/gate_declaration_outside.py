@@ -18,17 +18,17 @@ Use instead: move the `#if` above the declaration, so builds without the option 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from bot.facts import gating
-from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.model import Evidence, Fix, Hit, Severity
 from bot.cpp import ConditionalBlock, Declaration, SourceFacts
 from bot.cpp.edits import gate_declaration
+from bot.facts import gating
 from bot.fixes import fix_between
+from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -75,8 +75,7 @@ def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate
     if block is None:
         return []
     outside = [
-        d for d in gating.out_of_line_functions(facts)
-        if not any(gating.mentions(c, gate.macro) for c in d.conditions)
+        d for d in gating.out_of_line_functions(facts) if not any(gating.mentions(c, gate.macro) for c in d.conditions)
     ]
     if not outside:
         return []
@@ -108,8 +107,17 @@ def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate
     text = model.text(header) or ""
     flagged_declarations = [d for d, _found, _evidence in flagged]
     return [
-        _hit(model, header, facts, block, declaration, gate, found, evidence,
-             _gate_fix(header, text, facts, block, declaration, flagged_declarations))
+        _hit(
+            model,
+            header,
+            facts,
+            block,
+            declaration,
+            gate,
+            found,
+            evidence,
+            _gate_fix(header, text, facts, block, declaration, flagged_declarations),
+        )
         for declaration, found, evidence in flagged
     ]
 
@@ -120,8 +128,7 @@ def _written_under(model: BuildModel, macro: str) -> tuple[str, ...]:
     if not names:
         return ()
     return tuple(
-        p for p in model.tree.paths()
-        if p.endswith(gating.IMPLEMENTATION_SUFFIXES) and p.rsplit("/", 1)[-1] in names
+        p for p in model.tree.paths() if p.endswith(gating.IMPLEMENTATION_SUFFIXES) and p.rsplit("/", 1)[-1] in names
     )
 
 
@@ -129,7 +136,9 @@ def _defined_in(model: BuildModel, declaration: Declaration, gated) -> bool:
     for path in gated:
         facts = model.source_facts(path)
         if facts is not None and any(
-            d.kind == "function" and d.is_definition and gating.same_function(declaration.qualified_name, d.qualified_name)
+            d.kind == "function"
+            and d.is_definition
+            and gating.same_function(declaration.qualified_name, d.qualified_name)
             for d in facts.declarations
         ):
             return True
@@ -145,10 +154,13 @@ def _gate_evidence(model: BuildModel, gate: _Gate, found) -> list[Evidence] | No
             source = gated.get(path)
             if source is None:
                 return None
-            evidence.append(Evidence(
-                source.cmake_path, source.cmake_line,
-                f"`{path}` is added to `{source.target}` only under `if({source.condition})`",
-            ))
+            evidence.append(
+                Evidence(
+                    source.cmake_path,
+                    source.cmake_line,
+                    f"`{path}` is added to `{source.target}` only under `if({source.condition})`",
+                )
+            )
         return evidence
     fbcode = gating.built_in_cell(model, "fbcode")
     xplat = gating.built_in_cell(model, "xplat")
@@ -162,8 +174,17 @@ def _gate_evidence(model: BuildModel, gate: _Gate, found) -> list[Evidence] | No
     return evidence
 
 
-def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration, gate: _Gate, found, evidence,
-         fix: Fix | None) -> Hit:
+def _hit(
+    model,
+    header,
+    facts,
+    block: ConditionalBlock,
+    declaration: Declaration,
+    gate: _Gate,
+    found,
+    evidence,
+    fix: Fix | None,
+) -> Hit:
     text = model.text(header) or ""
     lines = text.splitlines()
     opening = lines[block.line - 1].strip() if block.line <= len(lines) else f"#if defined({gate.macro})"
@@ -191,8 +212,14 @@ def _hit(model, header, facts, block: ConditionalBlock, declaration: Declaration
     )
 
 
-def _gate_fix(header: str, text: str, facts: SourceFacts, block: ConditionalBlock, declaration: Declaration,
-              flagged: list[Declaration]) -> Fix | None:
+def _gate_fix(
+    header: str,
+    text: str,
+    facts: SourceFacts,
+    block: ConditionalBlock,
+    declaration: Declaration,
+    flagged: list[Declaration],
+) -> Fix | None:
     """The `#if` moved above the declaration: above the first of the flagged declarations that
     run down to it, so every declaration it then covers is one that belongs inside. One fix for
     all of them, applied once."""
@@ -269,7 +296,9 @@ CHECK = Check(
     run=run,
     bad=(
         Example(
-            head=_files(_cache_header("int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n", "")),
+            head=_files(
+                _cache_header("int attach_offgraph_kv_cache(int slot);  // expect: gate-declaration-outside\n", "")
+            ),
             fixed={
                 "backends/cuda/runtime/cuda_kv_cache.h": (
                     "#pragma once\n"

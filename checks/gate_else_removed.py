@@ -19,11 +19,11 @@ request why the refusal is no longer wanted).
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.check import CPP_FILES, Check, Example
-from bot.model import Evidence, Hit, Severity
 from bot.cpp import ConditionalBlock, is_source_path
+from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
 # What "returned an error or validated input" looks like in ExecuTorch's C++.
@@ -144,13 +144,21 @@ CHECK = Check(
     bad=(
         Example(
             base={"backends/cuda/runtime/cuda_backend.cpp": _backend(_REFUSING)},
-            head={"backends/cuda/runtime/cuda_backend.cpp": _backend("").replace("#endif\n", "#endif  // expect: gate-else-removed\n")},
+            head={
+                "backends/cuda/runtime/cuda_backend.cpp": _backend("").replace(
+                    "#endif\n", "#endif  // expect: gate-else-removed\n"
+                )
+            },
         ),
     ),
     good=(
         Example(
             base={"backends/cuda/runtime/cuda_backend.cpp": _backend(_REFUSING)},
-            head={"backends/cuda/runtime/cuda_backend.cpp": _backend(_REFUSING).replace("return Error::Ok;\n  }\n#else", "return Error::InvalidState;\n  }\n#else")},
+            head={
+                "backends/cuda/runtime/cuda_backend.cpp": _backend(_REFUSING).replace(
+                    "return Error::Ok;\n  }\n#else", "return Error::InvalidState;\n  }\n#else"
+                )
+            },
         ),
     ),
 )

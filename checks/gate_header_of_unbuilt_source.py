@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.facts import gating
 from bot.buck.cells import CELLS
-from checks.support.callsite import item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
+from bot.facts import gating
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -85,7 +85,11 @@ def _buck_hits(model: BuildModel) -> list[Hit]:
                 cell=cell,
                 offending_text=relative,
                 evidence=(
-                    Evidence(target.path, target.line, f"`{primary}` is defined in `{cell}` without `{posixpath.basename(source)}`"),
+                    Evidence(
+                        target.path,
+                        target.line,
+                        f"`{primary}` is defined in `{cell}` without `{posixpath.basename(source)}`",
+                    ),
                     Evidence(path, at_line, f"`{posixpath.basename(source)}` is built {where}"),
                 ),
             )
@@ -124,7 +128,8 @@ def _implemented_functions(model: BuildModel, header: str, source: str) -> tuple
         return ()
     defined = [d for d in source_facts.declarations if d.kind == "function" and d.is_definition]
     return tuple(
-        d for d in gating.out_of_line_functions(header_facts)
+        d
+        for d in gating.out_of_line_functions(header_facts)
         if any(gating.same_function(d.qualified_name, x.qualified_name) for x in defined)
     )
 
@@ -149,12 +154,14 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
         for name in gating.source_names(line):
             written.setdefault(name, set()).update(stack)
     candidates = [
-        p for p in model.tree.paths()
+        p
+        for p in model.tree.paths()
         if p.endswith(gating.IMPLEMENTATION_SUFFIXES) and posixpath.basename(p) in written and _header_of(model, p)
     ]
     options = gating.declared_options(model)
     candidates = [
-        p for p in candidates
+        p
+        for p in candidates
         if any(w in options for c in written[posixpath.basename(p)] for w in re.findall(r"[A-Za-z_]\w*", c))
         and gating.may_be_installed(model, _header_of(model, p))
     ]
@@ -195,7 +202,11 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
                     key=f"install:{header}@{option}",
                     offending_text=header,
                     evidence=(
-                        Evidence(gated.cmake_path, gated.cmake_line, f"`{source}` is added to `{gated.target}` only under `if({gated.condition})`"),
+                        Evidence(
+                            gated.cmake_path,
+                            gated.cmake_line,
+                            f"`{source}` is added to `{gated.target}` only under `if({gated.condition})`",
+                        ),
                     ),
                 )
             )

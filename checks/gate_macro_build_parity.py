@@ -60,8 +60,18 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     if in_cmake is None or None in in_buck or len(in_buck) != 1 or in_cmake in in_buck:
                         continue
                     reported.add((source, block.line))
-                    yield _hit(snap, name, cmake_target, twins[0], source, block.line, block.condition,
-                               buck_sets[0], cmake_defines, in_buck.pop())
+                    yield _hit(
+                        snap,
+                        name,
+                        cmake_target,
+                        twins[0],
+                        source,
+                        block.line,
+                        block.condition,
+                        buck_sets[0],
+                        cmake_defines,
+                        in_buck.pop(),
+                    )
 
 
 def _evaluate(condition: str, defines: Mapping[str, tuple[str, str, int]]) -> bool | None:
@@ -88,7 +98,9 @@ def _plain_flags(target: BuckTarget, attribute: str) -> list[str] | None:
     return None  # a select() or a computed value: not a plain, unconditional list
 
 
-def _buck_defines(build: BuildModel, targets: Mapping[str, BuckTarget], twin: BuckTarget) -> dict[str, tuple[str, str, int]] | None:
+def _buck_defines(
+    build: BuildModel, targets: Mapping[str, BuckTarget], twin: BuckTarget
+) -> dict[str, tuple[str, str, int]] | None:
     """macro -> (value, path, line) the Buck build compiles the twin's sources with; None when unknown."""
     found: dict[str, tuple[str, str, int]] = {}
     own = [(twin, attribute) for attribute in _FLAG_ATTRIBUTES]
@@ -129,7 +141,9 @@ def _cmake_defines(model: CMakeModel, name: str) -> dict[str, tuple[str, str, in
             continue
         seen.add(library.name)
         items += [d for d in library.compile_definitions if d.scope in ("PUBLIC", "INTERFACE")]
-        queue.extend(cmake_links.resolve(model, i.value) for i in library.link_libraries if i.scope in ("PUBLIC", "INTERFACE"))
+        queue.extend(
+            cmake_links.resolve(model, i.value) for i in library.link_libraries if i.scope in ("PUBLIC", "INTERFACE")
+        )
     found: dict[str, tuple[str, str, int]] = {}
     for item in items:
         if item.value and "$<" not in item.value:
@@ -139,10 +153,28 @@ def _cmake_defines(model: CMakeModel, name: str) -> dict[str, tuple[str, str, in
     return found
 
 
-def _hit(snap: Snapshot, name: str, cmake_target, twin: BuckTarget, source: str, line: int, condition: str,
-         buck: Mapping[str, tuple[str, str, int]], cmake: Mapping[str, tuple[str, str, int]], in_buck: bool) -> Hit:
-    differing = sorted(m for m in set(buck) | set(cmake) if m in condition and buck.get(m, ("",))[0] != cmake.get(m, ("",))[0])
-    evidence = [Evidence(source, line, f"`#if {condition}` is {'true' if in_buck else 'false'} in Buck, {'false' if in_buck else 'true'} in CMake")]
+def _hit(
+    snap: Snapshot,
+    name: str,
+    cmake_target,
+    twin: BuckTarget,
+    source: str,
+    line: int,
+    condition: str,
+    buck: Mapping[str, tuple[str, str, int]],
+    cmake: Mapping[str, tuple[str, str, int]],
+    in_buck: bool,
+) -> Hit:
+    differing = sorted(
+        m for m in set(buck) | set(cmake) if m in condition and buck.get(m, ("",))[0] != cmake.get(m, ("",))[0]
+    )
+    evidence = [
+        Evidence(
+            source,
+            line,
+            f"`#if {condition}` is {'true' if in_buck else 'false'} in Buck, {'false' if in_buck else 'true'} in CMake",
+        )
+    ]
     for macro in differing:
         if macro in buck:
             evidence.append(Evidence(buck[macro][1], buck[macro][2], f"Buck defines `{macro}` for `{twin.label}`"))
@@ -186,9 +218,15 @@ CHECK = Check(
     run=run,
     bad=(Example(head=_files('"-DET_USE_THREADPOOL"', "", "  // expect: gate-macro-build-parity")),),
     good=(
-        Example(head=_files('"-DET_USE_THREADPOOL"', "target_compile_definitions(kernels_util PRIVATE ET_USE_THREADPOOL)\n")),
+        Example(
+            head=_files('"-DET_USE_THREADPOOL"', "target_compile_definitions(kernels_util PRIVATE ET_USE_THREADPOOL)\n")
+        ),
         # `=0` and absent read the same in `#if X`: no branch differs.
-        Example(head={**_files('"-DET_ENABLE_DEPRECATED_CONSTANT_BUFFER=0"', ""),
-                      "kernels/reduce_util.cpp": "#if ET_ENABLE_DEPRECATED_CONSTANT_BUFFER\nint legacy();\n#endif\n"}),
+        Example(
+            head={
+                **_files('"-DET_ENABLE_DEPRECATED_CONSTANT_BUFFER=0"', ""),
+                "kernels/reduce_util.cpp": "#if ET_ENABLE_DEPRECATED_CONSTANT_BUFFER\nint legacy();\n#endif\n",
+            }
+        ),
     ),
 )

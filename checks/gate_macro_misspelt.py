@@ -108,25 +108,40 @@ CHECK = Check(
         Example(
             head={
                 "kernels/util/BUCK": _TARGETS,
-                "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_UE_THREADPOOL  // expect: gate-macro-misspelt"),
+                "kernels/util/reduce_util.h": _REDUCE.replace(
+                    "{gate}", "ET_UE_THREADPOOL  // expect: gate-macro-misspelt"
+                ),
             },
-            fixed={"kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOL  // expect: gate-macro-misspelt")},
+            fixed={
+                "kernels/util/reduce_util.h": _REDUCE.replace(
+                    "{gate}", "ET_USE_THREADPOOL  // expect: gate-macro-misspelt"
+                )
+            },
         ),
     ),
     good=(
-        Example(head={"kernels/util/BUCK": _TARGETS, "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOL")}),
+        Example(
+            head={
+                "kernels/util/BUCK": _TARGETS,
+                "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOL"),
+            }
+        ),
         # Compiler and platform macros, digit variants and vendored copies are not ours to define.
-        Example(head={
-            "kernels/util/BUCK": _TARGETS.replace("ET_USE_THREADPOOL", "CPU_CAPABILITY_AVX2"),
-            "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX512"),
-            "kernels/util/platform.h": _REDUCE.replace("{gate}", "__ANDROID__"),
-            "third-party/lib/dtypes.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX3"),
-        }),
+        Example(
+            head={
+                "kernels/util/BUCK": _TARGETS.replace("ET_USE_THREADPOOL", "CPU_CAPABILITY_AVX2"),
+                "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX512"),
+                "kernels/util/platform.h": _REDUCE.replace("{gate}", "__ANDROID__"),
+                "third-party/lib/dtypes.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX3"),
+            }
+        ),
         # A name a build script mentions may be defined by it.
-        Example(head={
-            "kernels/util/BUCK": _TARGETS,
-            "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOLS"),
-            "scripts/build.sh": "cmake -DCMAKE_CXX_FLAGS=\"$EXTRA\" # sets ET_USE_THREADPOOLS when asked\n",
-        }),
+        Example(
+            head={
+                "kernels/util/BUCK": _TARGETS,
+                "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "ET_USE_THREADPOOLS"),
+                "scripts/build.sh": 'cmake -DCMAKE_CXX_FLAGS="$EXTRA" # sets ET_USE_THREADPOOLS when asked\n',
+            }
+        ),
     ),
 )

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck import edits as buck_edits
 from bot.buck.cells import CELLS
@@ -80,9 +80,12 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
     written = gating.private_definitions_written(model)
     tested = gating.headers_testing(model, {w.macro for w in written})
     candidates = [
-        w for w in written
+        w
+        for w in written
         if any(
-            w.macro in macros and header.startswith(_directory_prefix(w.path)) and _gating_declarations(model, header, w.macro)
+            w.macro in macros
+            and header.startswith(_directory_prefix(w.path))
+            and _gating_declarations(model, header, w.macro)
             for header, macros in tested.items()
         )
     ]
@@ -99,7 +102,12 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
                     continue
                 if any(d.value.split("=", 1)[0] == macro and d.scope != "PRIVATE" for d in target.compile_definitions):
                     continue
-                if cmake_edits.invocation_at(model.text(definition.path) or "", definition.line, ("target_compile_definitions",)) is None:
+                if (
+                    cmake_edits.invocation_at(
+                        model.text(definition.path) or "", definition.line, ("target_compile_definitions",)
+                    )
+                    is None
+                ):
                     continue  # a directory-wide definition reaches the directory's dependents too
                 private.append((target, definition, macro))
         if not private:
@@ -136,7 +144,10 @@ def _cmake_consumer(model: BuildModel, cmake_model, library, header: str, macro:
         sources = [s.path_repo_relative for s in target.sources]
         for path, found in model.includes(sources).items():
             for included, line in found:
-                if included == include or posixpath.normpath(posixpath.join(posixpath.dirname(path), included)) == header:
+                if (
+                    included == include
+                    or posixpath.normpath(posixpath.join(posixpath.dirname(path), included)) == header
+                ):
                     return target, path, line
     return None
 
@@ -170,7 +181,9 @@ def _cmake_hit(model, target, definition, macro, header, block, consumer) -> Hit
         offending_text=f"PRIVATE {macro}",
         evidence=(
             Evidence(header, block.line, f"`{header}` tests `{macro}` around declarations"),
-            Evidence(consumer_path, consumer_line, f"`{consumer_target.name}` links `{target.name}` and includes the header"),
+            Evidence(
+                consumer_path, consumer_line, f"`{consumer_target.name}` links `{target.name}` and includes the header"
+            ),
             Evidence(target.path, target.line, f"`{target.name}` is defined here"),
         ),
         fix=fix,
@@ -192,7 +205,9 @@ def _public_fix(text: str, definition, macro: str, target: str) -> Fix | None:
             if group.scope == "PRIVATE" and item.line == definition.line and _defined_macro(item.value) == macro:
                 fixed = cmake_edits.set_scope(text, invocation, (item,), "PUBLIC")
                 if fixed is not None:
-                    return fix_between(definition.path, text, fixed, f"make `{macro}` a PUBLIC definition of `{target}`")
+                    return fix_between(
+                        definition.path, text, fixed, f"make `{macro}` a PUBLIC definition of `{target}`"
+                    )
     return None
 
 
@@ -282,7 +297,9 @@ def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
         offending_text=f"-D{macro}",
         evidence=(
             Evidence(header, block.line, f"`{posixpath.basename(header)}` tests `{macro}` around declarations"),
-            Evidence(consumer_path, consumer_line, f"`{consumer_target.primary_label}` includes it without `-D{macro}`"),
+            Evidence(
+                consumer_path, consumer_line, f"`{consumer_target.primary_label}` includes it without `-D{macro}`"
+            ),
         ),
         fix=fix,
     )
@@ -301,7 +318,9 @@ def _export_flag_fix(text: str, path: str, call, macro: str) -> Fix | None:
     if exported is None and len(flags) == 1:  # the only flag: the keyword itself becomes the exported one
         fixed = buck_edits.rename_keyword(text, private, "exported_preprocessor_flags")
     elif exported is None:
-        added = buck_edits.insert_keyword(text, call, "exported_preprocessor_flags", f"[{element.text}]", after="preprocessor_flags")
+        added = buck_edits.insert_keyword(
+            text, call, "exported_preprocessor_flags", f"[{element.text}]", after="preprocessor_flags"
+        )
         fixed = buck_edits.remove_list_element(added, private.value_list, index)  # above the insertion: spans hold
     elif exported.span.start > private.span.start:
         added = buck_edits.add_list_element(text, exported.value_list, element.string)

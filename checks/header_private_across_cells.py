@@ -12,14 +12,14 @@ Use instead: move the header to `exported_headers`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.facts import xref
-from checks.support.callsite import item_line
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.buck.cells import cells_where
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.facts import xref
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import item_line
 
 CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
@@ -71,11 +71,12 @@ def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
                         target=label,
                         cell=cell,
                         offending_text=include,
-                        evidence=(Evidence(owner.path, owner_line, f"`{owner.label}` lists `{header_name}` in `headers`"),),
+                        evidence=(
+                            Evidence(owner.path, owner_line, f"`{owner.label}` lists `{header_name}` in `headers`"),
+                        ),
                     )
                 )
     return tuple(hits)
-
 
 
 _BUCKCONFIG = "[repositories]\n  root = .\n"

@@ -55,7 +55,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         for include, line in found:
             if not include.startswith(_NAMESPACE) or include in owned:
                 continue
-            header = include[len(_NAMESPACE):]
+            header = include[len(_NAMESPACE) :]
             if snap.head.tree.blob_id(header) is None or _under(header, failed):
                 continue
             builder = _active_for(snap.head, path, line, files[path])
@@ -77,7 +77,11 @@ def _is_cpp(target: BuckTarget) -> bool:
 
 
 def _target_files(target: BuckTarget) -> tuple[str, ...]:
-    listed = [repo_path for attribute in ("exported_headers", "headers") for _name, repo_path in xref.header_entries(target, attribute)]
+    listed = [
+        repo_path
+        for attribute in ("exported_headers", "headers")
+        for _name, repo_path in xref.header_entries(target, attribute)
+    ]
     return tuple(dict.fromkeys([*xref.source_paths(target), *listed]))
 
 
@@ -112,7 +116,7 @@ def _hit(path: str, line: int, include: str, header: str, target: BuckTarget) ->
         line=line,
         message=(
             f"`{path}` (built by `{target.label}`) includes `<{include}>`, and no Buck target lists `{header}` in "
-            f"`headers` or `exported_headers`: Buck builds do not see the file and fail with \"file not found\" "
+            f'`headers` or `exported_headers`: Buck builds do not see the file and fail with "file not found" '
             f"(CMake, with whole directories on its include path, does not notice). List it in the "
             f"`exported_headers` of the target that ships it."
         ),
@@ -136,7 +140,7 @@ _BUCK = (
 )
 _SHIMS_H = "#pragma once\n#include <executorch/backends/aoti/export.h>{marker}\n#include <vector>\nAOTI_SHIM_EXPORT int aoti_torch_get_device_type();\n"
 _FILES = {
-    "backends/aoti/common_shims.cpp": '#include <executorch/backends/aoti/common_shims.h>\nint aoti_torch_get_device_type() { return 1; }\n',
+    "backends/aoti/common_shims.cpp": "#include <executorch/backends/aoti/common_shims.h>\nint aoti_torch_get_device_type() { return 1; }\n",
     "backends/aoti/export.h": "#pragma once\n#define AOTI_SHIM_EXPORT\n",
 }
 
@@ -148,25 +152,31 @@ CHECK = Check(
     doc=__doc__,
     run=run,
     bad=(
-        Example(head={
-            **_FILES,
-            "backends/aoti/BUCK": _BUCK.format(export=""),
-            "backends/aoti/common_shims.h": _SHIMS_H.format(marker="  // expect: header-unowned"),
-        }),
+        Example(
+            head={
+                **_FILES,
+                "backends/aoti/BUCK": _BUCK.format(export=""),
+                "backends/aoti/common_shims.h": _SHIMS_H.format(marker="  // expect: header-unowned"),
+            }
+        ),
     ),
     good=(
-        Example(head={
-            **_FILES,
-            "backends/aoti/BUCK": _BUCK.format(export=', "export.h"'),
-            "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
-        }),
+        Example(
+            head={
+                **_FILES,
+                "backends/aoti/BUCK": _BUCK.format(export=', "export.h"'),
+                "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
+            }
+        ),
         # The owner's package does not parse: who lists its headers is unknown (parse-error reports it).
-        Example(head={
-            **_FILES,
-            "backends/aoti/BUCK": _BUCK.format(export=', "export.h"') + "cxx_library(\n",
-            "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
-            "backends/cuda/BUCK": 'cxx_library(\n    name = "shims",\n    srcs = ["memory.cpp"],\n)\n',
-            "backends/cuda/memory.cpp": "#include <executorch/backends/aoti/common_shims.h>\n",
-        }),
+        Example(
+            head={
+                **_FILES,
+                "backends/aoti/BUCK": _BUCK.format(export=', "export.h"') + "cxx_library(\n",
+                "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
+                "backends/cuda/BUCK": 'cxx_library(\n    name = "shims",\n    srcs = ["memory.cpp"],\n)\n',
+                "backends/cuda/memory.cpp": "#include <executorch/backends/aoti/common_shims.h>\n",
+            }
+        ),
     ),
 )

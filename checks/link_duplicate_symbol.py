@@ -91,16 +91,30 @@ def _hit(
     at, other = _placement(base_model, binary, first, second)
     path, line = _where(snap.head, model, at)
     evidence = [
-        Evidence(p.definition.path, p.definition.line,
-                 f"`{symbol}` defined here (C linkage from {p.definition.linkage}), compiled into `{p.unit.target}`")
+        Evidence(
+            p.definition.path,
+            p.definition.line,
+            f"`{symbol}` defined here (C linkage from {p.definition.linkage}), compiled into `{p.unit.target}`",
+        )
         for p in (at, other)
     ]
     for placed in (at, other):
         if placed.unit.how != "sources":
-            evidence.append(Evidence(placed.unit.path, placed.unit.line,
-                                     f"`{binary}` takes every object of `{placed.unit.target}` ({placed.unit.how})"))
+            evidence.append(
+                Evidence(
+                    placed.unit.path,
+                    placed.unit.line,
+                    f"`{binary}` takes every object of `{placed.unit.target}` ({placed.unit.how})",
+                )
+            )
     binary_target = model.targets[binary]
-    evidence.append(Evidence(binary_target.path, binary_target.line, f"`{binary}` is defined here ({binary_target.kind.lower().replace('_', ' ')})"))
+    evidence.append(
+        Evidence(
+            binary_target.path,
+            binary_target.line,
+            f"`{binary}` is defined here ({binary_target.kind.lower().replace('_', ' ')})",
+        )
+    )
     return Hit(
         path=path,
         line=line,
@@ -143,7 +157,7 @@ def _where(build: BuildModel, model: CMakeModel, placed: _Placed) -> tuple[str, 
 _SLIM = 'extern "C" int aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n'
 _ATTRIBUTE_HEADER = '#pragma once\nextern "C" int aoti_torch_get_device_type(void* tensor, int* out);\n'
 _ATTRIBUTE = (
-    '#include <executorch/cuda/tensor_attribute.h>\n'
+    "#include <executorch/cuda/tensor_attribute.h>\n"
     "int aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n"
 )
 _FILES = {
@@ -186,15 +200,20 @@ CHECK = Check(
         Example(base=_tree("memory.cpp"), head=_tree("memory.cpp")),
         # Linked the ordinary way: the linker takes the archive member only if something asks for it.
         Example(
-            head={**_tree("memory.cpp tensor_attribute.cpp"), "cuda/CMakeLists.txt": (
-                "add_library(aoti_cuda_shims SHARED memory.cpp tensor_attribute.cpp)\n"
-                "target_link_libraries(aoti_cuda_shims PRIVATE aoti_common_shims_slim)\n"
-            )},
+            head={
+                **_tree("memory.cpp tensor_attribute.cpp"),
+                "cuda/CMakeLists.txt": (
+                    "add_library(aoti_cuda_shims SHARED memory.cpp tensor_attribute.cpp)\n"
+                    "target_link_libraries(aoti_cuda_shims PRIVATE aoti_common_shims_slim)\n"
+                ),
+            },
         ),
         # The SlimTensor definition is compiled only where the ETensor one is not.
         Example(
-            head={**_tree("memory.cpp tensor_attribute.cpp"),
-                  "aoti/common_shims_slim.cpp": "#ifdef USE_SLIM_SHIMS\n" + _SLIM + "#endif\n"},
+            head={
+                **_tree("memory.cpp tensor_attribute.cpp"),
+                "aoti/common_shims_slim.cpp": "#ifdef USE_SLIM_SHIMS\n" + _SLIM + "#endif\n",
+            },
         ),
     ),
 )

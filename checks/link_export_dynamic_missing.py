@@ -29,19 +29,19 @@ Use instead: add `exported_linker_flags = ["-Wl,--export-dynamic"],` to the Buck
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from bot import cmake
-from bot.facts import linkage, pairing
+from bot.buck import edits
 from bot.buck.cells import cell_named, cells_where
 from bot.buck.evaluation import BuckTarget
-from bot.buck import edits
+from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
+from bot.facts import linkage, pairing
 from bot.fixes import fix_between
-from checks.support.callsite import call_of
-from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.callsite import call_of
 
 _EXPORTING_SCOPES = ("PUBLIC", "INTERFACE")
 _FLAG = '"-Wl,--export-dynamic"'
@@ -80,7 +80,11 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
                 continue
             if target.attr("preferred_linkage") == "shared":
                 continue  # linked as a shared object even here
-            if cell in options.force_static_cells and cell not in options.static_cells and target.attr("force_static") is not True:
+            if (
+                cell in options.force_static_cells
+                and cell not in options.static_cells
+                and target.attr("force_static") is not True
+            ):
                 continue
             if not _flag_in_closure(snap, cell, label):
                 missing[label] = (target, cmake_target)
@@ -135,7 +139,11 @@ def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twi
         fixed = edits.add_list_element(text, call.keyword("linker_flags").value_list, _FLAG.strip('"'))
         fix = fix_between(target.path, text, fixed, "export the executable's symbols to the libraries it loads")
     evidence = [
-        Evidence(target.path, target.line, f"`{target.label}` links statically (`link_style = \"{target.attr('link_style')}\"`) in `{cell}`"),
+        Evidence(
+            target.path,
+            target.line,
+            f'`{target.label}` links statically (`link_style = "{target.attr("link_style")}"`) in `{cell}`',
+        ),
         Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
     ]
     return Hit(
@@ -182,7 +190,9 @@ def _flag_in_closure(snap: Snapshot, cell: str, label: str) -> bool:
     graph = snap.head.cell(cell)
     for member in linkage.dependency_closure(snap.head, cell, label):
         target = graph.targets.get(member)
-        if target is not None and any(isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags")):
+        if target is not None and any(
+            isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags")
+        ):
             return True
     return False
 
@@ -310,7 +320,9 @@ CHECK = Check(
         ),
     ),
     good=(
-        Example(head=_fbcode_targets('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n')),
+        Example(
+            head=_fbcode_targets('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n')
+        ),
         # Linked dynamically, as fbcode does by default: the shims stay exported by their library.
         Example(head=_fbcode_targets("")),
         Example(

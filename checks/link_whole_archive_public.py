@@ -19,10 +19,10 @@ Use instead: `target_link_libraries(aoti_cuda_shims PRIVATE -Wl,--whole-archive 
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot import cmake
-from bot.check import CMAKE_FILES, Check, Example, SMOKE_VERIFIED
+from bot.check import CMAKE_FILES, SMOKE_VERIFIED, Check, Example
 from bot.cmake import edits
 from bot.cmake.whole_archive import whole_archive_run
 from bot.fixes import fix_between
@@ -64,15 +64,25 @@ def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
 
 
 def _hit(
-    snap: Snapshot, profile: cmake.CMakeProfile, name: str, target: cmake.CMakeTarget, pair: cmake.WholeArchive,
+    snap: Snapshot,
+    profile: cmake.CMakeProfile,
+    name: str,
+    target: cmake.CMakeTarget,
+    pair: cmake.WholeArchive,
     library: cmake.CMakeTarget | None,
 ) -> Hit:
     text = snap.head.text(pair.path) or ""
     fix = None if pair.via else _private_fix(pair.path, text, pair, cmake.GenexContext.of(profile))
     advice = "move the pair into PRIVATE scope" + ("" if fix else " (in a `PRIVATE` group of its own)")
-    evidence = [Evidence(target.path, target.line, f"`{name}` is defined here as a {target.kind.lower().replace('_', ' ')}")]
+    evidence = [
+        Evidence(target.path, target.line, f"`{name}` is defined here as a {target.kind.lower().replace('_', ' ')}")
+    ]
     if library is not None and not library.imported:
-        evidence.append(Evidence(library.path, library.line, f"`{pair.library}`, which every consumer of `{name}` would extract again"))
+        evidence.append(
+            Evidence(
+                library.path, library.line, f"`{pair.library}`, which every consumer of `{name}` would extract again"
+            )
+        )
     return Hit(
         path=pair.path,
         line=pair.line,
@@ -101,7 +111,9 @@ def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.
     for group in edits.scope_groups(invocation):
         if group.scope != pair.scope or not any(item.line == pair.line for item in group.items):
             continue
-        run = whole_archive_run([cmake.evaluate_generator_expressions(i.value, context) for i in group.items], pair.library)
+        run = whole_archive_run(
+            [cmake.evaluate_generator_expressions(i.value, context) for i in group.items], pair.library
+        )
         if run is None:
             continue
         fixed = edits.set_scope(text, invocation, group.items[run[0] : run[1]], "PRIVATE")
@@ -111,8 +123,7 @@ def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.
 
 
 _HEADER = (
-    "add_library(aoti_common_shims_slim STATIC common_shims_slim.cpp)\n"
-    "add_library(aoti_cuda_shims SHARED memory.cpp)\n"
+    "add_library(aoti_common_shims_slim STATIC common_shims_slim.cpp)\nadd_library(aoti_cuda_shims SHARED memory.cpp)\n"
 )
 
 CHECK = Check(
@@ -127,16 +138,14 @@ CHECK = Check(
     bad=(
         Example(
             head={
-                "CMakeLists.txt": _HEADER
-                + "target_link_libraries(\n"
+                "CMakeLists.txt": _HEADER + "target_link_libraries(\n"
                 "  aoti_cuda_shims\n"
                 "  PUBLIC -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
                 "         -Wl,--no-whole-archive\n"
                 ")\n"
             },
             fixed={
-                "CMakeLists.txt": _HEADER
-                + "target_link_libraries(\n"
+                "CMakeLists.txt": _HEADER + "target_link_libraries(\n"
                 "  aoti_cuda_shims\n"
                 "  PRIVATE -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
                 "          -Wl,--no-whole-archive\n"
@@ -147,16 +156,14 @@ CHECK = Check(
         # where the pair stands, so the link order stays as written.
         Example(
             head={
-                "CMakeLists.txt": _HEADER
-                + "target_link_libraries(\n"
+                "CMakeLists.txt": _HEADER + "target_link_libraries(\n"
                 "  aoti_cuda_shims\n"
                 "  PUBLIC cuda_platform -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
                 "         -Wl,--no-whole-archive extension_cuda\n"
                 ")\n"
             },
             fixed={
-                "CMakeLists.txt": _HEADER
-                + "target_link_libraries(\n"
+                "CMakeLists.txt": _HEADER + "target_link_libraries(\n"
                 "  aoti_cuda_shims\n"
                 "  PUBLIC cuda_platform\n"
                 "  PRIVATE -Wl,--whole-archive aoti_common_shims_slim  # expect: link-whole-archive-public\n"
@@ -169,8 +176,7 @@ CHECK = Check(
     good=(
         Example(
             head={
-                "CMakeLists.txt": _HEADER
-                + "target_link_libraries(\n"
+                "CMakeLists.txt": _HEADER + "target_link_libraries(\n"
                 "  aoti_cuda_shims\n"
                 "  PRIVATE -Wl,--whole-archive aoti_common_shims_slim\n"
                 "          -Wl,--no-whole-archive\n"

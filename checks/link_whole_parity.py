@@ -104,7 +104,13 @@ def _registration(build: BuildModel, sources: frozenset[str]) -> tuple[str, int]
 
 
 def _cmake_on_demand(
-    snap: Snapshot, model: CMakeModel, binary: str, library: str, path: str, line: int, buck: BuckTarget,
+    snap: Snapshot,
+    model: CMakeModel,
+    binary: str,
+    library: str,
+    path: str,
+    line: int,
+    buck: BuckTarget,
     registration: tuple[str, int],
 ) -> Hit:
     text = snap.head.text(buck.path) or ""
@@ -122,7 +128,11 @@ def _cmake_on_demand(
         target=library,
         offending_text=library,
         evidence=(
-            Evidence(buck.path, attribute_line(text, buck, "link_whole") or buck.line, f"`{buck.label}` sets `link_whole = True`"),
+            Evidence(
+                buck.path,
+                attribute_line(text, buck, "link_whole") or buck.line,
+                f"`{buck.label}` sets `link_whole = True`",
+            ),
             Evidence(twin.path, twin.line, f"`{library}` compiles the same sources"),
             Evidence(*registration, "registers from a static initializer: nothing calls into this object"),
         ),
@@ -154,7 +164,7 @@ _BACKEND = (
     "#include <executorch/runtime/backend/interface.h>\n"
     "namespace {\n"
     "CudaBackend backend;\n"
-    "auto registered = executorch::runtime::register_backend({\"CudaBackend\", &backend});\n"
+    'auto registered = executorch::runtime::register_backend({"CudaBackend", &backend});\n'
     "}\n"
 )
 _ROOT = "cmake_minimum_required(VERSION 3.29)\nproject(demo)\nadd_subdirectory(cuda)\n"
@@ -183,25 +193,31 @@ CHECK = Check(
     doc=__doc__,
     run=run,
     bad=(
-        Example(head={
-            **_FILES,
-            "cuda/BUCK": _buck("    link_whole = True,\n"),
-            "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend  # expect: link-whole-parity"),
-        }),
-        Example(head={
-            **_FILES,
-            "cuda/BUCK": _buck("").replace("cxx_library(", "cxx_library(  # expect: link-whole-parity"),
-            "cuda/CMakeLists.txt": _cmake(_WHOLE),
-        }),
+        Example(
+            head={
+                **_FILES,
+                "cuda/BUCK": _buck("    link_whole = True,\n"),
+                "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend  # expect: link-whole-parity"),
+            }
+        ),
+        Example(
+            head={
+                **_FILES,
+                "cuda/BUCK": _buck("").replace("cxx_library(", "cxx_library(  # expect: link-whole-parity"),
+                "cuda/CMakeLists.txt": _cmake(_WHOLE),
+            }
+        ),
     ),
     good=(
         Example(head={**_FILES, "cuda/BUCK": _buck("    link_whole = True,\n"), "cuda/CMakeLists.txt": _cmake(_WHOLE)}),
         # Nothing registers: linking on demand loses nothing.
-        Example(head={
-            **_FILES,
-            "cuda/cuda_backend.cpp": "int load_library() { return 0; }\n",
-            "cuda/BUCK": _buck("    link_whole = True,\n"),
-            "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend"),
-        }),
+        Example(
+            head={
+                **_FILES,
+                "cuda/cuda_backend.cpp": "int load_library() { return 0; }\n",
+                "cuda/BUCK": _buck("    link_whole = True,\n"),
+                "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend"),
+            }
+        ),
     ),
 )

@@ -25,18 +25,18 @@ Use instead: add `supports_python_dlopen = True` next to `link_whole = True`.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator
+from collections.abc import Iterator
 
+from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Call
+from bot.check import BUCK_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts.linkage import python_loadable
-from bot.buck import edits
 from bot.fixes import fix_between
-from checks.support.callsite import call_of
-from bot.check import BUCK_FILES, Check, Example, SMOKE_VERIFIED
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.callsite import call_of
 
 # Two or more other force-linked libraries in the file, all with the flag, make a convention; one
 # other library's choice does not.
@@ -95,7 +95,9 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, call: Call, peers) -> Hi
             + (", ..." if len(peers) > _NAMED_PEERS else "")
             + ") sets it, so a Python extension that links this one later keeps only those whole"
         )
-        evidence += [Evidence(p.path, p.line, f"`{p.label}` sets `supports_python_dlopen = True`") for p in peers[:_NAMED_PEERS]]
+        evidence += [
+            Evidence(p.path, p.line, f"`{p.label}` sets `supports_python_dlopen = True`") for p in peers[:_NAMED_PEERS]
+        ]
     else:
         reason = (
             "in a Python extension its unreferenced symbols can be dropped, and an AOTInductor library "
@@ -123,7 +125,9 @@ def _aoti_library(name: str, flags: str) -> str:
 
 _BOTH_FLAGS = "    link_whole = True,\n    supports_python_dlopen = True,\n"
 # backends/aoti as #24643 found it: every force-linked library sets both flags.
-_AOTI_FILE = "".join(_aoti_library(name, _BOTH_FLAGS) for name in ("common_shims", "delegate_handle", "common_shims_slim"))
+_AOTI_FILE = "".join(
+    _aoti_library(name, _BOTH_FLAGS) for name in ("common_shims", "delegate_handle", "common_shims_slim")
+)
 
 
 CHECK = Check(
@@ -165,7 +169,9 @@ CHECK = Check(
             head={
                 "backends/aoti/BUCK": _AOTI_FILE.replace(
                     _aoti_library("common_shims_slim", _BOTH_FLAGS),
-                    _aoti_library("common_shims_slim", "    link_whole = True,  # expect: link-whole-without-python-dlopen\n"),
+                    _aoti_library(
+                        "common_shims_slim", "    link_whole = True,  # expect: link-whole-without-python-dlopen\n"
+                    ),
                 ),
             },
             fixed={
@@ -195,7 +201,7 @@ CHECK = Check(
             head={
                 "kernels/portable/cpu/BUCK": (
                     "def define_op_target(name):\n"
-                    "    native.cxx_library(name = name, srcs = [name + \".cpp\"], link_whole = True)\n"
+                    '    native.cxx_library(name = name, srcs = [name + ".cpp"], link_whole = True)\n'
                     "\n"
                     'define_op_target("op_add")\n'
                     'define_op_target("op_mul")\n'

@@ -13,7 +13,7 @@ in a statically linked binary), or state in the PR how the change was verified.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, Check, Example
@@ -88,7 +88,9 @@ CHECK = Check(
     title="CUDA link or guard change without a test",
     doc=__doc__,
     run=run,
-    bad=(Example(base={"backends/cuda/runtime/BUCK": _BASE_TARGET}, head={"backends/cuda/runtime/BUCK": _HEAD_TARGET}),),
+    bad=(
+        Example(base={"backends/cuda/runtime/BUCK": _BASE_TARGET}, head={"backends/cuda/runtime/BUCK": _HEAD_TARGET}),
+    ),
     good=(
         Example(
             base={"backends/cuda/runtime/BUCK": _BASE_TARGET},

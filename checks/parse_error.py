@@ -15,15 +15,16 @@ Use instead: valid Starlark; `buck2 uquery //pkg/...` shows the same error local
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.packages import build_file_names, load_buckconfig
 from bot.buck.syntax import syntax_of
-from checks.support.eval_failures import failure_hits
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.eval_failures import failure_hits
+
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[str] = set()
@@ -34,12 +35,16 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     # newly loading a file that does not parse): reported as evaluation saw it, never lost.
     # A package failing because it loads a file whose errors are reported above is the same
     # root error: the valid `load` line is not flagged again.
-    loading_reported = {
-        (cell, result.build_file)
-        for cell in CELLS
-        for result in snap.head.cell(cell).packages.values()
-        if result.error is not None and reported.intersection(result.loaded)
-    } if reported else set()
+    loading_reported = (
+        {
+            (cell, result.build_file)
+            for cell in CELLS
+            for result in snap.head.cell(cell).packages.values()
+            if result.error is not None and reported.intersection(result.loaded)
+        }
+        if reported
+        else set()
+    )
     for hit in failure_hits(snap, frozenset({"parse"}), _describe_failure):
         if syntax_of(snap.head.text(hit.path) or "").errors or (hit.cell, hit.path) in loading_reported:
             continue

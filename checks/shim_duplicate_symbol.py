@@ -24,15 +24,15 @@ duplicate function.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.facts import linkage, pairing, symbols
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line, item_line
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example, SMOKE_VERIFIED
+from bot.check import BUCK_FILES, CPP_FILES, SMOKE_VERIFIED, Check, Example
+from bot.facts import linkage, pairing, symbols
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import attribute_line, item_line
 
 Placed = tuple[BuckTarget, symbols.Definition]
 
@@ -70,8 +70,16 @@ def _force_linked(model: BuildModel, cell: str) -> Iterator[BuckTarget]:
 def _collision(snap: Snapshot, cell: str, symbol: str, first: Placed, second: Placed) -> Hit | None:
     (a, a_definition), (b, b_definition) = first, second
     definitions = (
-        Evidence(a_definition.path, a_definition.line, f"`{symbol}` defined here (C linkage from {a_definition.linkage}), built by `{a.label}`"),
-        Evidence(b_definition.path, b_definition.line, f"`{symbol}` defined here (C linkage from {b_definition.linkage}), built by `{b.label}`"),
+        Evidence(
+            a_definition.path,
+            a_definition.line,
+            f"`{symbol}` defined here (C linkage from {a_definition.linkage}), built by `{a.label}`",
+        ),
+        Evidence(
+            b_definition.path,
+            b_definition.line,
+            f"`{symbol}` defined here (C linkage from {b_definition.linkage}), built by `{b.label}`",
+        ),
     )
     if a.label == b.label:
         text = snap.head.text(a.path) or ""
@@ -109,7 +117,9 @@ def _collision(snap: Snapshot, cell: str, symbol: str, first: Placed, second: Pl
     closure = linkage.dependency_closure(snap.head, cell, witness)
     chains = [" -> ".join(linkage.path_to(closure, t.label)) for t in (a, b) if t.label != witness]
     if witness_target is not None:
-        evidence.append(Evidence(witness_target.path, witness_target.line, f"`{witness}` links both: {'; '.join(chains)}"))
+        evidence.append(
+            Evidence(witness_target.path, witness_target.line, f"`{witness}` links both: {'; '.join(chains)}")
+        )
     if witness in (a.label, b.label):
         below = b.label if witness == a.label else a.label
         links = f"`{witness}` depends on `{below}`, so every binary that links `{witness}`"
@@ -148,8 +158,7 @@ def _force_linked_at(model: BuildModel, cell: str, label: str, symbol: str) -> b
 _SLIM = 'extern "C" int aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n'
 _ATTRIBUTE_HEADER = '#pragma once\nextern "C" int aoti_torch_get_device_type(void* tensor, int* out);\n'
 _ATTRIBUTE = (
-    '#include "tensor_attribute.h"\n'
-    "int aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n"
+    '#include "tensor_attribute.h"\nint aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n'
 )
 
 
@@ -181,7 +190,9 @@ CHECK = Check(
     bad=(
         Example(
             base={
-                "backends/BUCK": _buck("", '"memory.cpp", "tensor_attribute.cpp"').replace("    link_whole = True,\n", "", 1),
+                "backends/BUCK": _buck("", '"memory.cpp", "tensor_attribute.cpp"').replace(
+                    "    link_whole = True,\n", "", 1
+                ),
                 "backends/common_shims_slim.cpp": _SLIM,
                 "backends/tensor_attribute.h": _ATTRIBUTE_HEADER,
                 "backends/tensor_attribute.cpp": _ATTRIBUTE,

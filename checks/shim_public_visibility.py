@@ -21,15 +21,15 @@ it defines LibTorch's `aoti_torch_*` symbols.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.facts import linkage, pairing, symbols
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.facts import linkage, pairing, symbols
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
+from checks.support.callsite import attribute_line
 
 SHIM_PREFIX = "aoti_torch_"
 
@@ -95,7 +95,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, shim: symbols.Definition
         line=line,
         message=(
             f"`{target.label}` {how} LibTorch's C shim `{shim.symbol}` ({shim.path}:{shim.line}) and is "
-            "`visibility = [\"PUBLIC\"]`: any package can link it next to LibTorch, and the binary then gets two "
+            '`visibility = ["PUBLIC"]`: any package can link it next to LibTorch, and the binary then gets two '
             f"definitions of the `{SHIM_PREFIX}*` functions with different tensor ABIs. Narrow the visibility to its "
             "known consumers and say at the target that it cannot share a binary with LibTorch."
         ),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.targets import flatten
@@ -39,11 +39,30 @@ _SOURCE_COMMANDS = frozenset({"add_library", "add_executable", "target_sources",
 # Commands whose path arguments are not sources that must exist: outputs they create, tests of
 # existence, properties of files, text. Any other command's rooted path (`${EXECUTORCH_ROOT}/x.cpp`,
 # a helper such as `vulkan_op_test(name ${CMAKE_CURRENT_SOURCE_DIR}/x.cpp)`) names a source.
-_NOT_SOURCES = frozenset({
-    "add_custom_command", "add_custom_target", "configure_file", "file", "execute_process", "message",
-    "if", "elseif", "while", "string", "get_filename_component", "set_source_files_properties",
-    "set_property", "cmake_path", "find_file", "find_path", "return", "function", "macro", "foreach",
-})
+_NOT_SOURCES = frozenset(
+    {
+        "add_custom_command",
+        "add_custom_target",
+        "configure_file",
+        "file",
+        "execute_process",
+        "message",
+        "if",
+        "elseif",
+        "while",
+        "string",
+        "get_filename_component",
+        "set_source_files_properties",
+        "set_property",
+        "cmake_path",
+        "find_file",
+        "find_path",
+        "return",
+        "function",
+        "macro",
+        "foreach",
+    }
+)
 _ROOTS = ("EXECUTORCH_ROOT", "PROJECT_SOURCE_DIR")
 _HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR")
 _COMMAND = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(", re.MULTILINE)
@@ -73,7 +92,7 @@ def _explanation(snap: Snapshot, path: str) -> str:
     for change in snap.changes.files:  # a directory: where its files went
         if change.status == "renamed" and change.old_path and change.old_path.startswith(path + "/"):
             moved = change.path[: len(change.path) - len(change.old_path) + len(path)]
-            if change.path.endswith(change.old_path[len(path):]):
+            if change.path.endswith(change.old_path[len(path) :]):
                 return f" This change moved `{path}` to `{moved}`."
             return f" This change moved files out of `{path}`."
     return ""
@@ -101,8 +120,10 @@ def _buck_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
                     yield Hit(
                         path=target.path,
                         line=line,
-                        message=(f"`{target.label}` names `{item}` in `{attribute}`, but `{path}` does not exist."
-                                 f"{_explanation(snap, path)} buck2 refuses the target."),
+                        message=(
+                            f"`{target.label}` names `{item}` in `{attribute}`, but `{path}` does not exist."
+                            f"{_explanation(snap, path)} buck2 refuses the target."
+                        ),
                         key=f"{target.label}:{path}",
                         target=target.label,
                         cell=cell,
@@ -130,14 +151,20 @@ def _cmake_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
                 if command == "add_subdirectory"
                 else not snap.head.tree.exists(named)
             )
-            if not missing or _under_submodule(named, submodules) or snap.head.tree.is_dir(named) and command != "add_subdirectory":
+            if (
+                not missing
+                or _under_submodule(named, submodules)
+                or (snap.head.tree.is_dir(named) and command != "add_subdirectory")
+            ):
                 continue
             what = f"`{named}/CMakeLists.txt`" if command == "add_subdirectory" else f"`{named}`"
             yield Hit(
                 path=path,
                 line=line,
-                message=(f"`{command}({written})` names {what}, which does not exist."
-                         f"{_explanation(snap, named)} CMake stops at configure in every build that reads this file."),
+                message=(
+                    f"`{command}({written})` names {what}, which does not exist."
+                    f"{_explanation(snap, named)} CMake stops at configure in every build that reads this file."
+                ),
                 key=f"{command}:{named}",
                 offending_text=written,
             )
@@ -183,8 +210,9 @@ def _named_paths(path: str, text: str) -> Iterator[tuple[int, str, str, str]]:
                 arguments.append((number, word.strip('"')))
 
 
-def _resolve(command: str, arguments: list[tuple[int, str]], here: str, listed: bool,
-             variables: dict[str, str]) -> Iterator[tuple[int, str, str, str]]:
+def _resolve(
+    command: str, arguments: list[tuple[int, str]], here: str, listed: bool, variables: dict[str, str]
+) -> Iterator[tuple[int, str, str, str]]:
     if command == "set" and len(arguments) == 2 and "$" not in arguments[1][1] and "/" not in arguments[1][1]:
         variables[arguments[0][1]] = arguments[1][1]  # set(TARGET_DIR generic): one literal word
         return
@@ -222,9 +250,9 @@ def _expand(written: str, here: str, variables: dict[str, str], relative: bool) 
     if "\0unknown" in expanded or "$" in expanded:
         return None
     if expanded.startswith("\0root/"):
-        joined = expanded[len("\0root/"):]
+        joined = expanded[len("\0root/") :]
     elif expanded.startswith("\0here/"):
-        joined = posixpath.join(here, expanded[len("\0here/"):])
+        joined = posixpath.join(here, expanded[len("\0here/") :])
     elif "\0" in expanded or expanded.startswith("/") or not relative:
         return None
     else:

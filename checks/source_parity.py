@@ -29,24 +29,25 @@ Use instead: add the source to both, or to neither.
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.cmake.profiles import profiles_touched
-from bot.facts import pairing
 from bot.buck.cells import CELLS, is_build_file
 from bot.buck.evaluation import BuckTarget
-from checks.support.callsite import attribute_line, item_line
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
+from bot.cmake.profiles import profiles_touched
+from bot.facts import pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
-
+from checks.support.callsite import attribute_line, item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     if snap.base is snap.head:
         return
     seen: set[tuple[str, int, str]] = set()
-    touched = profiles_touched([path for change in snap.changes.files for path in (change.path, change.old_path) if path])
+    touched = profiles_touched(
+        [path for change in snap.changes.files for path in (change.path, change.old_path) if path]
+    )
     # drift in any configured build is drift, and in the build of each backend the change touches
     for profile in dict.fromkeys((*snap.config.cmake_profiles, *touched)):
         before, after = pairing.pairing(snap.base, profile), pairing.pairing(snap.head, profile)
@@ -135,12 +136,18 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
                 key=f"{target.primary_label}|{source}",
                 target=label,
                 offending_text=f"added {source}",
-                evidence=_cmake_evidence(twin, twins[0], f"the CMake twin `{twins[0]}`, which does not compile `{source}`"),
+                evidence=_cmake_evidence(
+                    twin, twins[0], f"the CMake twin `{twins[0]}`, which does not compile `{source}`"
+                ),
             )
         for source in sorted(removed):
             if source in buck_everywhere:
                 continue  # moved to another Buck target
-            still = [n for n in twins if source in after.cmake_sources.get(n, ()) and source in before.cmake_sources.get(n, ())]
+            still = [
+                n
+                for n in twins
+                if source in after.cmake_sources.get(n, ()) and source in before.cmake_sources.get(n, ())
+            ]
             if not still or (target.path, target.line, source) in seen:
                 continue
             seen.add((target.path, target.line, source))
@@ -194,7 +201,11 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
                 key=f"{name}|{source}",
                 target=name,
                 offending_text=f"added {source}",
-                evidence=(Evidence(buck_twin.path, buck_twin.line, f"the Buck twin `{twins[0]}`, which does not compile `{source}`"),)
+                evidence=(
+                    Evidence(
+                        buck_twin.path, buck_twin.line, f"the Buck twin `{twins[0]}`, which does not compile `{source}`"
+                    ),
+                )
                 if buck_twin
                 else (),
             )
@@ -306,18 +317,21 @@ CHECK = Check(
         Example(
             base=_BASE,
             head=_head(
-                _CMAKE_BASE + "target_sources(aoti_cuda_shims PRIVATE runtime/shims/rand.cu)  # expect: source-parity\n",
+                _CMAKE_BASE
+                + "target_sources(aoti_cuda_shims PRIVATE runtime/shims/rand.cu)  # expect: source-parity\n",
                 _BUCK_BASE,
             ),
         ),
     ),
     good=(
-        Example(base=_BASE, head=_head(_CMAKE_BASE.replace(")\n", " runtime/shims/sort.cu)\n"), _BUCK_HEAD.format(marker=""))),
+        Example(
+            base=_BASE,
+            head=_head(_CMAKE_BASE.replace(")\n", " runtime/shims/sort.cu)\n"), _BUCK_HEAD.format(marker="")),
+        ),
         Example(
             base=_BASE,
             head=_head(
-                _CMAKE_BASE
-                + "if(CMAKE_CUDA_COMPILER AND EXECUTORCH_BUILD_SORT)\n"
+                _CMAKE_BASE + "if(CMAKE_CUDA_COMPILER AND EXECUTORCH_BUILD_SORT)\n"
                 "  target_sources(aoti_cuda_shims PRIVATE runtime/shims/sort.cu)\n"
                 "endif()\n",
                 _BUCK_HEAD.format(marker=""),

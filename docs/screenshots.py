@@ -33,7 +33,8 @@ WIDTH = 980
 CONTEXT_LINES = 4  # diff lines shown above a one-line comment, as GitHub shows a hunk's tail
 
 # Self-written, in the spirit of GitHub's light theme: enough for tables, code and suggestion blocks.
-STYLE = """
+STYLE = (
+    """
 body { margin: 0; padding: 16px; background: #fff; color: #1f2328; width: %dpx;
        font: 14px/1.5 -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; }
 .box { border: 1px solid #d0d7de; border-radius: 6px; margin-bottom: 16px; overflow: hidden; }
@@ -55,7 +56,9 @@ pre[lang="suggestion"]::before { content: "Suggested change"; display: block; fo
 .diff .add { background: #e6ffec; }
 .diff .n { color: #59636e; display: inline-block; width: 40px; text-align: right; margin-right: 12px; }
 details summary { cursor: default; }
-""" % WIDTH
+"""
+    % WIDTH
+)
 
 
 def markdown(text: str) -> str:
@@ -64,16 +67,20 @@ def markdown(text: str) -> str:
 
 
 def page(title: str, boxes: list[str]) -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}</style></head><body>{''.join(boxes)}</body></html>")
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{STYLE}</style></head><body>{''.join(boxes)}</body></html>"
+    )
 
 
 def review_page(report, plan, head_text) -> str:
     """The review as the pull request's conversation shows it: its body, then each inline comment
     under the diff lines it sits on."""
     state = "requested changes" if plan.event == "REQUEST_CHANGES" else "reviewed"
-    boxes = [f"<div class='box'><div class='head'>pr-check <span class='state'>{state}</span></div>"
-             f"<div class='body'>{markdown(plan.body)}</div></div>"]
+    boxes = [
+        f"<div class='box'><div class='head'>pr-check <span class='state'>{state}</span></div>"
+        f"<div class='body'>{markdown(plan.body)}</div></div>"
+    ]
     changed = {change.path: change for change in report.changes.files}
     for comment in plan.comments:
         lines = (head_text(comment.path) or "").splitlines()
@@ -82,36 +89,64 @@ def review_page(report, plan, head_text) -> str:
         diff = "".join(
             f"<div class='{'add' if number in added else ''}'><span class='n'>{number}</span>"
             f"{'+' if number in added else ' '} {html.escape(lines[number - 1])}</div>"
-            for number in range(first, comment.line + 1) if number <= len(lines)
+            for number in range(first, comment.line + 1)
+            if number <= len(lines)
         )
-        boxes.append(f"<div class='box'><div class='head'>{html.escape(comment.path)}</div>"
-                     f"<div class='diff'>{diff}</div><div class='body'>{markdown(comment.body)}</div></div>")
+        boxes.append(
+            f"<div class='box'><div class='head'>{html.escape(comment.path)}</div>"
+            f"<div class='diff'>{diff}</div><div class='body'>{markdown(comment.body)}</div></div>"
+        )
     return page("pr-check review", boxes)
 
 
 def check_run_page(report) -> str:
     """The `pr-check` check run's page: conclusion, title, summary and text."""
-    off_diff = [f for f in report.findings
-                if (placement := place_finding(f, report.changes)) is None or not placement_is_valid(placement, report.changes)]
-    output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
-                              base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
-                              full_report_pointer="", fail_level=report.fail_level,
-                              unevaluated=report.stats.unevaluated)
+    off_diff = [
+        f
+        for f in report.findings
+        if (placement := place_finding(f, report.changes)) is None or not placement_is_valid(placement, report.changes)
+    ]
+    output = render_check_run(
+        findings=report.findings,
+        off_diff=off_diff,
+        suppressed_count=len(report.suppressed),
+        base_sha=report.base,
+        head_sha=report.head,
+        smoke_reasons=report.smoke.reasons,
+        full_report_pointer="",
+        fail_level=report.fail_level,
+        unevaluated=report.stats.unevaluated,
+    )
     badge = f"<span class='badge {output.conclusion}'>{output.conclusion}</span>"
-    return page("pr-check check run", [
-        f"<div class='box'><div class='head'>pr-check {badge} <span class='state'>{html.escape(output.title)}</span></div>"
-        f"<div class='body'>{markdown(output.summary)}{markdown(output.text)}</div></div>"
-    ])
+    return page(
+        "pr-check check run",
+        [
+            f"<div class='box'><div class='head'>pr-check {badge} <span class='state'>{html.escape(output.title)}</span></div>"
+            f"<div class='body'>{markdown(output.summary)}{markdown(output.text)}</div></div>"
+        ],
+    )
 
 
 def screenshot(chromium: str, source: Path, target: Path) -> None:
     """Headless Chromium at a tall window, then the blank space below the content cropped away."""
     from PIL import Image, ImageChops
 
-    subprocess.run([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    "--force-device-scale-factor=1", f"--window-size={WIDTH + 32},6000",
-                    f"--screenshot={target}", source.as_uri()],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            chromium,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--force-device-scale-factor=1",
+            f"--window-size={WIDTH + 32},6000",
+            f"--screenshot={target}",
+            source.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     with Image.open(target) as image:
         rgb = image.convert("RGB")
         box = ImageChops.difference(rgb, Image.new("RGB", rgb.size, (255, 255, 255))).getbbox()
@@ -130,6 +165,7 @@ def main() -> int:
         repo, base, head = build_case_repository(CASE, work / "pr")
         report = review_repository(repo, base, head, cache_dir=work / "cache")
         plan = plan_review(report.findings, report.changes, (), (), head)
+
         def head_text(path: str) -> str | None:
             shown = subprocess.run(["git", "-C", str(repo), "show", f"{head}:{path}"], capture_output=True, text=True)
             return shown.stdout if shown.returncode == 0 else None

@@ -12,8 +12,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repo", default=None, help="the checkout (default: $GITHUB_WORKSPACE, else .)")
     parser.add_argument("--sarif", type=Path, required=True, metavar="FILE", help="where to write the SARIF file")
     parser.add_argument("--fail-level", default="", help="blocker|major|minor|info; empty: the base config's")
-    parser.add_argument("--category", default=SARIF_CATEGORY, help="code scanning category (SARIF automationDetails.id)")
+    parser.add_argument(
+        "--category", default=SARIF_CATEGORY, help="code scanning category (SARIF automationDetails.id)"
+    )
     return parser
 
 
@@ -94,18 +96,24 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
     write(render(report, request, notes=(f"base: merge base {base_sha[:12]} of {base[:12]} and the head",)), None)
     status = exit_status(report, request)
     level = request.fail_level or report.fail_level
-    outputs = {"status": str(status), "sarif": str(arguments.sarif), "findings": str(len(report.findings)),
-               "fail-level": level.label}
+    outputs = {
+        "status": str(status),
+        "sarif": str(arguments.sarif),
+        "findings": str(len(report.findings)),
+        "fail-level": level.label,
+    }
     output_path = environ.get("GITHUB_OUTPUT")
     if output_path:
         with open(output_path, "a", encoding="utf-8") as stream:
             stream.writelines(f"{key}={value}\n" for key, value in outputs.items())
     if status:
         at_or_above = sum(1 for f in report.findings if f.severity >= level)
-        print(f"pr-check: {at_or_above} finding(s) at or above {level.label}: the job fails after the SARIF upload", file=sys.stderr)
+        print(
+            f"pr-check: {at_or_above} finding(s) at or above {level.label}: the job fails after the SARIF upload",
+            file=sys.stderr,
+        )
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -12,10 +12,11 @@ import os
 import resource
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
@@ -40,7 +41,9 @@ EXIT_CODES = """exit codes:
   3  internal error"""
 WORK_TREE = "work tree"  # the head's name when `review` reads the work tree (the text's first line shows it)
 # Import names of the `app` extra's packages (pyproject.toml), which `pip install pr-check` leaves out.
-APP_MODULES = frozenset({"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"})
+APP_MODULES = frozenset(
+    {"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"}
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,10 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
     review = sub.add_parser(
-        "review", help="review the work tree, a commit (--head) or a diff against the base",
+        "review",
+        help="review the work tree, a commit (--head) or a diff against the base",
         description="Review what a change makes new: the work tree (default) or --head REV against --base, "
         "in every Buck cell, CMake profile and C++ configuration; only findings the change introduced are reported.",
-        epilog=EXIT_CODES + """
+        epilog=EXIT_CODES
+        + """
 
 examples:
   pr-check review                                   the work tree against the default branch's merge base
@@ -69,26 +74,33 @@ examples:
     )
     review.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     review.add_argument(
-        "--base", default=None,
+        "--base",
+        default=None,
         help="base revision (default: the merge base of the remote's default branch and the head, HEAD for the "
         "work tree; with --diff: the commit HEAD points at)",
     )
     review.add_argument(
-        "--head", default=None, metavar="REV",
+        "--head",
+        default=None,
+        metavar="REV",
         help="review this committed revision (default: the work tree: tracked edits, staged or not, and untracked "
         "files that are not ignored; in a bare repository HEAD); not used with --diff",
     )
     review.add_argument(
-        "--diff", default=None, metavar="FILE",
+        "--diff",
+        default=None,
+        metavar="FILE",
         help="unified diff to apply to --base in memory ('-' reads stdin); the result is the head",
     )
     review.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(review)
 
     scan = sub.add_parser(
-        "scan", help="audit a whole tree at one revision, no diff",
+        "scan",
+        help="audit a whole tree at one revision, no diff",
         description="Report every finding in a whole tree at one revision (nothing is compared with a base).",
-        epilog=EXIT_CODES + """
+        epilog=EXIT_CODES
+        + """
 
 examples:
   pr-check scan --statistics                        counts per rule, cell and directory
@@ -99,37 +111,57 @@ examples:
     scan.add_argument("--repo", default=".", help="git repository, bare or not (default: .)")
     scan.add_argument("--rev", default=None, help="revision to scan (default: the commit HEAD points at)")
     scan.add_argument(
-        "--path", action="append", metavar="PREFIX",
+        "--path",
+        action="append",
+        metavar="PREFIX",
         help="report only findings under this directory or glob (repeatable)",
     )
-    scan.add_argument("--statistics", action="store_true", help="print counts per rule, cell and directory instead of the findings")
+    scan.add_argument(
+        "--statistics", action="store_true", help="print counts per rule, cell and directory instead of the findings"
+    )
     scan.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
     _output_options(scan)
 
     fix = sub.add_parser(
-        "fix", help="apply the fixes of the findings new in the work tree; exit 1 when files changed or findings remain",
+        "fix",
+        help="apply the fixes of the findings new in the work tree; exit 1 when files changed or findings remain",
         description="Review the work tree (tracked, untracked but not ignored, deleted files) against --base and "
         "apply the fixes of the new findings, again until they settle. Writes only the files the fixes name. "
         "Exit codes: 0 nothing changed and no finding left at the fail level, 1 files changed (with --diff: a diff "
         "printed) or findings at or above the fail level left, 2 usage or input error, 3 internal error.",
     )
     fix.add_argument("--repo", default=".", help="a git work tree (default: .)")
-    fix.add_argument("--base", default=None, help="base revision (default: as for `review`, the merge base of the remote's default branch and HEAD)")
-    fix.add_argument("--diff", action="store_true", help="write nothing; print the changes as a unified diff (git apply takes it)")
-    fix.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
-                     help="exit 1 when findings at or above this severity are left (default: the config's, else major)")
+    fix.add_argument(
+        "--base",
+        default=None,
+        help="base revision (default: as for `review`, the merge base of the remote's default branch and HEAD)",
+    )
+    fix.add_argument(
+        "--diff", action="store_true", help="write nothing; print the changes as a unified diff (git apply takes it)"
+    )
+    fix.add_argument(
+        "--fail-level",
+        choices=FAIL_LEVELS,
+        default=None,
+        help="exit 1 when findings at or above this severity are left (default: the config's, else major)",
+    )
     _fix_options(fix)
 
     hook = sub.add_parser(
-        "hook", help="pre-commit: review the staged change against HEAD; --fix also applies fixes",
+        "hook",
+        help="pre-commit: review the staged change against HEAD; --fix also applies fixes",
         description="Review what is staged (the index against HEAD) when it touches Buck, CMake or C++ files. "
         "Exit 1 on findings at or above the fail level; with --fix, also when files were changed. "
         "--fix writes a work-tree file only where it equals its staged version.",
     )
     hook.add_argument("--repo", default=".", help="a git work tree (default: .)")
     hook.add_argument("--fix", action="store_true", help="apply the fixes to work-tree files without unstaged changes")
-    hook.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
-                      help="exit 1 on findings at or above this severity (default: the config's, else major)")
+    hook.add_argument(
+        "--fail-level",
+        choices=FAIL_LEVELS,
+        default=None,
+        help="exit 1 on findings at or above this severity (default: the config's, else major)",
+    )
     _fix_options(hook)
 
     rules = sub.add_parser("rules", help="list the rules")
@@ -139,15 +171,21 @@ examples:
     explain.add_argument("rule", help="a rule id, as `pr-check rules` lists them")
 
     demo = sub.add_parser("demo", help="dry-run review of a bundled example PR")
-    demo.add_argument("--case", default=DEFAULT_DEMO_CASE, help=f"the example to review (default: {DEFAULT_DEMO_CASE}; see --list)")
+    demo.add_argument(
+        "--case", default=DEFAULT_DEMO_CASE, help=f"the example to review (default: {DEFAULT_DEMO_CASE}; see --list)"
+    )
     demo.add_argument("--list", action="store_true", help="list the bundled examples and exit")
     demo.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     _verbosity_options(demo)
 
     cache = sub.add_parser("cache", help="the evaluation and fact cache of a repository: its size, or empty it")
-    cache.add_argument("action", choices=("info", "clean"), help="info: where, entries, bytes, bound; clean: remove every entry")
+    cache.add_argument(
+        "action", choices=("info", "clean"), help="info: where, entries, bytes, bound; clean: remove every entry"
+    )
     cache.add_argument("--repo", default=".", help="git repository whose cache it is (default: .)")
-    cache.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="a cache directory instead of the repository's")
+    cache.add_argument(
+        "--cache-dir", type=Path, default=None, metavar="DIR", help="a cache directory instead of the repository's"
+    )
 
     for name, help_text in (
         ("smoke", "the GPU smoke runner (see `pr-check smoke --help`)"),
@@ -163,34 +201,80 @@ examples:
 def _verbosity_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("-q", "--quiet", action="store_true", help="text: one line per finding, nothing else")
-    group.add_argument("-v", "--verbose", action="store_true", help="text: everything, suppressed findings and all smoke reasons")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="text: everything, suppressed findings and all smoke reasons"
+    )
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=FORMATS, default="text",
-                        help="text, json (the public report), sarif (code scanning), github (workflow annotations), "
-                        "rdjson (reviewdog); default: text")
-    parser.add_argument("--output", type=Path, default=None, metavar="FILE", help="write the output to FILE instead of stdout")
-    parser.add_argument("--fail-level", choices=FAIL_LEVELS, default=None,
-                        help="exit 1 on findings at or above this severity (default: the config's, else major)")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text, json (the public report), sarif (code scanning), github (workflow annotations), "
+        "rdjson (reviewdog); default: text",
+    )
+    parser.add_argument(
+        "--output", type=Path, default=None, metavar="FILE", help="write the output to FILE instead of stdout"
+    )
+    parser.add_argument(
+        "--fail-level",
+        choices=FAIL_LEVELS,
+        default=None,
+        help="exit 1 on findings at or above this severity (default: the config's, else major)",
+    )
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings reach the fail level")
-    parser.add_argument("--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)")
-    parser.add_argument("--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)")
-    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
-                        help="try a local config file instead of the base revision's .github/pr-check.toml")
-    parser.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                        help="colour the text output (default: auto: when stdout is a terminal or FORCE_COLOR / CLICOLOR_FORCE is set, and NO_COLOR is not)")
-    parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
+    parser.add_argument(
+        "--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)"
+    )
+    parser.add_argument(
+        "--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="try a local config file instead of the base revision's .github/pr-check.toml",
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output (default: auto: when stdout is a terminal or FORCE_COLOR / CLICOLOR_FORCE is set, and NO_COLOR is not)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="evaluation cache (default: inside the git directory)",
+    )
     _verbosity_options(parser)
 
 
 def _fix_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)")
-    parser.add_argument("--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)")
-    parser.add_argument("--config", type=Path, default=None, metavar="FILE",
-                        help="try a local config file instead of the base revision's .github/pr-check.toml")
+    parser.add_argument(
+        "--select", action="append", metavar="RULES", help="only these rule ids (comma-separated, repeatable)"
+    )
+    parser.add_argument(
+        "--ignore", action="append", metavar="RULES", help="leave out these rule ids (comma-separated, repeatable)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="try a local config file instead of the base revision's .github/pr-check.toml",
+    )
     parser.add_argument("--shim", type=Path, default=None, help=SHIM_HELP)
-    parser.add_argument("--cache-dir", type=Path, default=None, metavar="DIR", help="evaluation cache (default: inside the git directory)")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="evaluation cache (default: inside the git directory)",
+    )
     parser.set_defaults(format="text")
     _verbosity_options(parser)
 
@@ -235,8 +319,11 @@ def _delegate(command: str, rest: list[str]) -> int:
         # `pip install pr-check` is the CLI alone; the App's packages come with the `app` extra.
         if (error.name or "").split(".")[0] not in APP_MODULES:
             raise
-        print(f"pr-check {command}: the GitHub App needs its own packages (missing: {error.name}); "
-              "install them with: pip install 'pr-check[app]'", file=sys.stderr)
+        print(
+            f"pr-check {command}: the GitHub App needs its own packages (missing: {error.name}); "
+            "install them with: pip install 'pr-check[app]'",
+            file=sys.stderr,
+        )
         return 2
 
 
@@ -289,8 +376,10 @@ def _cache(arguments: argparse.Namespace) -> int:
     if arguments.action == "clean":
         store.clean()
     info = store.info()
-    print(f"cache: {info.directory}\nentries: {info.entries}\nsize: {info.bytes / 1e6:.1f} MB of {info.bound / 1e6:.0f} MB "
-          "(least recently used entries go first)")
+    print(
+        f"cache: {info.directory}\nentries: {info.entries}\nsize: {info.bytes / 1e6:.1f} MB of {info.bound / 1e6:.0f} MB "
+        "(least recently used entries go first)"
+    )
     return 0
 
 
@@ -368,8 +457,12 @@ def _progress(request: OutputRequest) -> Iterator[object]:
         def announce(cell: str, done: int, total: int) -> None:
             if cell not in announced:  # called for packages the cache lacks: a warm review prints nothing
                 announced.add(cell)
-                print(f"pr-check: evaluating {total} Buck package{'s' if total != 1 else ''} in the {cell} cell "
-                      "(kept in the cache for the next review)", file=sys.stderr, flush=True)
+                print(
+                    f"pr-check: evaluating {total} Buck package{'s' if total != 1 else ''} in the {cell} cell "
+                    "(kept in the cache for the next review)",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
         yield announce
         return
@@ -404,8 +497,10 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             base_tree, head_tree, changes, notes = _work_tree_change(repo, arguments.base)
         else:
             head_sha = repo.resolve(arguments.head or "HEAD")
-            notes = (f"head: {arguments.head or 'HEAD'} ({head_sha[:12]}, committed"
-                     f"{'; a bare repository has no work tree' if arguments.head is None else ''})",)
+            notes = (
+                f"head: {arguments.head or 'HEAD'} ({head_sha[:12]}, committed"
+                f"{'; a bare repository has no work tree' if arguments.head is None else ''})",
+            )
             if arguments.base is None:
                 base = revisions.default_base(repo, head_sha)
                 base_sha, notes = base.sha, notes + (base.description,)
@@ -421,7 +516,13 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
         config_notes, config_source = _config_note(arguments.config)
         with _progress(request) as progress:
             report = review_trees(
-                base_tree, head_tree, changes, checks=request.checks(CHECKS), cache=cache, progress=progress, config=config
+                base_tree,
+                head_tree,
+                changes,
+                checks=request.checks(CHECKS),
+                cache=cache,
+                progress=progress,
+                config=config,
             )
         return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
@@ -440,8 +541,10 @@ def _work_tree_change(repo: GitRepository, base: str | None):
     else:
         base_sha, base_note = repo.resolve(base), None
     tree_id = repo.work_tree_id()
-    notes = (f"head: {WORK_TREE} (tracked edits, staged or not, and untracked files not ignored; --head REV "
-             "reviews a commit)",) + ((base_note,) if base_note else ())
+    notes = (
+        f"head: {WORK_TREE} (tracked edits, staged or not, and untracked files not ignored; --head REV "
+        "reviews a commit)",
+    ) + ((base_note,) if base_note else ())
     changes = parse_diff(repo.diff_trees(base_sha, tree_id))
     return repo.tree(base_sha), repo.tree_object(tree_id, WORK_TREE), changes, notes
 
@@ -463,14 +566,24 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
             notes += (f"paths: {', '.join(request.paths)}",)
         with _progress(request) as progress:
             report = review_trees(
-                memory_tree({}, revision=""), tree, ChangeSet(()), checks=request.checks(CHECKS),
-                cache=cache, progress=progress, config=config if config is not None else load_config(tree),
+                memory_tree({}, revision=""),
+                tree,
+                ChangeSet(()),
+                checks=request.checks(CHECKS),
+                cache=cache,
+                progress=progress,
+                config=config if config is not None else load_config(tree),
             )
         return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
 
-def _finish(report, request: OutputRequest, notes: tuple[str, ...], config_source: ConfigSource | None,
-            repository_uri: str | None) -> int:
+def _finish(
+    report,
+    request: OutputRequest,
+    notes: tuple[str, ...],
+    config_source: ConfigSource | None,
+    repository_uri: str | None,
+) -> int:
     report = request.filter(report)
     if config_source is not None:
         report = replace(report, stats=replace(report.stats, config=config_source))
@@ -496,7 +609,13 @@ def _demo(arguments: argparse.Namespace) -> int:
         repo_path, base, head = build_case_repository(arguments.case, Path(directory))
         if request.verbosity >= 0:
             print(f"Reviewing the bundled example PR `{arguments.case}` ({base[:12]}..{head[:12]})\n", file=sys.stderr)
-        arguments.repo, arguments.base, arguments.head, arguments.cache_dir, arguments.config = str(repo_path), base, head, None, None
+        arguments.repo, arguments.base, arguments.head, arguments.cache_dir, arguments.config = (
+            str(repo_path),
+            base,
+            head,
+            None,
+            None,
+        )
         arguments.shim = None  # demo has no --shim: the bundled case needs none
         status = _review(arguments, request, None, None)
     # The demo shows what would be posted; finding defects in the example is its purpose.

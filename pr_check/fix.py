@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from bot.fix_commit import plan_fix_commit
 from bot.model import Finding, Fix, Severity
@@ -149,13 +149,19 @@ def fix_until_settled(
             if made:
                 blamed = True
                 reason = f"applying it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
-                withheld.update({f.fingerprint: reason for f in done.applied if f.fix is not None and f.fix.path == path})
+                withheld.update(
+                    {f.fingerprint: reason for f in done.applied if f.fix is not None and f.fix.path == path}
+                )
         if not blamed:  # only the fixes together make it: withhold them all
             made = new_findings(report, candidate_report)
-            reason = f"applied with the other fixes it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
+            reason = (
+                f"applied with the other fixes it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
+            )
             withheld.update({f.fingerprint: reason for f in done.applied})
     left = {f.fingerprint for f in report.findings}
-    return FixRun(start, tree_id, tuple(applied), tuple(r for key, r in refused.items() if key in left), first, report, rounds)
+    return FixRun(
+        start, tree_id, tuple(applied), tuple(r for key, r in refused.items() if key in left), first, report, rounds
+    )
 
 
 def new_findings(before: Report, after: Report) -> tuple[Finding, ...]:
@@ -168,7 +174,8 @@ def new_findings(before: Report, after: Report) -> tuple[Finding, ...]:
     """
     known = {f.fingerprint for f in before.findings} | {(f.rule, f.path, f.target) for f in before.findings}
     return tuple(
-        f for f in after.findings
+        f
+        for f in after.findings
         if f.severity > Severity.INFO and f.fingerprint not in known and (f.rule, f.path, f.target) not in known
     )
 
@@ -240,12 +247,18 @@ def summary_lines(run: FixRun, written: Written | None, head_label: str) -> list
         f"{_plural(len(files), 'file')}, {_plural(len(left), 'finding')} left"
     ]
     for finding in fixed:
-        lines.append(f"fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.description if finding.fix else ''}")
+        lines.append(
+            f"fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.description if finding.fix else ''}"
+        )
     for finding in run.fixed:
         if finding.fix is not None and finding.fix.path in skipped:
             lines.append(f"not fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.path} was not written")
     for finding in left:
-        why = "no mechanical fix" if finding.fix is None else refused.get(finding.fingerprint, "its fix is left to the next run")
+        why = (
+            "no mechanical fix"
+            if finding.fix is None
+            else refused.get(finding.fingerprint, "its fix is left to the next run")
+        )
         lines.append(f"left: {finding.path}:{finding.line} {finding.rule} ({finding.severity.label}): {why}")
     if written is not None:
         lines += [f"written: {path}" for path in written.written]

@@ -8,9 +8,9 @@ of `pr_check.fix` on tree ids, then write (or, with `fix --diff`, print) the dif
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from bot.buck.graph_cache import EvaluationCache
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
@@ -44,8 +44,12 @@ class FixRequest:
 
 
 def _tree_reviewer(
-    repo: GitRepository, arguments: FixRequest, request: OutputRequest, config: Config | None,
-    base: str, label: str,
+    repo: GitRepository,
+    arguments: FixRequest,
+    request: OutputRequest,
+    config: Config | None,
+    base: str,
+    label: str,
 ) -> Callable[[str], tuple[Report, FileTree]]:
     """A function reviewing any tree id of `repo` against `base` (a commit or tree id)."""
     with_shim = shim_files(repo, arguments.shim)
@@ -78,7 +82,9 @@ def run_fix(arguments: FixRequest, request: OutputRequest, config: Config | None
         else:
             base_sha, notes = repo.resolve(arguments.base), []
         start = repo.work_tree_id()
-        run = fix_until_settled(start, _tree_reviewer(repo, arguments, request, config, base_sha, "work tree"), repo.tree_with_files)
+        run = fix_until_settled(
+            start, _tree_reviewer(repo, arguments, request, config, base_sha, "work tree"), repo.tree_with_files
+        )
         if arguments.diff:  # stdout is the patch alone, so it can be piped to `git apply`
             patch = repo.diff_trees(run.start, run.final) if run.final != run.start else ""
             sys.stdout.write(patch)
@@ -86,7 +92,9 @@ def run_fix(arguments: FixRequest, request: OutputRequest, config: Config | None
             _say(request, notes + summary_lines(run, None, "work tree"), sys.stderr)
             return 1 if patch else exit_status(run.report, request)
         written = write_work_tree(
-            root, repo.tree_object(run.start, "work tree"), repo.tree_object(run.final, "work tree + fixes"),
+            root,
+            repo.tree_object(run.start, "work tree"),
+            repo.tree_object(run.final, "work tree + fixes"),
             "it changed while pr-check reviewed it (or a git filter rewrites it)",
         )
         _say(request, notes + summary_lines(run, written, "work tree"), sys.stdout)
@@ -111,7 +119,9 @@ def run_hook(arguments: FixRequest, request: OutputRequest, config: Config | Non
             return exit_status(report, request)
         run = fix_until_settled(staged, review, repo.tree_with_files)
         written = write_work_tree(
-            root, repo.tree_object(run.start, "index"), repo.tree_object(run.final, "index + fixes"),
+            root,
+            repo.tree_object(run.start, "index"),
+            repo.tree_object(run.final, "index + fixes"),
             "it has unstaged changes; stage or stash them and run again",
         )
         _say(request, summary_lines(run, written, "index"), sys.stdout)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = Path("bot/render/report.schema.json")

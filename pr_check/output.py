@@ -11,11 +11,11 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
-
 from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.errors import UsageError
 from bot.model import Severity
@@ -75,7 +75,7 @@ class OutputRequest:
     statistics: bool
 
     @classmethod
-    def from_options(cls, options: OutputOptions) -> "OutputRequest":
+    def from_options(cls, options: OutputOptions) -> OutputRequest:
         """Validate every output option; UsageError (exit 2) on the first that is wrong."""
         output = options.output
         if output is not None:
@@ -101,7 +101,7 @@ class OutputRequest:
             statistics=options.statistics,
         )
 
-    def checks(self, available: Sequence["Check"]) -> tuple["Check", ...]:
+    def checks(self, available: Sequence[Check]) -> tuple[Check, ...]:
         """The checks to run: those selected and not ignored (skipping the others saves their time)."""
         return tuple(c for c in available if self.wants(c.id))
 
@@ -112,8 +112,9 @@ class OutputRequest:
             return True  # a crashed check's verdict is missing whatever was selected
         return (self.selected is None or rule in self.selected) and rule not in self.ignored
 
-    def filter(self, report: "Report") -> "Report":
+    def filter(self, report: Report) -> Report:
         """Keep the findings of the wanted rules under the wanted paths."""
+
         def keep(finding) -> bool:
             return self.wants(finding.rule) and (not self.paths or any(_under(finding.path, p) for p in self.paths))
 
@@ -124,7 +125,7 @@ class OutputRequest:
         )
 
 
-def _auto_color(environ: "os._Environ[str] | dict[str, str]") -> bool:
+def _auto_color(environ: os._Environ[str] | dict[str, str]) -> bool:
     """`--color auto` on stdout: NO_COLOR wins, then FORCE_COLOR / CLICOLOR_FORCE (CI logs that
     render colour), then whether stdout is a terminal."""
     if environ.get("NO_COLOR"):
@@ -160,7 +161,9 @@ def _check_writable(output: Path) -> None:
         raise UsageError(f"--output {output}: directory {parent} is not writable")
 
 
-def render(report: "Report", request: OutputRequest, *, notes: tuple[str, ...] = (), repository_uri: str | None = None) -> str:
+def render(
+    report: Report, request: OutputRequest, *, notes: tuple[str, ...] = (), repository_uri: str | None = None
+) -> str:
     """The report in the requested format, as the text to write (file names that are not UTF-8
     escaped, bot/render/printable.py)."""
     from bot.render.printable import printable
@@ -217,7 +220,7 @@ def _mode_for(output: Path) -> int:
         return 0o666 & ~umask
 
 
-def exit_status(report: "Report", request: OutputRequest) -> int:
+def exit_status(report: Report, request: OutputRequest) -> int:
     """1 when a finding is at or above the fail level (unless --exit-zero), else 0."""
     if request.exit_zero:
         return 0

@@ -31,7 +31,7 @@ def head_reference(repo: GitRepository) -> str:
         text = (repo.git_dir / "HEAD").read_text().strip()
     except OSError:
         return "HEAD"
-    return text[len("ref: "):] if text.startswith("ref: ") else text
+    return text[len("ref: ") :] if text.startswith("ref: ") else text
 
 
 def is_bare(repo: GitRepository) -> bool:

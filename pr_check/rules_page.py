@@ -18,15 +18,27 @@ def render_rules_markdown() -> str:
         "|---|---|---|",
     ]
     lines += [f"| `{c.id}` | {c.severity.label} | {c.title} |" for c in CHECKS]
-    lines += [f"| `{rule}` | {severity.label} | {title} (engine) |" for rule, (severity, title) in sorted(ENGINE_RULES.items())]
+    lines += [
+        f"| `{rule}` | {severity.label} | {title} (engine) |"
+        for rule, (severity, title) in sorted(ENGINE_RULES.items())
+    ]
     for check in CHECKS:
-        lines += ["", f"## `{check.id}` ({check.severity.label})", "", f"**{check.title}.**", "", _metadata(check), "",
-                  check.doc.strip()]
+        lines += [
+            "",
+            f"## `{check.id}` ({check.severity.label})",
+            "",
+            f"**{check.title}.**",
+            "",
+            _metadata(check),
+            "",
+            check.doc.strip(),
+        ]
     return "\n".join(lines) + "\n"
 
 
 def _metadata(check: Check) -> str:
     """One line: tags, whether findings carry fixes, and how its tested examples run."""
+
     def runs(examples) -> str:
         reviews = sum(1 for example in examples if example.runs_as == "review")
         parts = [f"{reviews} as a review (base -> head)"] if reviews else []
@@ -34,9 +46,11 @@ def _metadata(check: Check) -> str:
         return ", ".join(parts)
 
     tags = ", ".join(f"`{tag}`" for tag in sorted(check.tags)) or "none"
-    return (f"Tags: {tags}. Fixable: {'yes' if check.fixable else 'no'}. Tested examples "
-            f"(tests/test_check_examples.py): {len(check.bad)} bad, {runs(check.bad)}; "
-            f"{len(check.good)} good, {runs(check.good)}.")
+    return (
+        f"Tags: {tags}. Fixable: {'yes' if check.fixable else 'no'}. Tested examples "
+        f"(tests/test_check_examples.py): {len(check.bad)} bad, {runs(check.bad)}; "
+        f"{len(check.good)} good, {runs(check.good)}."
+    )
 
 
 def render_rules_table() -> str:

@@ -8,8 +8,8 @@ pinned commit no source has keeps the built-in equivalents.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bot.buck.shim import shim_gitlink, with_shim
 from bot.errors import UsageError

@@ -53,8 +53,13 @@ class CompileError:
     source: str
 
     def to_json(self) -> dict:
-        return {"path": self.path, "line": self.line, "message": self.message, "target": self.target,
-                "source": self.source}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "message": self.message,
+            "target": self.target,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +90,17 @@ def find_toolset(cuda_arch: str | None = None, jobs: int = 0) -> Toolset:
 
     toolchain = find_toolchain()
     include, library = toolkit_directories(toolchain.nvcc) if toolchain.nvcc else (None, None)
-    return Toolset(toolchain.cxx, toolchain.cc, toolchain.nvcc, shutil.which("ccache"), include, library,
-                   cuda_arch, jobs, find_flatc())
+    return Toolset(
+        toolchain.cxx,
+        toolchain.cc,
+        toolchain.nvcc,
+        shutil.which("ccache"),
+        include,
+        library,
+        cuda_arch,
+        jobs,
+        find_flatc(),
+    )
 
 
 def toolkit_directories(nvcc: str) -> tuple[str | None, str | None]:
@@ -96,8 +110,10 @@ def toolkit_directories(nvcc: str) -> tuple[str | None, str | None]:
     text = result.stderr + result.stdout
     include = re.search(r'INCLUDES="?-I"?([^"\s]+)', text)
     libraries = [path for path in re.findall(r'"-L([^"]+)"', text) if not path.rstrip("/").endswith("stubs")]
-    return (os.path.normpath(include.group(1)) if include else None,
-            os.path.normpath(libraries[0]) if libraries else None)
+    return (
+        os.path.normpath(include.group(1)) if include else None,
+        os.path.normpath(libraries[0]) if libraries else None,
+    )
 
 
 class Layout:
@@ -134,10 +150,10 @@ class Layout:
         text = os.path.normpath(str(candidate))
         for root in (str(self.source_root), str(self.checkout)):
             if text.startswith(root + os.sep):
-                return text[len(root) + 1:]
+                return text[len(root) + 1 :]
         resolved = os.path.realpath(text)
         if resolved.startswith(str(self.checkout) + os.sep):
-            return resolved[len(str(self.checkout)) + 1:]
+            return resolved[len(str(self.checkout)) + 1 :]
         return written
 
 
@@ -153,8 +169,9 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
     commands = [compile_command(step, layout, tools) for _, step in jobs]
     workers = tools.jobs or os.cpu_count() or 2
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(lambda command: run_command(command, timeout=COMPILE_TIMEOUT_S,
-                                                            cwd=layout.build_dir), commands))
+        results = list(
+            pool.map(lambda command: run_command(command, timeout=COMPILE_TIMEOUT_S, cwd=layout.build_dir), commands)
+        )
     errors: list[CompileError] = []
     machine_gaps: list[str] = []
     not_generated: list[str] = []
@@ -164,8 +181,9 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
         found = parse_errors(result, target.name, step.source, layout)
         generated = generated_missing_header(found, plan)
         if generated:
-            not_generated.append(f"{step.source} ({target.name}): includes {generated[0]}, {generated[1]}; "
-                                 "left out of the build")
+            not_generated.append(
+                f"{step.source} ({target.name}): includes {generated[0]}, {generated[1]}; left out of the build"
+            )
             left_out.add((target.name, step.source))
             continue
         header = machine_missing_header(found, layout)
@@ -181,7 +199,9 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
     if failed is None:
         for target in targets:
             kept = tuple(step for step in target.compile_steps if (target.name, step.source) not in left_out)
-            absent = [item for item in target.link_items if item.kind == "toolkit" and not toolkit_has(tools, item.library)]
+            absent = [
+                item for item in target.link_items if item.kind == "toolkit" and not toolkit_has(tools, item.library)
+            ]
             for item in absent:
                 gap = f"{item.value} ({target.name}): this machine's CUDA toolkit has no lib{item.library}; not linked"
                 if gap not in machine_gaps:
@@ -195,8 +215,15 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
                 failed = result
                 break
             outputs[target.name] = str(output_path(target, layout))
-    return BuildOutcome(outputs, tuple(steps), tuple(errors), failed, time.monotonic() - started,
-                        tuple(machine_gaps), tuple(not_generated))
+    return BuildOutcome(
+        outputs,
+        tuple(steps),
+        tuple(errors),
+        failed,
+        time.monotonic() - started,
+        tuple(machine_gaps),
+        tuple(not_generated),
+    )
 
 
 def toolkit_has(tools: Toolset, library: str) -> bool:
@@ -271,12 +298,33 @@ def compile_command(step: CompileStep, layout: Layout, tools: Toolset) -> list[s
         pic = ["-Xcompiler=-fPIC"] if step.position_independent else []
         arch = [f"-arch={tools.cuda_arch}"] if tools.cuda_arch else []
         compiler = tools.nvcc or "nvcc"
-        return [*launcher, compiler, *definitions, *includes, *arch, *pic, *options,
-                "-c", str(layout.source(step.source)), "-o", str(output)]
+        return [
+            *launcher,
+            compiler,
+            *definitions,
+            *includes,
+            *arch,
+            *pic,
+            *options,
+            "-c",
+            str(layout.source(step.source)),
+            "-o",
+            str(output),
+        ]
     compiler = (tools.cc if step.language == "C" else tools.cxx) or ("cc" if step.language == "C" else "c++")
     pic = ["-fPIC"] if step.position_independent else []
-    return [*launcher, compiler, *definitions, *includes, *pic, *options,
-            "-c", str(layout.source(step.source)), "-o", str(output)]
+    return [
+        *launcher,
+        compiler,
+        *definitions,
+        *includes,
+        *pic,
+        *options,
+        "-c",
+        str(layout.source(step.source)),
+        "-o",
+        str(output),
+    ]
 
 
 def link_command(target: TargetPlan, layout: Layout, tools: Toolset) -> list[str]:
@@ -335,8 +383,15 @@ def parse_errors(result: CommandResult, target: str, source: str, layout: Layout
     for line in (result.stderr + "\n" + result.stdout).splitlines():
         match = GCC_ERROR.match(line.strip()) or NVCC_ERROR.match(line.strip())
         if match:
-            errors.append(CompileError(layout.repo_path(match.group("path")), int(match.group("line")),
-                                       match.group("message").strip(), target, source))
+            errors.append(
+                CompileError(
+                    layout.repo_path(match.group("path")),
+                    int(match.group("line")),
+                    match.group("message").strip(),
+                    target,
+                    source,
+                )
+            )
     if not errors:
         tail = (result.stderr.strip() or result.stdout.strip() or f"exit {result.returncode}").splitlines()[-1:]
         errors.append(CompileError(source, 0, tail[0] if tail else "failed", target, source))

@@ -28,8 +28,13 @@ class NewAtHead:
     in_diff: bool = False
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "message": self.message, "path": self.path, "line": self.line,
-                "in_diff": self.in_diff}
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "in_diff": self.in_diff,
+        }
 
 
 def added_lines(diff_text: str) -> dict[str, frozenset[int]]:
@@ -82,9 +87,16 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
             continue
         in_diff = error["line"] in added.get(error["path"], ())
         where = "a line this pull request adds" if in_diff else "outside the diff"
-        found.append(NewAtHead("compile-error", f"{error['path']}:{error['line']}: {error['message']} "
-                                                f"(compiling {error['source']} for {error['target']}; {where})",
-                               error["path"], error["line"], in_diff))
+        found.append(
+            NewAtHead(
+                "compile-error",
+                f"{error['path']}:{error['line']}: {error['message']} "
+                f"(compiling {error['source']} for {error['target']}; {where})",
+                error["path"],
+                error["line"],
+                in_diff,
+            )
+        )
     base_links = {_link_key(problem) for problem in base.get("link_problems", ())}
     for problem in head.get("link_problems", ()):
         if _link_key(problem) in base_links:
@@ -94,8 +106,9 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         message = problem["message"]
         if cause:
             message += f"; {cause[0]}:{cause[1]}, a line this pull request adds, put it there"
-        found.append(NewAtHead("link-error", message, place[0] if place else None, place[1] if place else None,
-                               bool(cause)))
+        found.append(
+            NewAtHead("link-error", message, place[0] if place else None, place[1] if place else None, bool(cause))
+        )
     # A library that did not build exports nothing and loads nothing: its lost symbols and the stages
     # after it are consequences of the compile or link failure above, not failures of their own.
     built = head["statuses"].get("compile") != "failed"
@@ -105,12 +118,19 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         place = locate(head_checkout, lost[0]) if head_checkout is not None and len(lost) <= 5 else None
         where = f"; {lost[0]} is still written at {place[0]}:{place[1]}" if place else ""
         in_diff = bool(place) and place[1] in added.get(place[0], ())
-        found.append(NewAtHead("symbol-lost", f"{len(lost)} aoti_torch_* symbol(s) no longer exported by "
-                                              f"libaoti_cuda_shims.so: {shown}{where}",
-                               place[0] if place else None, place[1] if place else None, in_diff))
+        found.append(
+            NewAtHead(
+                "symbol-lost",
+                f"{len(lost)} aoti_torch_* symbol(s) no longer exported by libaoti_cuda_shims.so: {shown}{where}",
+                place[0] if place else None,
+                place[1] if place else None,
+                in_diff,
+            )
+        )
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
-        found.append(NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded "
-                                                       f"object at head"))
+        found.append(
+            NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded object at head")
+        )
     # A load that fails on a symbol head no longer exports is that lost symbol again, at run time: said
     # once, with the symbol-lost finding, not as a failure of its own.
     lost_names = set(lost)
@@ -118,11 +138,18 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         if not built and stage != "doctor":
             continue
         missing = UNDEFINED_SYMBOL.findall(head["reasons"].get(stage, ""))
-        if status == "failed" and missing and set(missing) <= lost_names and base["statuses"].get(stage) != "failed" \
-                and any(item.kind == "symbol-lost" for item in found):
+        if (
+            status == "failed"
+            and missing
+            and set(missing) <= lost_names
+            and base["statuses"].get(stage) != "failed"
+            and any(item.kind == "symbol-lost" for item in found)
+        ):
             symbol_lost = next(index for index, item in enumerate(found) if item.kind == "symbol-lost")
-            found[symbol_lost] = replace(found[symbol_lost], message=f"{found[symbol_lost].message}; {stage} fails "
-                                                                    f"on it (undefined symbol: {missing[0]})")
+            found[symbol_lost] = replace(
+                found[symbol_lost],
+                message=f"{found[symbol_lost].message}; {stage} fails on it (undefined symbol: {missing[0]})",
+            )
             continue
         if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
             if stage == "program-run" and head.get("program_wrong_values"):
@@ -140,21 +167,34 @@ def _wrong_result(head: dict, added: dict[str, frozenset[int]], head_checkout: P
     for symbol, source in sorted(kernels.items(), key=lambda item: item[1]):
         lines = sorted(added.get(source, ()))
         if lines:
-            return NewAtHead("wrong-result", f"program-run: {reason}; {source}:{lines[0]} (defining {symbol}, which "
-                                             "the program calls) is a line this pull request changes",
-                             source, lines[0], True)
+            return NewAtHead(
+                "wrong-result",
+                f"program-run: {reason}; {source}:{lines[0]} (defining {symbol}, which "
+                "the program calls) is a line this pull request changes",
+                source,
+                lines[0],
+                True,
+            )
     for symbol, source in sorted(kernels.items()):
         place = find_definition(head_checkout, source, symbol) if head_checkout is not None else None
         if place:
-            return NewAtHead("wrong-result", f"program-run: {reason}; the diff changes none of the kernels it "
-                                             f"calls; {symbol} is defined at {place[0]}:{place[1]}",
-                             place[0], place[1], False)
+            return NewAtHead(
+                "wrong-result",
+                f"program-run: {reason}; the diff changes none of the kernels it "
+                f"calls; {symbol} is defined at {place[0]}:{place[1]}",
+                place[0],
+                place[1],
+                False,
+            )
     return NewAtHead("wrong-result", f"program-run: {reason}")
 
 
 def _link_key(problem: dict) -> tuple:
-    return (problem["kind"], problem["symbol"], tuple(sorted(item["source"] or item["object"]
-                                                            for item in problem["objects"])))
+    return (
+        problem["kind"],
+        problem["symbol"],
+        tuple(sorted(item["source"] or item["object"] for item in problem["objects"])),
+    )
 
 
 def cause_in_diff(problem: dict, diff_text: str) -> tuple[str, int] | None:
@@ -179,9 +219,11 @@ def cause_in_diff(problem: dict, diff_text: str) -> tuple[str, int] | None:
 
 def fixed_at_head(base: dict, head: dict) -> list[str]:
     """Stages that fail at base and pass at head: what the pull request repairs, said in words."""
-    return [f"{stage}: failed at base ({base['reasons'][stage]}), passes at head"
-            for stage, status in base["statuses"].items()
-            if status == "failed" and head["statuses"].get(stage) == "passed"]
+    return [
+        f"{stage}: failed at base ({base['reasons'][stage]}), passes at head"
+        for stage, status in base["statuses"].items()
+        if status == "failed" and head["statuses"].get(stage) == "passed"
+    ]
 
 
 def backend_summary(run) -> dict:

@@ -12,11 +12,10 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from smoke.backend_build import Toolset
+from smoke.backend_build import Layout, Toolset, object_path
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_and_run, prepare_wrapper
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
-from smoke.backend_build import Layout, object_path
 from smoke.build_plan import HOST_NAME, RUNTIME_HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
 from smoke.program_run import cuda_kernels, prepare_program, run_program
@@ -44,12 +43,15 @@ def plan_for(checkout: Path, plan_file: Path | None) -> tuple[BuildPlan | None, 
 
         return plan_directory(checkout), None
     except ImportError as error:
-        return None, StageOutcome("failed", f"the CMake model is not importable here ({error}); "
-                                            "pass a plan written by `smoke plan` (--head-plan)")
+        return None, StageOutcome(
+            "failed",
+            f"the CMake model is not importable here ({error}); pass a plan written by `smoke plan` (--head-plan)",
+        )
 
 
-def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset, build_root: Path) -> tuple[
-        tuple[StageResult, ...], dict]:
+def backend_stages(
+    options: BackendOptions, facts: MachineFacts, tools: Toolset, build_root: Path
+) -> tuple[tuple[StageResult, ...], dict]:
     """Run head (and base) and return the head's stages plus the report's `backend` block."""
     started = time.monotonic()
     wrapper_dir = options.wrapper_dir or build_root / "standalone-canary"
@@ -59,33 +61,42 @@ def backend_stages(options: BackendOptions, facts: MachineFacts, tools: Toolset,
     def program_for(tree: Path) -> tuple[dict | None, StageOutcome | None]:
         return prepare_program(facts, program_dir, tree)
 
-    head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem,
-                     program_for)
+    head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem, program_for)
     block: dict = {"head": head["block"], "seconds": None}
     head_stages = head["stages"]
     base = None
     if options.base is not None:
-        base = _one_side(options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem,
-                         program_for)
+        base = _one_side(
+            options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem, program_for
+        )
     elif options.base_report is not None:
         base = _side_from_report(options.base_report)
     if base is not None:
         block["base"] = base["block"]
         diff_text = options.diff.read_text(errors="replace") if options.diff else ""
-        new = compare(base["summary"], head["summary"], diff_text, options.head) \
-            if base["summary"] and head["summary"] else []
+        new = (
+            compare(base["summary"], head["summary"], diff_text, options.head)
+            if base["summary"] and head["summary"]
+            else []
+        )
         block["new_at_head"] = [item.to_json() for item in new]
-        block["fixed_at_head"] = fixed_at_head(base["summary"], head["summary"]) \
-            if base["summary"] and head["summary"] else []
+        block["fixed_at_head"] = (
+            fixed_at_head(base["summary"], head["summary"]) if base["summary"] and head["summary"] else []
+        )
         base_failed = {name for name, outcome in base["stages"] if outcome.status == "failed"}
         head_stages = [(name, _mark_shared(outcome, name in base_failed)) for name, outcome in head_stages]
-        new_stage = StageOutcome("failed", f"{len(new)} new at head; first: {new[0].message}",
-                                 {"new_at_head": block["new_at_head"]}) if new else \
-            StageOutcome("passed", "nothing new at head: every failure, if any, is also at base")
+        new_stage = (
+            StageOutcome(
+                "failed", f"{len(new)} new at head; first: {new[0].message}", {"new_at_head": block["new_at_head"]}
+            )
+            if new
+            else StageOutcome("passed", "nothing new at head: every failure, if any, is also at base")
+        )
         head_stages.append(("new-at-head", new_stage))
     block["seconds"] = round(time.monotonic() - started, 3)
-    results = tuple(StageResult(name, outcome.status, outcome.reason, 0.0, outcome.details)
-                    for name, outcome in head_stages)
+    results = tuple(
+        StageResult(name, outcome.status, outcome.reason, 0.0, outcome.details) for name, outcome in head_stages
+    )
     return results, block
 
 
@@ -109,18 +120,30 @@ def _side_from_report(path: Path) -> dict:
     earlier = json.loads(path.read_text())["backend"]["head"]
     summary = earlier["summary"]
     stages = [(name, StageOutcome(status, summary["reasons"][name])) for name, status in summary["statuses"].items()]
-    return {"stages": stages, "block": {"from_report": str(path), "checkout": earlier.get("checkout"),
-                                        "summary": summary}, "summary": summary}
+    return {
+        "stages": stages,
+        "block": {"from_report": str(path), "checkout": earlier.get("checkout"), "summary": summary},
+        "summary": summary,
+    }
 
 
 def _mark_shared(outcome: StageOutcome, shared: bool) -> StageOutcome:
     if not shared or outcome.status != "failed":
         return outcome
-    return replace(outcome, reason=f"(also at base) {outcome.reason}", details={**outcome.details, "also_at_base": True})
+    return replace(
+        outcome, reason=f"(also at base) {outcome.reason}", details={**outcome.details, "also_at_base": True}
+    )
 
 
-def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: Toolset, wrapper: dict | None,
-              wrapper_problem: StageOutcome | None, program_for=None) -> dict:
+def _one_side(
+    checkout: Path,
+    plan_file: Path | None,
+    build_dir: Path,
+    tools: Toolset,
+    wrapper: dict | None,
+    wrapper_problem: StageOutcome | None,
+    program_for=None,
+) -> dict:
     plan, problem = plan_for(checkout, plan_file)
     if plan is None:
         return {"stages": [("compile", problem)], "block": {"checkout": str(checkout)}, "summary": None}
@@ -133,8 +156,13 @@ def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: To
     elif HOST_NAME not in run.build.outputs:
         load = StageOutcome("skipped", f"{HOST_NAME} did not link (backend-host): the wrapper runs inside it")
     else:
-        load = load_and_run(wrapper, Path(run.build.outputs[HOST_NAME]), Path(run.build.outputs[SHIM_LIBRARY]),
-                            run.exported, build_dir / "load-run")
+        load = load_and_run(
+            wrapper,
+            Path(run.build.outputs[HOST_NAME]),
+            Path(run.build.outputs[SHIM_LIBRARY]),
+            run.exported,
+            build_dir / "load-run",
+        )
     stages.append(("load-run", load))
     program = _program_stage(plan, run, checkout, build_dir, program_for)
     stages.append(("program-run", program))
@@ -144,6 +172,10 @@ def _one_side(checkout: Path, plan_file: Path | None, build_dir: Path, tools: To
         summary["reasons"][name] = outcome.reason
     summary["program_kernels"] = program.details.get("kernels_called", {})
     summary["program_wrong_values"] = program.details.get("wrong_values", 0)
-    block = {"checkout": str(checkout), "plan": plan.to_json(), "summary": summary,
-             "build_seconds": round(run.build.seconds, 3) if run.build else None}
+    block = {
+        "checkout": str(checkout),
+        "plan": plan.to_json(),
+        "summary": summary,
+        "build_seconds": round(run.build.seconds, 3) if run.build else None,
+    }
     return {"stages": stages, "block": block, "summary": summary}

@@ -10,8 +10,16 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from smoke.backend_build import (BuildOutcome, Layout, Toolset, build, library_words, linker_words, object_path,
-                                 output_path)
+from smoke.backend_build import (
+    BuildOutcome,
+    Layout,
+    Toolset,
+    build,
+    library_words,
+    linker_words,
+    object_path,
+    output_path,
+)
 from smoke.build_plan import HOST_NAME, NO_SOURCES, RUNTIME_HOST_NAME, BuildPlan
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
@@ -43,8 +51,14 @@ class BackendRun:
     runtime_host: StageOutcome = StageOutcome("skipped", "not run")
 
     def stages(self) -> tuple[tuple[str, StageOutcome], ...]:
-        return (("schema", self.schema), ("compile", self.compile), ("exports", self.exports),
-                ("duplicates", self.duplicates), ("backend-host", self.host), ("runtime-host", self.runtime_host))
+        return (
+            ("schema", self.schema),
+            ("compile", self.compile),
+            ("exports", self.exports),
+            ("duplicates", self.duplicates),
+            ("backend-host", self.host),
+            ("runtime-host", self.runtime_host),
+        )
 
 
 def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset) -> BackendRun:
@@ -58,12 +72,20 @@ def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset
     if shims is None or SHIM_LIBRARY not in outcome.outputs:
         why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
         skipped = StageOutcome("skipped", why)
-        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset(), schema,
-                          skipped)
+        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset(), schema, skipped)
     exports, exported = exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
     duplicates, duplicated = duplicates_outcome(plan, layout, tools, outcome)
-    return BackendRun(compile_stage, exports, duplicates, host_outcome(plan, outcome, layout), outcome, exported,
-                      duplicated, schema, runtime_host_outcome(plan, outcome, layout, schema))
+    return BackendRun(
+        compile_stage,
+        exports,
+        duplicates,
+        host_outcome(plan, outcome, layout),
+        outcome,
+        exported,
+        duplicated,
+        schema,
+        runtime_host_outcome(plan, outcome, layout, schema),
+    )
 
 
 def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
@@ -95,22 +117,32 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | Non
     gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
     left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
     if outcome.not_generated:
-        left_out += (f"; {len(outcome.not_generated)} source(s) left out: they include headers generated at "
-                     f"build time ({', '.join(gap.name.rsplit('/', 1)[-1] for gap in plan.generated)})")
+        left_out += (
+            f"; {len(outcome.not_generated)} source(s) left out: they include headers generated at "
+            f"build time ({', '.join(gap.name.rsplit('/', 1)[-1] for gap in plan.generated)})"
+        )
     names = ", ".join(target.name for target in plan.targets)
-    return StageOutcome("passed", f"compiled {compiled} objects, built {names} from the CMake model "
-                                  f"({plan.profile}){gaps}{left_out}", details)
+    return StageOutcome(
+        "passed",
+        f"compiled {compiled} objects, built {names} from the CMake model ({plan.profile}){gaps}{left_out}",
+        details,
+    )
 
 
 def link_problems(plan: BuildPlan, layout: Layout, step) -> list[LinkProblem]:
     """The failed link's first causes, each object traced to the source and target it came from."""
     targets = list(plan.targets) + [host for host in (plan.host, plan.runtime_host) if host is not None]
-    objects = {object_path(compile_step, layout).name: (target.name, compile_step.source)
-               for target in targets for compile_step in target.compile_steps}
+    objects = {
+        object_path(compile_step, layout).name: (target.name, compile_step.source)
+        for target in targets
+        for compile_step in target.compile_steps
+    }
     archives = {target.output_name: target.name for target in targets}
     words = shlex.split(step.command)
     output = words[words.index("-o") + 1] if "-o" in words[:-1] else ""
-    linking = next((target.name for target in targets if output_path(target, layout) == Path(output)), Path(output).name)
+    linking = next(
+        (target.name for target in targets if output_path(target, layout) == Path(output)), Path(output).name
+    )
     return explain(parse_link_errors(step.stderr + "\n" + step.stdout), linking, objects, archives, layout.checkout)
 
 
@@ -125,27 +157,45 @@ def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[Sta
     except SymbolReadError as error:
         return StageOutcome("failed", f"cannot read {library.name}: {error}"), frozenset()
     shims = plan.target(SHIM_LIBRARY)
-    inputs = [output_path(plan.target(item.value), layout) for item in shims.link_items
-              if item.kind == "target-archive" and plan.target(item.value) is not None]
+    inputs = [
+        output_path(plan.target(item.value), layout)
+        for item in shims.link_items
+        if item.kind == "target-archive" and plan.target(item.value) is not None
+    ]
     defined_in_inputs: dict[str, str] = {}
     for path in inputs:
         for name in strong_definitions(path):
             if name.startswith(SHIM_PREFIX):
                 defined_in_inputs.setdefault(name, path.name)
     lost = sorted(set(defined_in_inputs) - exported)
-    details = {"library": str(library), "exported": sorted(exported), "count": len(exported),
-               "defined_in_linked_archives_not_exported": [
-                   {"symbol": name, "archive": defined_in_inputs[name]} for name in lost]}
+    details = {
+        "library": str(library),
+        "exported": sorted(exported),
+        "count": len(exported),
+        "defined_in_linked_archives_not_exported": [
+            {"symbol": name, "archive": defined_in_inputs[name]} for name in lost
+        ],
+    }
     if lost:
         archives = sorted({defined_in_inputs[name] for name in lost})
         # Where the plan links those archives: the CMake line that should name them whole.
-        lines = sorted({f"{item.origin[0]}:{item.origin[1]}" for item in shims.link_items
-                        if item.kind == "target-archive" and not item.whole_archive
-                        and output_path(plan.target(item.value), layout).name in archives})
+        lines = sorted(
+            {
+                f"{item.origin[0]}:{item.origin[1]}"
+                for item in shims.link_items
+                if item.kind == "target-archive"
+                and not item.whole_archive
+                and output_path(plan.target(item.value), layout).name in archives
+            }
+        )
         where = f" at {', '.join(lines)}" if lines else ""
-        return StageOutcome("failed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols but not "
-                                      f"{len(lost)} defined in {', '.join(archives)} (e.g. {lost[0]}): the "
-                                      f"archive is not linked whole{where}", details), exported
+        return StageOutcome(
+            "failed",
+            f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols but not "
+            f"{len(lost)} defined in {', '.join(archives)} (e.g. {lost[0]}): the "
+            f"archive is not linked whole{where}",
+            details,
+        ), exported
     if not exported:
         return StageOutcome("failed", f"{library.name} exports no {SHIM_PREFIX}* symbol", details), exported
     return StageOutcome("passed", f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols", details), exported
@@ -201,8 +251,9 @@ def whole_archives_of(target, layout: Layout) -> list[Path]:
 _NO_TOOLS = Toolset(None, None, None, None, None, None)
 
 
-def duplicates_outcome(plan: BuildPlan, layout: Layout, tools: Toolset,
-                       outcome: BuildOutcome) -> tuple[StageOutcome, frozenset[str]]:
+def duplicates_outcome(
+    plan: BuildPlan, layout: Layout, tools: Toolset, outcome: BuildOutcome
+) -> tuple[StageOutcome, frozenset[str]]:
     """A strong definition in two loaded objects: two copies of its state in one process."""
     objects = [(label, path) for label, path in loaded_objects(plan, layout, tools, outcome) if path.exists()]
     if len(objects) < 2:
@@ -211,20 +262,28 @@ def duplicates_outcome(plan: BuildPlan, layout: Layout, tools: Toolset,
     clashes: dict[str, list[str]] = {}
     labels = [label for label, _ in objects]
     for index, first in enumerate(labels):
-        for second in labels[index + 1:]:
+        for second in labels[index + 1 :]:
             for name in definitions[first] & definitions[second]:
                 holders = clashes.setdefault(name, [])
                 holders += [label for label in (first, second) if label not in holders]
-    details = {"objects": [{"name": label, "path": str(path), "strong_definitions": len(definitions[label])}
-                           for label, path in objects],
-               "duplicated": [{"symbol": name, "in": clashes[name]} for name in sorted(clashes)]}
+    details = {
+        "objects": [
+            {"name": label, "path": str(path), "strong_definitions": len(definitions[label])} for label, path in objects
+        ],
+        "duplicated": [{"symbol": name, "in": clashes[name]} for name in sorted(clashes)],
+    }
     if clashes:
         shims = sorted(name for name in clashes if name.startswith(SHIM_PREFIX))
         example = (shims or sorted(clashes))[0]
-        return StageOutcome("failed", f"{len(clashes)} strong definition(s) in more than one loaded object, e.g. "
-                                      f"{example} in {' and '.join(clashes[example])}", details), frozenset(clashes)
-    return StageOutcome("passed", f"no strong definition twice across {len(objects)} loaded objects", details), \
-        frozenset()
+        return StageOutcome(
+            "failed",
+            f"{len(clashes)} strong definition(s) in more than one loaded object, e.g. "
+            f"{example} in {' and '.join(clashes[example])}",
+            details,
+        ), frozenset(clashes)
+    return StageOutcome(
+        "passed", f"no strong definition twice across {len(objects)} loaded objects", details
+    ), frozenset()
 
 
 def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
@@ -233,8 +292,11 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None =
     if plan.host is None:
         return StageOutcome("skipped", "the model defines no aoti_cuda_backend to link a host against")
     if HOST_NAME in outcome.outputs:
-        return StageOutcome("passed", f"{HOST_NAME} links {', '.join(i.value for i in plan.host.link_items if i.kind.startswith('target'))}",
-                            {"host": outcome.outputs[HOST_NAME]})
+        return StageOutcome(
+            "passed",
+            f"{HOST_NAME} links {', '.join(i.value for i in plan.host.link_items if i.kind.startswith('target'))}",
+            {"host": outcome.outputs[HOST_NAME]},
+        )
     failed = outcome.failed_step
     if failed is None or not all(target.name in outcome.outputs for target in plan.targets):
         return StageOutcome("skipped", "the backend did not build")
@@ -242,9 +304,13 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None =
     unevaluated = [gap.name for gap in plan.gaps if gap.reason == NO_SOURCES]
     details = {"undefined": undefined, "link": failed.to_json()}
     if undefined and unevaluated and all(_runtime_symbol(name) for name in undefined):
-        return StageOutcome("skipped", f"linking {HOST_NAME} needs {', '.join(unevaluated)}, whose sources the "
-                                       f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
-                                       f"runtime, e.g. {undefined[0]}", details)
+        return StageOutcome(
+            "skipped",
+            f"linking {HOST_NAME} needs {', '.join(unevaluated)}, whose sources the "
+            f"model cannot evaluate: {len(undefined)} undefined reference(s) into the "
+            f"runtime, e.g. {undefined[0]}",
+            details,
+        )
     problems = link_problems(plan, layout, failed) if layout is not None else []
     details["link_problems"] = [problem.to_json() for problem in problems]
     first = problems[0].message() if problems else _first_line(failed.stderr)
@@ -254,12 +320,16 @@ def host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None =
 def runtime_host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout, schema: StageOutcome) -> StageOutcome:
     """The runtime host linked with the program loader, the .ptd reader and the backend."""
     if plan.runtime_host is None:
-        return StageOutcome("skipped", "the model lacks a target the runtime host links (extension_data_loader, "
-                                       "extension_flat_tensor)")
+        return StageOutcome(
+            "skipped", "the model lacks a target the runtime host links (extension_data_loader, extension_flat_tensor)"
+        )
     if RUNTIME_HOST_NAME in outcome.outputs:
         links = ", ".join(item.value for item in plan.runtime_host.link_items if item.kind.startswith("target"))
-        return StageOutcome("passed", f"{RUNTIME_HOST_NAME} links {links}, with the program loader compiled from "
-                                      "the tree", {"host": outcome.outputs[RUNTIME_HOST_NAME]})
+        return StageOutcome(
+            "passed",
+            f"{RUNTIME_HOST_NAME} links {links}, with the program loader compiled from the tree",
+            {"host": outcome.outputs[RUNTIME_HOST_NAME]},
+        )
     if schema.status != "passed":
         return StageOutcome("skipped", f"the program loader was not compiled: schema {schema.status}: {schema.reason}")
     failed = outcome.failed_step
@@ -267,8 +337,11 @@ def runtime_host_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout,
         return StageOutcome("skipped", "the backend or its host did not build")
     problems = link_problems(plan, layout, failed)
     first = problems[0].message() if problems else _first_line(failed.stderr)
-    return StageOutcome("failed", f"linking {RUNTIME_HOST_NAME} failed: {first}",
-                        {"link_problems": [problem.to_json() for problem in problems], "link": failed.to_json()})
+    return StageOutcome(
+        "failed",
+        f"linking {RUNTIME_HOST_NAME} failed: {first}",
+        {"link_problems": [problem.to_json() for problem in problems], "link": failed.to_json()},
+    )
 
 
 def _runtime_symbol(name: str) -> bool:

@@ -33,8 +33,13 @@ PROFILE = "linux-gcc-cuda"
 LANGUAGES = {".cu": "CUDA", ".cpp": "CXX", ".cc": "CXX", ".cxx": "CXX", ".c": "C"}
 BUILT_KINDS = ("STATIC_LIBRARY", "SHARED_LIBRARY", "MODULE_LIBRARY", "OBJECT_LIBRARY")
 # What find_package(CUDAToolkit) defines, which the model does not run: name -> (library, needs headers).
-CUDA_TOOLKIT_TARGETS = {"CUDA::cudart": "cudart", "CUDA::cuda_driver": "cuda", "CUDA::cublas": "cublas",
-                        "CUDA::cublasLt": "cublasLt", "CUDA::curand": "curand"}
+CUDA_TOOLKIT_TARGETS = {
+    "CUDA::cudart": "cudart",
+    "CUDA::cuda_driver": "cuda",
+    "CUDA::cublas": "cublas",
+    "CUDA::cublasLt": "cublasLt",
+    "CUDA::curand": "curand",
+}
 # Model paths: ExecuTorch's checkout is /src/executorch there, and its parent is on the include path.
 SOURCE_ROOT = "/src/executorch"
 HOST_NAME = "smoke_backend_host"
@@ -142,26 +147,52 @@ def plan_from_json(data: dict) -> BuildPlan:
 
     targets = []
     for target in data["targets"]:
-        steps = tuple(CompileStep(
-            step["target"], step["source"], step["language"], flags(step["definitions"]),
-            flags(step["include_directories"]), flags(step["options"]), step["position_independent"],
-            location(step["origin"])) for step in target["compile_steps"])
-        links = tuple(LinkItem(item["kind"], item["value"], item["scope"], location(item["origin"]),
-                               item["whole_archive"], item.get("library", "")) for item in target["link_items"])
-        targets.append(TargetPlan(target["name"], target["kind"], location(target["origin"]), steps, links,
-                                  target["output_name"]))
+        steps = tuple(
+            CompileStep(
+                step["target"],
+                step["source"],
+                step["language"],
+                flags(step["definitions"]),
+                flags(step["include_directories"]),
+                flags(step["options"]),
+                step["position_independent"],
+                location(step["origin"]),
+            )
+            for step in target["compile_steps"]
+        )
+        links = tuple(
+            LinkItem(
+                item["kind"],
+                item["value"],
+                item["scope"],
+                location(item["origin"]),
+                item["whole_archive"],
+                item.get("library", ""),
+            )
+            for item in target["link_items"]
+        )
+        targets.append(
+            TargetPlan(target["name"], target["kind"], location(target["origin"]), steps, links, target["output_name"])
+        )
     host, runtime_host = data.get("host"), data.get("runtime_host")
     if host is not None:
         host_plan = plan_from_json({"profile": "", "subjects": [], "targets": [host], "gaps": [], "external": []})
         host = host_plan.targets[0]
     if runtime_host is not None:
-        runtime_host = plan_from_json({"profile": "", "subjects": [], "targets": [runtime_host], "gaps": [],
-                                       "external": []}).targets[0]
-    return BuildPlan(data["profile"], tuple(data["subjects"]), tuple(targets), host,
-                     tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data["gaps"]),
-                     tuple(data["external"]), tuple(data.get("notes", ())),
-                     tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())),
-                     runtime_host)
+        runtime_host = plan_from_json(
+            {"profile": "", "subjects": [], "targets": [runtime_host], "gaps": [], "external": []}
+        ).targets[0]
+    return BuildPlan(
+        data["profile"],
+        tuple(data["subjects"]),
+        tuple(targets),
+        host,
+        tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data["gaps"]),
+        tuple(data["external"]),
+        tuple(data.get("notes", ())),
+        tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())),
+        runtime_host,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -216,17 +247,39 @@ def plan_build(model, subjects: tuple[str, ...] = SUBJECTS) -> BuildPlan:
         links = tuple(_link_items(target, targets, built, gaps, external))
         plans.append(TargetPlan(name, target.kind, (target.path, target.line), steps, links, _output_name(target)))
     host = _host_plan(targets, built, gaps, external) if all(n in targets for n in HOST_LINKS) else None
-    runtime_host = _host_plan(targets, built, gaps, external, RUNTIME_HOST_NAME, RUNTIME_HOST_SOURCE,
-                              RUNTIME_HOST_LINKS, RUNTIME_HOST_KERNELS) if runtime else None
+    runtime_host = (
+        _host_plan(
+            targets,
+            built,
+            gaps,
+            external,
+            RUNTIME_HOST_NAME,
+            RUNTIME_HOST_SOURCE,
+            RUNTIME_HOST_LINKS,
+            RUNTIME_HOST_KERNELS,
+        )
+        if runtime
+        else None
+    )
     # The schema libraries (INTERFACE targets listing flatc's outputs) that the extensions reach only
     # through add_dependencies, which the model does not keep: their headers are generated too.
     schemas = [target for name, target in targets.items() if name.endswith("_schema") and name not in order]
-    notes = ("CMAKE_CXX_STANDARD/CMAKE_CUDA_ARCHITECTURES are variables the model does not keep on targets: "
-             "the compilers' defaults apply (g++ 13: gnu++17; nvcc 13: c++17, sm_75) unless the run names "
-             "an architecture",)
-    return BuildPlan(model.profile.name, tuple(subjects), tuple(plans), host, tuple(_unique_gaps(gaps)),
-                     tuple(external), notes, _generated_files([targets[name] for name in order] + schemas),
-                     runtime_host)
+    notes = (
+        "CMAKE_CXX_STANDARD/CMAKE_CUDA_ARCHITECTURES are variables the model does not keep on targets: "
+        "the compilers' defaults apply (g++ 13: gnu++17; nvcc 13: c++17, sm_75) unless the run names "
+        "an architecture",
+    )
+    return BuildPlan(
+        model.profile.name,
+        tuple(subjects),
+        tuple(plans),
+        host,
+        tuple(_unique_gaps(gaps)),
+        tuple(external),
+        notes,
+        _generated_files([targets[name] for name in order] + schemas),
+        runtime_host,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,9 +319,16 @@ class _Consumer:
         return None
 
 
-def _host_plan(targets, built: set[str], gaps: list[Gap], external: dict[str, None], name: str = HOST_NAME,
-               source_path: str = HOST_SOURCE, link_names: tuple[str, ...] = HOST_LINKS,
-               tree_sources: tuple[str, ...] = ()) -> TargetPlan:
+def _host_plan(
+    targets,
+    built: set[str],
+    gaps: list[Gap],
+    external: dict[str, None],
+    name: str = HOST_NAME,
+    source_path: str = HOST_SOURCE,
+    link_names: tuple[str, ...] = HOST_LINKS,
+    tree_sources: tuple[str, ...] = (),
+) -> TargetPlan:
     """The consumer: an executable linking the backend as a static runner does, with everything the
     backend's usage requirements (whole-archive and export options included) bring to its link."""
     links = tuple(_LinkEntry(link, "PRIVATE", "@smoke", 0) for link in link_names)
@@ -294,8 +354,14 @@ def _generated_files(targets) -> tuple[Gap, ...]:
         for source in target.sources:
             path = posixpath.normpath(source.path_repo_relative)
             if path.startswith(BINARY_ROOT + "/"):
-                found.append(Gap(path[len(BINARY_ROOT) + 1:], f"listed by {target.name}; generated at build time "
-                                 "by a custom command the smoke build does not run", (source.path, source.line)))
+                found.append(
+                    Gap(
+                        path[len(BINARY_ROOT) + 1 :],
+                        f"listed by {target.name}; generated at build time "
+                        "by a custom command the smoke build does not run",
+                        (source.path, source.line),
+                    )
+                )
     return tuple(_unique_gaps(found))
 
 
@@ -359,16 +425,18 @@ def _applies(item, language: str) -> bool:
 
 def _compile_steps(target, targets, gaps: list[Gap]):
     closure = _usage_closure(target, targets)
-    position_independent = target.kind in ("SHARED_LIBRARY", "MODULE_LIBRARY") or \
-        target.property("POSITION_INDEPENDENT_CODE") in ("ON", "TRUE", "1")
+    position_independent = target.kind in ("SHARED_LIBRARY", "MODULE_LIBRARY") or target.property(
+        "POSITION_INDEPENDENT_CODE"
+    ) in ("ON", "TRUE", "1")
     for source in target.sources:
         extension = posixpath.splitext(source.path_repo_relative)[1]
         language = LANGUAGES.get(extension)
         origin = (source.path, source.line)
         if language is None:
             if extension not in (".h", ".hpp", ".cuh"):
-                gaps.append(Gap(source.path_repo_relative, f"{target.name}: no compiler for {extension or 'it'}",
-                                origin))
+                gaps.append(
+                    Gap(source.path_repo_relative, f"{target.name}: no compiler for {extension or 'it'}", origin)
+                )
             continue
 
         def gather(field_name: str, own_scopes=("PRIVATE", "PUBLIC")) -> list:
@@ -383,15 +451,27 @@ def _compile_steps(target, targets, gaps: list[Gap]):
         if _links_toolkit(target, targets):
             # CUDA::cudart's INTERFACE_INCLUDE_DIRECTORIES, which the builder takes from the machine's toolkit.
             includes += (Flag("include", ("find_package(CUDAToolkit)", 0), "cuda-toolkit"),)
-        yield CompileStep(target.name, source.path_repo_relative, language, definitions, _dedupe(includes),
-                          options, position_independent, origin)
+        yield CompileStep(
+            target.name,
+            source.path_repo_relative,
+            language,
+            definitions,
+            _dedupe(includes),
+            options,
+            position_independent,
+            origin,
+        )
 
 
 def _links_toolkit(target, targets) -> bool:
     """Whether CUDA::cudart's usage requirements (the toolkit's include directory) reach this target."""
     names = [item.value for item in target.link_libraries if item.scope in ("PUBLIC", "PRIVATE")]
-    names += [item.value for dependency in _usage_closure(target, targets)
-              for item in dependency.link_libraries if item.scope in ("PUBLIC", "INTERFACE")]
+    names += [
+        item.value
+        for dependency in _usage_closure(target, targets)
+        for item in dependency.link_libraries
+        if item.scope in ("PUBLIC", "INTERFACE")
+    ]
     return any(name in CUDA_TOOLKIT_TARGETS for name in names)
 
 
@@ -399,8 +479,9 @@ def _flags(items, owner: str, gaps: list[Gap]) -> tuple[Flag, ...]:
     flags = []
     for item in items:
         if "$<" in item.value:
-            gaps.append(Gap(item.value, f"{owner}: a generator expression the model left unevaluated",
-                            (item.path, item.line)))
+            gaps.append(
+                Gap(item.value, f"{owner}: a generator expression the model left unevaluated", (item.path, item.line))
+            )
             continue
         flags.append(Flag(item.value, (item.path, item.line)))
     return _dedupe(flags)
@@ -420,11 +501,11 @@ def _dedupe(flags) -> tuple[Flag, ...]:
 def _include(flag: Flag) -> Flag:
     path = posixpath.normpath(flag.value)
     if path == SOURCE_ROOT or path.startswith(SOURCE_ROOT + "/"):
-        return Flag(path[len(SOURCE_ROOT) + 1:] if path != SOURCE_ROOT else "", flag.origin, "source")
+        return Flag(path[len(SOURCE_ROOT) + 1 :] if path != SOURCE_ROOT else "", flag.origin, "source")
     if path == SOURCE_PARENT:
         return Flag("", flag.origin, "source-parent")
     if path == BINARY_ROOT or path.startswith(BINARY_ROOT + "/"):
-        return Flag(path[len(BINARY_ROOT) + 1:] if path != BINARY_ROOT else "", flag.origin, "binary")
+        return Flag(path[len(BINARY_ROOT) + 1 :] if path != BINARY_ROOT else "", flag.origin, "binary")
     return Flag(path, flag.origin, "absolute")
 
 
@@ -445,8 +526,9 @@ def _link_items(target, targets, built: set[str], gaps: list[Gap], external: dic
     for option in target.link_options:
         if option.scope != "INTERFACE":
             items += _option_items(option, targets, built, gaps)
-    items += _library_items(target, target.link_libraries, ("PUBLIC", "PRIVATE"), targets, built, gaps,
-                            external, (target.name,))
+    items += _library_items(
+        target, target.link_libraries, ("PUBLIC", "PRIVATE"), targets, built, gaps, external, (target.name,)
+    )
     return _dedupe_links(items)
 
 
@@ -455,8 +537,9 @@ def _dedupe_links(items: list[LinkItem]) -> list[LinkItem]:
     the same archive; a plain archive or system library keeps its last place, after everything that
     needs it (the linker reads an archive once, left to right); options keep their first."""
     whole = {item.value for item in items if item.whole_archive}
-    items = [item for item in items
-             if not (item.kind == "target-archive" and item.value in whole and not item.whole_archive)]
+    items = [
+        item for item in items if not (item.kind == "target-archive" and item.value in whole and not item.whole_archive)
+    ]
     last = {(item.kind, item.value): index for index, item in enumerate(items)}
     seen: set[tuple[str, str]] = set()
     kept = []
@@ -476,8 +559,13 @@ def _option_items(option, targets, built: set[str], gaps: list[Gap]) -> list[Lin
         # Resolved by the builder, which knows where each target's output lands.
         return [LinkItem("option", value, option.scope, (option.path, option.line))]
     if "$<" in value:
-        gaps.append(Gap(value, "a link option with a generator expression the model left unevaluated",
-                        (option.path, option.line)))
+        gaps.append(
+            Gap(
+                value,
+                "a link option with a generator expression the model left unevaluated",
+                (option.path, option.line),
+            )
+        )
         return []
     return [LinkItem("option", value, option.scope, (option.path, option.line))]
 
@@ -502,8 +590,10 @@ def _library_items(owner, link_libraries, scopes, targets, built, gaps, external
             continue
         name = _resolve_alias(value, targets)
         if name in CUDA_TOOLKIT_TARGETS and name not in targets:
-            external[f"{name}: the CUDA toolkit's lib{CUDA_TOOLKIT_TARGETS[name]} and include directory "
-                     "(find_package(CUDAToolkit) is not modelled; the machine's toolkit stands in)"] = None
+            external[
+                f"{name}: the CUDA toolkit's lib{CUDA_TOOLKIT_TARGETS[name]} and include directory "
+                "(find_package(CUDAToolkit) is not modelled; the machine's toolkit stands in)"
+            ] = None
             items.append(LinkItem("toolkit", name, entry.scope, origin, whole, CUDA_TOOLKIT_TARGETS[name]))
             continue
         if name in targets:
@@ -517,10 +607,12 @@ def _library_items(owner, link_libraries, scopes, targets, built, gaps, external
                 if option.scope in ("PUBLIC", "INTERFACE"):
                     items += _option_items(option, targets, built, gaps)
             # A static library's PRIVATE link items still reach the final link (CMake's $<LINK_ONLY:...>).
-            dependency_scopes = ("PUBLIC", "INTERFACE", "PRIVATE") if dependency.kind == "STATIC_LIBRARY" \
-                else ("PUBLIC", "INTERFACE")
-            brought += _library_items(dependency, dependency.link_libraries, dependency_scopes, targets, built,
-                                      gaps, external, (*path, name))
+            dependency_scopes = (
+                ("PUBLIC", "INTERFACE", "PRIVATE") if dependency.kind == "STATIC_LIBRARY" else ("PUBLIC", "INTERFACE")
+            )
+            brought += _library_items(
+                dependency, dependency.link_libraries, dependency_scopes, targets, built, gaps, external, (*path, name)
+            )
             continue
         if "::" in name or "$<" in name:
             gaps.append(Gap(name, f"{owner.name} links it, but the model defines no such target", origin))

@@ -70,9 +70,13 @@ def compile_canary(build_dir: Path, facts: MachineFacts, timeout: float = CANARY
         wrapper, libraries = _find_wrapper(Path(compiled["package"]), build_dir / "package")
     except (SymbolReadError, zipfile.BadZipFile, LookupError) as error:
         return CanaryOutcome(StageOutcome("failed", f"reading the canary package failed: {error}", details), None)
-    details.update(wrapper=str(wrapper.path), needed_symbols=list(wrapper.needed_symbols),
-                   wrapper_needed_libraries=list(wrapper.needed_libraries), wrapper_libstdcxx=wrapper.libstdcxx,
-                   libraries=libraries)
+    details.update(
+        wrapper=str(wrapper.path),
+        needed_symbols=list(wrapper.needed_symbols),
+        wrapper_needed_libraries=list(wrapper.needed_libraries),
+        wrapper_libstdcxx=wrapper.libstdcxx,
+        libraries=libraries,
+    )
     needs = f"wrapper needs {len(wrapper.needed_symbols)} {SHIM_PREFIX}* symbols"
     load_run = _run_child("run", build_dir, timeout, environment)
     ran = _last_json_line(load_run)
@@ -81,15 +85,19 @@ def compile_canary(build_dir: Path, facts: MachineFacts, timeout: float = CANARY
         failure = describe_child_failure(load_run)
         reason = f"compiled ({needs}), but aoti_load_package and run failed: {failure}"
         if wrapper.libstdcxx == "static":
-            reason += (f"; the wrapper carries its own libstdc++ ({compiled.get('cxx')} links it statically), "
-                       f"a second C++ runtime in the process; {compiler.reason}")
+            reason += (
+                f"; the wrapper carries its own libstdc++ ({compiled.get('cxx')} links it statically), "
+                f"a second C++ runtime in the process; {compiler.reason}"
+            )
         return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
     details.update(ran)
     if not ran["matches_eager"]:
         reason = f"compiled ({needs}), but its output differs from eager: max abs diff {ran['max_abs_diff']:.3g}"
         return CanaryOutcome(StageOutcome("failed", reason, details), wrapper)
-    reason = (f"compiled with PyTorch {compiled['torch_version']} and {compiled.get('cxx')}, matches eager "
-              f"(max abs diff {ran['max_abs_diff']:.3g}); {needs}")
+    reason = (
+        f"compiled with PyTorch {compiled['torch_version']} and {compiled.get('cxx')}, matches eager "
+        f"(max abs diff {ran['max_abs_diff']:.3g}); {needs}"
+    )
     return CanaryOutcome(StageOutcome("passed", reason, details), wrapper)
 
 
@@ -114,7 +122,8 @@ def _reason_to_skip(facts: MachineFacts) -> str | None:
         return f"PyTorch is not importable by {sys.executable}: {facts.torch.error}"
     if not facts.torch.cuda_available:
         return f"PyTorch {facts.torch.version} has no usable CUDA device" + (
-            f": {facts.torch.error}" if facts.torch.error else "")
+            f": {facts.torch.error}" if facts.torch.error else ""
+        )
     return None
 
 
@@ -153,8 +162,9 @@ def _find_wrapper(package: Path, extract_dir: Path) -> tuple[CanaryWrapper, list
     symbols = {path: read_dynamic_symbols(path) for path in libraries}
     chosen = max(libraries, key=lambda path: len(_shims_needed(symbols[path])))
     listing = [_describe_library(path, extract_dir, symbols[path]) for path in libraries]
-    wrapper = CanaryWrapper(chosen, _shims_needed(symbols[chosen]), symbols[chosen].needed_libraries,
-                            libstdcxx_linkage(symbols[chosen]))
+    wrapper = CanaryWrapper(
+        chosen, _shims_needed(symbols[chosen]), symbols[chosen].needed_libraries, libstdcxx_linkage(symbols[chosen])
+    )
     return wrapper, listing
 
 

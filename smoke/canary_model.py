@@ -55,7 +55,8 @@ def compile_canary(out_dir: Path) -> dict:
     started = time.monotonic()
     exported = torch.export.export(model, (example,))
     package = torch._inductor.aoti_compile_and_package(
-        exported, package_path=str(out_dir / PACKAGE_NAME), inductor_configs=dict(INDUCTOR_OPTIONS))
+        exported, package_path=str(out_dir / PACKAGE_NAME), inductor_configs=dict(INDUCTOR_OPTIONS)
+    )
     return {
         "torch_version": torch.__version__,
         # The compiler Inductor built the wrapper with: the runner's choice, passed as $CXX.
@@ -113,8 +114,12 @@ def progress(phase: str) -> None:
 
 # The backend's own settings (backends/cuda/cuda_backend.py): no libtorch, kernels inside the library, so
 # every aoti_torch_* the wrapper calls must come from the host, here the pull request's compiled shims.
-STANDALONE_OPTIONS = {"max_autotune": False, "aot_inductor.link_libtorch": False,
-                      "aot_inductor.embed_kernel_binary": True, "aot_inductor.package_constants_in_so": True}
+STANDALONE_OPTIONS = {
+    "max_autotune": False,
+    "aot_inductor.link_libtorch": False,
+    "aot_inductor.embed_kernel_binary": True,
+    "aot_inductor.package_constants_in_so": True,
+}
 STANDALONE_NAME = "standalone.pt2"
 
 
@@ -149,7 +154,8 @@ def compile_standalone(out_dir: Path) -> dict:
     started = time.monotonic()
     exported = torch.export.export(model, (example,))
     package = torch._inductor.aoti_compile_and_package(
-        exported, package_path=str(out_dir / STANDALONE_NAME), inductor_configs=dict(STANDALONE_OPTIONS))
+        exported, package_path=str(out_dir / STANDALONE_NAME), inductor_configs=dict(STANDALONE_OPTIONS)
+    )
     return {
         "torch_version": torch.__version__,
         "package": str(package),

@@ -46,14 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(command=doctor_command)
 
     run = commands.add_parser("run", help="run every stage and write the JSON report (the default)")
-    run.add_argument("--report", type=Path, default=Path("smoke-report.json"),
-                     help="report path (default: %(default)s)")
+    run.add_argument(
+        "--report", type=Path, default=Path("smoke-report.json"), help="report path (default: %(default)s)"
+    )
     run.add_argument("--repo", type=Path, default=Path("."), help="repository root holding .github/pr-check.toml")
     run.add_argument("--host-build-cmd", help="shell command, run in --repo, that builds the host under test")
     run.add_argument("--host", help="path of the host under test, relative to --repo")
     run.add_argument("--host-load-args", help="arguments that make the host load a library; {library} is replaced")
-    run.add_argument("--host-archive", help="static archive of the shims the host links, relative to --repo; "
-                                            "a loader linked against it must load the canary's symbols")
+    run.add_argument(
+        "--host-archive",
+        help="static archive of the shims the host links, relative to --repo; "
+        "a loader linked against it must load the canary's symbols",
+    )
     run.add_argument("--host-link-args", help="extra link arguments the host archive needs (e.g. '-lcudart')")
     run.add_argument("--build-dir", type=Path, help="keep build outputs here instead of a temporary directory")
     run.add_argument("--require-gpu", action="store_true", help="fail, rather than skip, when there is no GPU")
@@ -63,11 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     backend = run.add_argument_group("the pull request's CUDA backend (compiled from the CMake model)")
     backend.add_argument("--tree", type=Path, help="checkout (or subtree) of head to compile; enables these stages")
     backend.add_argument("--base-tree", type=Path, help="checkout of base: what is new at head is reported")
-    backend.add_argument("--base-report", type=Path, help="a report of an earlier run at base, instead of "
-                                                         "--base-tree (base is then not rebuilt)")
+    backend.add_argument(
+        "--base-report",
+        type=Path,
+        help="a report of an earlier run at base, instead of --base-tree (base is then not rebuilt)",
+    )
     backend.add_argument("--diff", type=Path, help="the pull request's unified diff, to place compile errors in it")
-    backend.add_argument("--head-plan", type=Path, help="a plan from `smoke plan`, when the CMake model "
-                                                       "cannot be imported on this machine")
+    backend.add_argument(
+        "--head-plan",
+        type=Path,
+        help="a plan from `smoke plan`, when the CMake model cannot be imported on this machine",
+    )
     backend.add_argument("--base-plan", type=Path, help="the same for base")
     backend.add_argument("--wrapper-dir", type=Path, help="compile the standalone canary here once and reuse it")
     backend.add_argument("--backend-only", action="store_true", help="skip link-contract, canary and host-under-test")
@@ -92,28 +102,41 @@ def doctor_command(parsed: argparse.Namespace) -> int:
 
 
 def run_command(parsed: argparse.Namespace) -> int:
-    host_config = read_host_config(parsed.repo.resolve(), parsed.host_build_cmd, parsed.host, parsed.host_load_args,
-                                   parsed.host_archive, parsed.host_link_args)
+    host_config = read_host_config(
+        parsed.repo.resolve(),
+        parsed.host_build_cmd,
+        parsed.host,
+        parsed.host_load_args,
+        parsed.host_archive,
+        parsed.host_link_args,
+    )
     backend = None
     if parsed.tree is not None:
-        backend = BackendOptions(head=parsed.tree.resolve(), base=parsed.base_tree.resolve() if parsed.base_tree else None,
-                                 diff=parsed.diff, head_plan=parsed.head_plan, base_plan=parsed.base_plan,
-                                 wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None,
-                                 base_report=parsed.base_report)
+        backend = BackendOptions(
+            head=parsed.tree.resolve(),
+            base=parsed.base_tree.resolve() if parsed.base_tree else None,
+            diff=parsed.diff,
+            head_plan=parsed.head_plan,
+            base_plan=parsed.base_plan,
+            wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None,
+            base_report=parsed.base_report,
+        )
     elif parsed.backend_only:
         raise SmokeConfigError("--backend-only needs --tree")
-    report = run_smoke(RunOptions(
-        host_config=host_config,
-        build_dir=parsed.build_dir,
-        require_gpu=parsed.require_gpu,
-        correlation_id=parsed.correlation_id,
-        canary_timeout=parsed.canary_timeout,
-        host_build_timeout=parsed.host_build_timeout,
-        backend=backend,
-        backend_only=parsed.backend_only,
-        cuda_arch=parsed.cuda_arch,
-        jobs=parsed.jobs,
-    ))
+    report = run_smoke(
+        RunOptions(
+            host_config=host_config,
+            build_dir=parsed.build_dir,
+            require_gpu=parsed.require_gpu,
+            correlation_id=parsed.correlation_id,
+            canary_timeout=parsed.canary_timeout,
+            host_build_timeout=parsed.host_build_timeout,
+            backend=backend,
+            backend_only=parsed.backend_only,
+            cuda_arch=parsed.cuda_arch,
+            jobs=parsed.jobs,
+        )
+    )
     write_report(report, parsed.report)
     print(describe_report(report))
     print(f"report: {parsed.report}")
@@ -128,7 +151,9 @@ def plan_command(parsed: argparse.Namespace) -> int:
     parsed.out.write_text(json.dumps(plan.to_json(), indent=1) + "\n")
     for gap in plan.gaps:
         print(f"not evaluable: {gap.name}: {gap.reason}")
-    print(f"plan: {len(plan.targets)} targets, {sum(len(t.compile_steps) for t in plan.targets)} sources -> {parsed.out}")
+    print(
+        f"plan: {len(plan.targets)} targets, {sum(len(t.compile_steps) for t in plan.targets)} sources -> {parsed.out}"
+    )
     return 0
 
 

@@ -52,19 +52,28 @@ def run_command(
     started = time.monotonic()
     try:
         completed = subprocess.run(
-            argv, shell=shell, cwd=cwd, env=env, timeout=timeout,
-            capture_output=True, text=True, errors="replace", stdin=subprocess.DEVNULL,
+            argv,
+            shell=shell,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as expired:
         return CommandResult(
-            command, None, _text(expired.stdout), _text(expired.stderr),
-            time.monotonic() - started, timed_out=True,
+            command,
+            None,
+            _text(expired.stdout),
+            _text(expired.stderr),
+            time.monotonic() - started,
+            timed_out=True,
         )
     except OSError as error:
         return CommandResult(command, None, "", f"{type(error).__name__}: {error}", time.monotonic() - started)
-    return CommandResult(
-        command, completed.returncode, completed.stdout, completed.stderr, time.monotonic() - started
-    )
+    return CommandResult(command, completed.returncode, completed.stdout, completed.stderr, time.monotonic() - started)
 
 
 def _text(output: str | bytes | None) -> str:

@@ -24,7 +24,9 @@ from smoke.elf_symbols import DynamicSymbols, SymbolReadError, read_dynamic_symb
 Linkage = Literal["shared", "static", "none"]
 PROBE_TIMEOUT_S = 120
 # std::locale().name() pulls libstdc++'s locale machinery in, the part that breaks when duplicated.
-PROBE_SOURCE = '#include <locale>\n#include <string>\nstd::string smoke_locale_name() { return std::locale().name(); }\n'
+PROBE_SOURCE = (
+    "#include <locale>\n#include <string>\nstd::string smoke_locale_name() { return std::locale().name(); }\n"
+)
 SHARED_RUNTIMES = ("libstdc++.so", "libc++.so")
 # Exported from a shared library only when the C++ runtime itself was linked into it.
 RUNTIME_INTERNALS = ("_ZNSt6locale", "_ZNKSt7codecvt")
@@ -98,8 +100,7 @@ def choose_compiler(candidates: tuple[str, ...], probe_dir: Path) -> CompilerCho
 
 def probe_compiler(compiler: str, source: Path, output: Path) -> CompilerProbe:
     """Build source into a shared library with compiler and read how it links the C++ runtime."""
-    result = run_command([compiler, "-shared", "-fPIC", "-O1", str(source), "-o", str(output)],
-                         timeout=PROBE_TIMEOUT_S)
+    result = run_command([compiler, "-shared", "-fPIC", "-O1", str(source), "-o", str(output)], timeout=PROBE_TIMEOUT_S)
     if not result.ok:
         detail = "timed out" if result.timed_out else (result.stderr.strip()[-300:] or f"exit {result.returncode}")
         return CompilerProbe(compiler, None, f"cannot build a shared library: {detail}")

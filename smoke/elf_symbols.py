@@ -6,10 +6,11 @@ pyelftools when installed; otherwise `nm` and `readelf`, so the runner works on 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from smoke.commands import run_command
 
@@ -61,7 +62,7 @@ def read_static_symbols(path: Path) -> frozenset[str]:
 
 
 @contextmanager
-def _opened_elf(path: Path) -> Iterator["ELFFile"]:
+def _opened_elf(path: Path) -> Iterator[ELFFile]:
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
@@ -72,7 +73,7 @@ def _opened_elf(path: Path) -> Iterator["ELFFile"]:
         raise SymbolReadError(f"{path}: cannot read as ELF ({error})") from None
 
 
-def _defined_names(table: "SymbolTableSection") -> list[str]:
+def _defined_names(table: SymbolTableSection) -> list[str]:
     # Local symbols never resolve another object's references, so only global and weak ones count.
     return [
         symbol.name

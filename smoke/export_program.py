@@ -94,11 +94,17 @@ def export(out_dir: Path, tree: Path | None) -> dict:
         exported = torch.export.export(model, (example,), strict=True)
     specs = [CudaBackend.generate_method_name_compile_spec("forward")]
     lowered = to_edge_transform_and_lower(
-        exported, partitioner=[CudaPartitioner(specs)],
-        compile_config=EdgeCompileConfig(_check_ir_validity=False, _skip_dim_order=True))
-    program = lowered.to_executorch(config=ExecutorchBackendConfig(
-        extract_delegate_segments=True, do_quant_fusion_and_const_prop=True,
-        memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False)))
+        exported,
+        partitioner=[CudaPartitioner(specs)],
+        compile_config=EdgeCompileConfig(_check_ir_validity=False, _skip_dim_order=True),
+    )
+    program = lowered.to_executorch(
+        config=ExecutorchBackendConfig(
+            extract_delegate_segments=True,
+            do_quant_fusion_and_const_prop=True,
+            memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False),
+        )
+    )
     with open(out_dir / "model.pte", "wb") as file:
         program.write_to_file(file)
     program.write_tensor_data_to_file(str(out_dir))

@@ -28,8 +28,9 @@ BUILD_TIMEOUT_S = 3600
 LOAD_TIMEOUT_S = 300
 LINK_TIMEOUT_S = 180
 LIBRARY_PLACEHOLDER = "{library}"
-NO_HOST = ("no host under test configured (--host or --host-archive, "
-           "or [smoke] host / host_archive in .github/pr-check.toml)")
+NO_HOST = (
+    "no host under test configured (--host or --host-archive, or [smoke] host / host_archive in .github/pr-check.toml)"
+)
 LOADER_SOURCE = Path(__file__).with_name("csrc") / "load_canary.c"
 LOADED = "loaded: "
 DLOPEN_FAILED = "dlopen failed: "
@@ -65,8 +66,7 @@ def check_host(
         archive_details: dict = {"archive": str(config.archive)}
         details["archive"] = archive_details
         directory = work_dir if work_dir is not None else config.archive.parent / "pr-check-smoke-loader"
-        verdicts.append(load_through_archive(config.archive, config.link_args, wrapper, cc, directory,
-                                             archive_details))
+        verdicts.append(load_through_archive(config.archive, config.link_args, wrapper, cc, directory, archive_details))
     status = "failed" if any(status == "failed" for status, _ in verdicts) else "passed"
     return StageOutcome(status, "; ".join(reason for _, reason in verdicts), details)
 
@@ -120,11 +120,13 @@ def load_through_archive(
     loader, probe = work_dir / "load_canary", work_dir / "libsymbol_probe.so"
     probe_source = work_dir / "symbol_probe.c"
     probe_source.write_text(symbol_probe_source(wrapper.needed_symbols))
-    steps = _run_until_failure([
-        [cc, "-c", "-O1", str(LOADER_SOURCE), "-o", str(work_dir / "load_canary.o")],
-        link_loader_command(cc, work_dir / "load_canary.o", archive, link_args, loader),
-        [cc, "-shared", "-fPIC", "-O1", str(probe_source), "-o", str(probe)],
-    ])
+    steps = _run_until_failure(
+        [
+            [cc, "-c", "-O1", str(LOADER_SOURCE), "-o", str(work_dir / "load_canary.o")],
+            link_loader_command(cc, work_dir / "load_canary.o", archive, link_args, loader),
+            [cc, "-shared", "-fPIC", "-O1", str(probe_source), "-o", str(probe)],
+        ]
+    )
     details["steps"] = [step.to_json() for step in steps]
     if not steps[-1].ok:
         return "failed", f"building the loader against {archive.name} failed: {steps[-1].command}"
@@ -142,18 +144,35 @@ def load_through_archive(
     if failures:
         return "failed", f"a loader linked with {archive.name} could not load: {failures[0]}"
     if not load.ok or loaded != len(libraries):
-        return "failed", f"the loader linked with {archive.name} ended with exit {load.returncode}: {load.stderr[-300:]}"
-    what = "the symbol probe and the canary's wrapper" if not torch_libraries else (
-        "the symbol probe (the wrapper itself links libtorch, so loading it would prove nothing)")
+        return (
+            "failed",
+            f"the loader linked with {archive.name} ended with exit {load.returncode}: {load.stderr[-300:]}",
+        )
+    what = (
+        "the symbol probe and the canary's wrapper"
+        if not torch_libraries
+        else ("the symbol probe (the wrapper itself links libtorch, so loading it would prove nothing)")
+    )
     count = len(wrapper.needed_symbols)
     return "passed", f"a loader linked with {archive.name} exports all {count} needed symbols and loaded {what}"
 
 
-def link_loader_command(cc: str, loader_object: Path, archive: Path, link_args: tuple[str, ...],
-                        output: Path) -> list[str]:
+def link_loader_command(
+    cc: str, loader_object: Path, archive: Path, link_args: tuple[str, ...], output: Path
+) -> list[str]:
     """Link the loader as a host must link its shims: every member kept, every symbol exported."""
-    return [cc, str(loader_object), "-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive",
-            *link_args, "-Wl,--export-dynamic", "-ldl", "-o", str(output)]
+    return [
+        cc,
+        str(loader_object),
+        "-Wl,--whole-archive",
+        str(archive),
+        "-Wl,--no-whole-archive",
+        *link_args,
+        "-Wl,--export-dynamic",
+        "-ldl",
+        "-o",
+        str(output),
+    ]
 
 
 def symbol_probe_source(symbols: tuple[str, ...]) -> str:

@@ -90,8 +90,13 @@ def prove_link_contract(build_dir: Path, toolchain: Toolchain, gpu_present: bool
     if toolchain.cc is None:
         return StageOutcome("skipped", "no C compiler found (set CC, or install gcc)")
     build = build_contract(build_dir, toolchain)
-    details = {"kernel": build.kernel, "symbol": SHIM_SYMBOL, "build_dir": str(build_dir),
-               "steps": [step.to_json() for step in build.steps], "combinations": []}
+    details = {
+        "kernel": build.kernel,
+        "symbol": SHIM_SYMBOL,
+        "build_dir": str(build_dir),
+        "steps": [step.to_json() for step in build.steps],
+        "combinations": [],
+    }
     if not build.ok:
         failed = build.steps[-1]
         return StageOutcome("failed", f"compiling the contract failed: {failed.command}", details)
@@ -113,12 +118,27 @@ def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
     commands = [
         [cc, "-c", "-fPIC", "-O1", str(SOURCES / "aoti_shim.c"), "-o", str(build_dir / "aoti_shim.o")],
         [shutil.which("ar") or "ar", "rcs", str(archive), str(build_dir / "aoti_shim.o")],
-        [cc, "-c", "-fPIC", "-O1", f"-I{SOURCES}", str(SOURCES / "contract_library.c"),
-         "-o", str(build_dir / "contract_library.o")],
+        [
+            cc,
+            "-c",
+            "-fPIC",
+            "-O1",
+            f"-I{SOURCES}",
+            str(SOURCES / "contract_library.c"),
+            "-o",
+            str(build_dir / "contract_library.o"),
+        ],
         _kernel_command(toolchain, build_dir / "contract_kernel.o"),
         # The library is linked by nvcc, as a CUDA library is, which also brings in the CUDA runtime.
-        [toolchain.nvcc or cc, "-shared", *(["-Xcompiler", "-fPIC"] if toolchain.nvcc else ["-fPIC"]),
-         str(build_dir / "contract_library.o"), str(build_dir / "contract_kernel.o"), "-o", str(library)],
+        [
+            toolchain.nvcc or cc,
+            "-shared",
+            *(["-Xcompiler", "-fPIC"] if toolchain.nvcc else ["-fPIC"]),
+            str(build_dir / "contract_library.o"),
+            str(build_dir / "contract_kernel.o"),
+            "-o",
+            str(library),
+        ],
         [cc, "-c", "-O1", str(SOURCES / "load_library.c"), "-o", str(host_object)],
         *(_host_link_command(cc, way, host_object, archive, host) for way, host in hosts),
     ]
@@ -132,14 +152,23 @@ def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
 
 def _kernel_command(toolchain: Toolchain, output: Path) -> list[str]:
     if toolchain.nvcc:
-        return [toolchain.nvcc, "-c", "-Xcompiler", "-fPIC", f"-I{SOURCES}",
-                str(SOURCES / "contract_kernel.cu"), "-o", str(output)]
+        return [
+            toolchain.nvcc,
+            "-c",
+            "-Xcompiler",
+            "-fPIC",
+            f"-I{SOURCES}",
+            str(SOURCES / "contract_kernel.cu"),
+            "-o",
+            str(output),
+        ]
     return [toolchain.cc, "-c", "-fPIC", f"-I{SOURCES}", str(SOURCES / "contract_kernel_cpu.c"), "-o", str(output)]
 
 
 def _host_link_command(cc: str, way: LinkWay, host_object: Path, archive: Path, output: Path) -> list[str]:
-    archive_args = (["-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
-                    if way.whole_archive else [str(archive)])
+    archive_args = (
+        ["-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"] if way.whole_archive else [str(archive)]
+    )
     export_args = ["-Wl,--export-dynamic"] if way.export_dynamic else []
     return [cc, str(host_object), *archive_args, *export_args, "-ldl", "-o", str(output)]
 
@@ -160,10 +189,17 @@ def try_combination(way: LinkWay, host: Path, library: Path, run_kernel: bool) -
     expected = way.expected_to_load and loaded and (ran is True if run_kernel else ran is None)
     rejected = not way.expected_to_load and not loaded and f"undefined symbol: {SHIM_SYMBOL}" in message
     return Combination(
-        whole_archive=way.whole_archive, export_dynamic=way.export_dynamic,
-        expected_to_load=way.expected_to_load, loaded=loaded, ran=ran, message=message,
-        as_expected=expected or rejected, exit_code=result.returncode,
-        symbol_exported=exported, symbol_in_binary=in_binary, host=host.name,
+        whole_archive=way.whole_archive,
+        export_dynamic=way.export_dynamic,
+        expected_to_load=way.expected_to_load,
+        loaded=loaded,
+        ran=ran,
+        message=message,
+        as_expected=expected or rejected,
+        exit_code=result.returncode,
+        symbol_exported=exported,
+        symbol_in_binary=in_binary,
+        host=host.name,
     )
 
 
@@ -197,8 +233,9 @@ def _verdict(combinations: tuple[Combination, ...], kernel: str, gpu_present: bo
             f"{'loaded' if c.loaded else 'did not load'}, ran={c.ran}: {c.message}"
             for c in unexpected
         )
-    proven = (f"only --whole-archive with --export-dynamic loads; the other three fail with "
-              f"'undefined symbol: {SHIM_SYMBOL}'")
+    proven = (
+        f"only --whole-archive with --export-dynamic loads; the other three fail with 'undefined symbol: {SHIM_SYMBOL}'"
+    )
     if kernel != "cuda":
         return "passed", f"{proven}; kernel not built: no nvcc (CPU stand-in library)"
     if not gpu_present:

@@ -69,8 +69,11 @@ class LinkProblem:
         return tuple(item.source for item in self.objects if item.source)
 
     def message(self) -> str:
-        verb = {"multiple-definition": "multiple definition of", "undefined-reference": "undefined reference to",
-                "undefined-symbol": "undefined symbol"}[self.kind]
+        verb = {
+            "multiple-definition": "multiple definition of",
+            "undefined-reference": "undefined reference to",
+            "undefined-symbol": "undefined symbol",
+        }[self.kind]
         places = [_describe(item) for item in self.objects]
         text = f"{verb} `{self.symbol}`"
         if self.kind == "multiple-definition" and len(places) == 2:
@@ -85,11 +88,23 @@ class LinkProblem:
         return text
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "symbol": self.symbol, "linking": self.linking, "also": self.also,
-                "cause": list(self.cause) if self.cause else None, "message": self.message(),
-                "objects": [{"object": item.object, "target": item.target, "source": item.source,
-                             "definition": list(item.definition) if item.definition else None}
-                            for item in self.objects]}
+        return {
+            "kind": self.kind,
+            "symbol": self.symbol,
+            "linking": self.linking,
+            "also": self.also,
+            "cause": list(self.cause) if self.cause else None,
+            "message": self.message(),
+            "objects": [
+                {
+                    "object": item.object,
+                    "target": item.target,
+                    "source": item.source,
+                    "definition": list(item.definition) if item.definition else None,
+                }
+                for item in self.objects
+            ],
+        }
 
 
 def _describe(item: ObjectSource) -> str:
@@ -116,8 +131,9 @@ def parse_link_errors(text: str) -> list[RawLinkError]:
             continue
         undefined = UNDEFINED_REFERENCE.search(row)
         if undefined:
-            found.append(RawLinkError("undefined-reference", undefined.group("symbol"),
-                                      (holder,) if holder else (), row))
+            found.append(
+                RawLinkError("undefined-reference", undefined.group("symbol"), (holder,) if holder else (), row)
+            )
             continue
         missing = UNDEFINED_SYMBOL.search(row)
         if missing:
@@ -125,8 +141,9 @@ def parse_link_errors(text: str) -> list[RawLinkError]:
     return found
 
 
-def trace_object(written: str, objects: dict[str, tuple[str, str]], archives: dict[str, str]) -> tuple[
-        str | None, str | None, str]:
+def trace_object(
+    written: str, objects: dict[str, tuple[str, str]], archives: dict[str, str]
+) -> tuple[str | None, str | None, str]:
     """(target, source, short name) of an object the linker named. objects: object file name -> (target,
     source); archives: archive file name -> target."""
     member = ARCHIVE_MEMBER.match(written)
@@ -159,14 +176,15 @@ def find_definition(checkout: Path, source: str, symbol: str) -> tuple[str, int]
     return None
 
 
-def added_cmake_line(source: str, added: dict[str, frozenset[int]], diff_lines: dict[tuple[str, int], str]) -> \
-        tuple[str, int] | None:
+def added_cmake_line(
+    source: str, added: dict[str, frozenset[int]], diff_lines: dict[tuple[str, int], str]
+) -> tuple[str, int] | None:
     """A line the diff adds to a CMake file that names source (relative to that file's directory)."""
     for path, numbers in sorted(added.items()):
         if not path.endswith(CMAKE_NAMES):
             continue
         directory = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
-        relative = source[len(directory):] if source.startswith(directory) else source
+        relative = source[len(directory) :] if source.startswith(directory) else source
         pattern = re.compile(rf"(?<![\w/.-]){re.escape(relative)}(?![\w.-])")
         for number in sorted(numbers):
             if pattern.search(diff_lines.get((path, number), "")):
@@ -197,8 +215,14 @@ def added_text(diff_text: str) -> dict[tuple[str, int], str]:
     return lines
 
 
-def explain(raw: list[RawLinkError], linking: str, objects: dict[str, tuple[str, str]], archives: dict[str, str],
-            checkout: Path, diff_text: str = "") -> list[LinkProblem]:
+def explain(
+    raw: list[RawLinkError],
+    linking: str,
+    objects: dict[str, tuple[str, str]],
+    archives: dict[str, str],
+    checkout: Path,
+    diff_text: str = "",
+) -> list[LinkProblem]:
     """Each distinct (kind, objects) pair once, its first symbol named and the rest counted; traced to
     sources and definitions, and to the diff line that put a source into the link."""
     added_lines = added_text(diff_text)
@@ -215,8 +239,9 @@ def explain(raw: list[RawLinkError], linking: str, objects: dict[str, tuple[str,
         traced = []
         for written in first.objects:
             target, source, short = trace_object(written, objects, archives)
-            definition = find_definition(checkout, source, first.symbol) if source and kind != "undefined-reference" \
-                else None
+            definition = (
+                find_definition(checkout, source, first.symbol) if source and kind != "undefined-reference" else None
+            )
             traced.append(ObjectSource(short, target, source, definition))
         cause = None
         for item in traced:
@@ -224,8 +249,9 @@ def explain(raw: list[RawLinkError], linking: str, objects: dict[str, tuple[str,
                 cause = item.definition
             elif item.source:
                 cause = cause or added_cmake_line(item.source, frozen, added_lines)
-        problems.append(LinkProblem(kind, first.symbol, tuple(traced), linking, cause,
-                                    len({error.symbol for error in errors}) - 1))
+        problems.append(
+            LinkProblem(kind, first.symbol, tuple(traced), linking, cause, len({error.symbol for error in errors}) - 1)
+        )
     return sorted(problems, key=lambda problem: problem.cause is None)
 
 

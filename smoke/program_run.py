@@ -54,13 +54,15 @@ def prepare_program(facts: MachineFacts, work_dir: Path, tree: Path) -> tuple[di
     if record.is_file():
         return json.loads(record.read_text()), None
     out_dir.mkdir(parents=True, exist_ok=True)
-    exported = run_command([sys.executable, str(EXPORT_SCRIPT), str(out_dir), str(tree)], timeout=EXPORT_TIMEOUT_S,
-                           cwd=out_dir)
+    exported = run_command(
+        [sys.executable, str(EXPORT_SCRIPT), str(out_dir), str(tree)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir
+    )
     import_error = None
     if exported.returncode == EXPORT_EXIT_IMPORT:
         import_error = _last_json(exported.stdout).get("import_error", "did not import")
-        exported = run_command([sys.executable, str(EXPORT_SCRIPT), str(out_dir)], timeout=EXPORT_TIMEOUT_S,
-                               cwd=out_dir)
+        exported = run_command(
+            [sys.executable, str(EXPORT_SCRIPT), str(out_dir)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir
+        )
     result = _last_json(exported.stdout) if exported.ok else {}
     if "pte" not in result:
         if exported.returncode == EXPORT_EXIT_IMPORT:
@@ -95,7 +97,7 @@ def extract_wrapper(ptd_files: list[str], destination: Path) -> Path | None:
         data = Path(name).read_bytes()
         start = data.find(ELF_MAGIC)
         while start >= 0:
-            header = data[start:start + 64]
+            header = data[start : start + 64]
             if len(header) == 64 and header[4] == 2 and header[5] == 1:  # 64-bit, little-endian
                 section_offset = struct.unpack_from("<Q", header, 0x28)[0]
                 entry_size, count = struct.unpack_from("<HH", header, 0x3A)
@@ -118,20 +120,31 @@ def run_program(program: dict, host: Path, kernels: dict[str, str], work_dir: Pa
     """Run the program in the runtime host; kernels: aoti_torch_* symbol -> the .cu source defining it."""
     work_dir.mkdir(parents=True, exist_ok=True)
     called = {name: kernels[name] for name in program.get("needed_symbols", ()) if name in kernels}
-    exporter = ("the pull request's backends/cuda and backends/aoti over the executorch wheel"
-                if program.get("exporter") == "tree" else
-                f"the executorch wheel's own backend Python (the tree's did not import: "
-                f"{program.get('tree_python_import_error')})")
-    details: dict = {"pte": program["pte"], "ptd": program["ptd"], "host": str(host), "exporter": exporter,
-                     "backend_module": program.get("backend_module"), "wrapper": program.get("wrapper"),
-                     "needed_symbols": program.get("needed_symbols", []), "kernels_called": called}
+    exporter = (
+        "the pull request's backends/cuda and backends/aoti over the executorch wheel"
+        if program.get("exporter") == "tree"
+        else f"the executorch wheel's own backend Python (the tree's did not import: "
+        f"{program.get('tree_python_import_error')})"
+    )
+    details: dict = {
+        "pte": program["pte"],
+        "ptd": program["ptd"],
+        "host": str(host),
+        "exporter": exporter,
+        "backend_module": program.get("backend_module"),
+        "wrapper": program.get("wrapper"),
+        "needed_symbols": program.get("needed_symbols", []),
+        "kernels_called": called,
+    }
     rows, columns = program["input_shape"]
     directory = Path(program["pte"]).parent
     output = work_dir / "output.bin"
     output.unlink(missing_ok=True)
     ptd = next((name for name in program["ptd"] if "cuda" in Path(name).name), program["ptd"][0])
-    ran = run_command([str(host), program["pte"], ptd, str(directory / "input.bin"), str(rows), str(columns),
-                       str(output)], timeout=RUN_TIMEOUT_S)
+    ran = run_command(
+        [str(host), program["pte"], ptd, str(directory / "input.bin"), str(rows), str(columns), str(output)],
+        timeout=RUN_TIMEOUT_S,
+    )
     details["run"] = ran.to_json()
     lines = ran.stdout.splitlines()
     details["lines"] = lines[-12:]
@@ -140,8 +153,9 @@ def run_program(program: dict, host: Path, kernels: dict[str, str], work_dir: Pa
     if failure or not ran.ok:
         why = failure.removeprefix("failed: ") if failure else describe_child_failure(ran)
         log = _first_error_log(ran.stderr)
-        return StageOutcome("failed", f"{host.name} did not run the program: {why}" + (f"; {log}" if log else ""),
-                            details)
+        return StageOutcome(
+            "failed", f"{host.name} did not run the program: {why}" + (f"; {log}" if log else ""), details
+        )
     expected, actual = _floats(directory / "expected.bin"), _floats(output)
     if len(actual) != len(expected):
         return StageOutcome("failed", f"the program returned {len(actual)} values, eager {len(expected)}", details)
@@ -151,13 +165,21 @@ def run_program(program: dict, host: Path, kernels: dict[str, str], work_dir: Pa
     details.update({"max_abs_diff": worst, "wrong_values": wrong, "values": len(expected)})
     if wrong:
         kernels_text = ", ".join(f"{name} ({source})" for name, source in sorted(called.items())) or "none found"
-        return StageOutcome("failed", f"CudaBackend::execute ran the program but {wrong} of {len(expected)} values "
-                                      f"differ from eager (max abs diff {worst:.3g}); the wrapper calls these "
-                                      f"kernels of the tree's .cu sources: {kernels_text}", details)
+        return StageOutcome(
+            "failed",
+            f"CudaBackend::execute ran the program but {wrong} of {len(expected)} values "
+            f"differ from eager (max abs diff {worst:.3g}); the wrapper calls these "
+            f"kernels of the tree's .cu sources: {kernels_text}",
+            details,
+        )
     kernels_text = f"; it calls {', '.join(sorted(called))} from the tree's .cu sources" if called else ""
-    return StageOutcome("passed", f"{host.name} (CudaBackend registered: {registry}) loaded the .pte and .ptd "
-                                  f"(exported by {exporter}), ran CudaBackend::init and ::execute; matches eager "
-                                  f"(max abs diff {worst:.3g}){kernels_text}", details)
+    return StageOutcome(
+        "passed",
+        f"{host.name} (CudaBackend registered: {registry}) loaded the .pte and .ptd "
+        f"(exported by {exporter}), ran CudaBackend::init and ::execute; matches eager "
+        f"(max abs diff {worst:.3g}){kernels_text}",
+        details,
+    )
 
 
 def _first_error_log(stderr: str) -> str:

@@ -24,10 +24,22 @@ from pathlib import Path
 # build_variables.bzl (executorch_load_build_variables), the backend and the extensions it links, the
 # runtime (executorch_core's sources and headers), the schema and third-party listings.
 # The data loader and the flat tensor (.ptd) reader are what the runtime host adds.
-SUBTREE = ("CMakeLists.txt", "version.txt", "tools/cmake", "shim_et/xplat/executorch/build/build_variables.bzl",
-           "backends/aoti", "backends/cuda", "extension/cuda", "extension/tensor", "extension/data_loader",
-           "extension/flat_tensor", "kernels/portable/cpu/op__device_copy.cpp", "runtime", "schema",
-           "third-party/CMakeLists.txt")
+SUBTREE = (
+    "CMakeLists.txt",
+    "version.txt",
+    "tools/cmake",
+    "shim_et/xplat/executorch/build/build_variables.bzl",
+    "backends/aoti",
+    "backends/cuda",
+    "extension/cuda",
+    "extension/tensor",
+    "extension/data_loader",
+    "extension/flat_tensor",
+    "kernels/portable/cpu/op__device_copy.cpp",
+    "runtime",
+    "schema",
+    "third-party/CMakeLists.txt",
+)
 # A google/flatbuffers mirror: the submodule's headers come from it at the commit the tree pins.
 FLATBUFFERS_MIRROR = Path(os.environ.get("SMOKE_FLATBUFFERS_MIRROR", "/work/.mirror/google+flatbuffers/repo"))
 
@@ -46,12 +58,17 @@ class Regression:
 
 def extract(mirror: Path, revision: str, destination: Path) -> Path:
     """`git archive` of SUBTREE at revision into destination/executorch (paths absent there are skipped)."""
-    listed = subprocess.run(["git", "-C", str(mirror), "ls-tree", "--name-only", revision, "--", *SUBTREE],
-                            capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "-C", str(mirror), "ls-tree", "--name-only", revision, "--", *SUBTREE],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     root = destination / "executorch"
     root.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", "-C", str(mirror), "archive", "--format=tar", revision, *listed],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(mirror), "archive", "--format=tar", revision, *listed], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
     add_flatbuffers(mirror, revision, root)
     return root
@@ -60,13 +77,15 @@ def extract(mirror: Path, revision: str, destination: Path) -> Path:
 def add_flatbuffers(mirror: Path, revision: str, root: Path, flatbuffers: Path = FLATBUFFERS_MIRROR) -> str | None:
     """The third-party/flatbuffers submodule's include/ at the commit revision pins, as `git submodule
     update` would check it out; None (and nothing written) without the mirror or that commit."""
-    listed = subprocess.run(["git", "-C", str(mirror), "ls-tree", revision, "--", "third-party/flatbuffers"],
-                            capture_output=True, text=True).stdout.split()
+    listed = subprocess.run(
+        ["git", "-C", str(mirror), "ls-tree", revision, "--", "third-party/flatbuffers"], capture_output=True, text=True
+    ).stdout.split()
     if len(listed) < 3 or listed[1] != "commit" or not (flatbuffers / "HEAD").exists():
         return None
     pinned = listed[2]
-    archive = subprocess.run(["git", "-C", str(flatbuffers), "archive", "--format=tar", pinned, "include/flatbuffers"],
-                             capture_output=True)
+    archive = subprocess.run(
+        ["git", "-C", str(flatbuffers), "archive", "--format=tar", pinned, "include/flatbuffers"], capture_output=True
+    )
     if archive.returncode != 0:
         return None
     target = root / "third-party" / "flatbuffers"
@@ -88,11 +107,18 @@ def _replace(tree: Path, path: str, old: str, new: str) -> int:
 def drop_whole_archive(tree: Path) -> Regression:
     """aoti_cuda_shims links aoti_common_shims_slim as a plain archive: its unreferenced shims vanish."""
     path = "backends/cuda/CMakeLists.txt"
-    line = _replace(tree, path, "PRIVATE cuda_platform -Wl,--whole-archive aoti_common_shims_slim\n"
-                                "            -Wl,--no-whole-archive",
-                    "PRIVATE cuda_platform aoti_common_shims_slim")
-    return Regression("no-whole-archive", path, line,
-                      "exports fails: aoti_torch_* defined in libaoti_common_shims_slim.a not exported")
+    line = _replace(
+        tree,
+        path,
+        "PRIVATE cuda_platform -Wl,--whole-archive aoti_common_shims_slim\n            -Wl,--no-whole-archive",
+        "PRIVATE cuda_platform aoti_common_shims_slim",
+    )
+    return Regression(
+        "no-whole-archive",
+        path,
+        line,
+        "exports fails: aoti_torch_* defined in libaoti_common_shims_slim.a not exported",
+    )
 
 
 def make_shim_static(tree: Path) -> Regression:
@@ -107,8 +133,12 @@ def make_shim_static(tree: Path) -> Regression:
     end = text.index(";", start) + 1
     (tree / header).write_text(text[:begin] + text[end:])
     path = "backends/cuda/runtime/shims/cuda_guard.cpp"
-    line = _replace(tree, path, "AOTITorchError aoti_torch_cuda_guard_set_index(",
-                    "static AOTITorchError aoti_torch_cuda_guard_set_index(")
+    line = _replace(
+        tree,
+        path,
+        "AOTITorchError aoti_torch_cuda_guard_set_index(",
+        "static AOTITorchError aoti_torch_cuda_guard_set_index(",
+    )
     return Regression("static-shim", path, line, "symbol lost: aoti_torch_cuda_guard_set_index no longer exported")
 
 
@@ -130,9 +160,12 @@ def join_tensor_attribute(tree: Path) -> Regression:
     path = "backends/cuda/CMakeLists.txt"
     old = "set(_aoti_cuda_shim_sources runtime/cuda_allocator.cpp runtime/shims/memory.cpp\n"
     line = _replace(tree, path, old, old + "                            runtime/shims/tensor_attribute.cpp\n")
-    return Regression("tensor-attribute", path, line + 1,
-                      "link fails: multiple definition of aoti_torch_* between common_shims_slim.cpp and "
-                      "tensor_attribute.cpp")
+    return Regression(
+        "tensor-attribute",
+        path,
+        line + 1,
+        "link fails: multiple definition of aoti_torch_* between common_shims_slim.cpp and tensor_attribute.cpp",
+    )
 
 
 def shift_sort_indices(tree: Path) -> Regression:
@@ -156,8 +189,13 @@ def tree_diff(base: Path, head: Path) -> str:
     return "".join(chunks)
 
 
-REGRESSIONS = {"no-whole-archive": drop_whole_archive, "static-shim": make_shim_static,
-               "cu-syntax-error": break_cuda_syntax, "tensor-attribute": join_tensor_attribute, "sort-wrong-index": shift_sort_indices}
+REGRESSIONS = {
+    "no-whole-archive": drop_whole_archive,
+    "static-shim": make_shim_static,
+    "cu-syntax-error": break_cuda_syntax,
+    "tensor-attribute": join_tensor_attribute,
+    "sort-wrong-index": shift_sort_indices,
+}
 
 
 def main(argv: list[str]) -> int:

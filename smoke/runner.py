@@ -5,10 +5,10 @@ from __future__ import annotations
 import tempfile
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from smoke.backend_build import find_toolset
 from smoke.backend_run import BackendOptions, backend_stages
@@ -52,8 +52,9 @@ def run_smoke(options: RunOptions) -> dict:
             report = build_report(facts.to_json(), stages, {}, {}, options.correlation_id)
             report["backend"] = backend_block
             return report
-        link = _timed("link-contract", lambda: prove_link_contract(
-            build_root / "link-contract", toolchain, facts.has_gpu))
+        link = _timed(
+            "link-contract", lambda: prove_link_contract(build_root / "link-contract", toolchain, facts.has_gpu)
+        )
         # The host stage needs the canary's wrapper, a by-product _timed does not carry; a crashed
         # canary stage leaves the list empty and the host stage is skipped.
         canary_outcomes: list[CanaryOutcome] = []
@@ -64,9 +65,17 @@ def run_smoke(options: RunOptions) -> dict:
 
         canary = _timed("canary", canary_stage)
         wrapper = canary_outcomes[0].wrapper if canary_outcomes else None
-        host = _timed("host-under-test", lambda: check_host(
-            options.host_config, wrapper, canary.reason, options.host_build_timeout,
-            cc=toolchain.cc, work_dir=build_root / "host-under-test"))
+        host = _timed(
+            "host-under-test",
+            lambda: check_host(
+                options.host_config,
+                wrapper,
+                canary.reason,
+                options.host_build_timeout,
+                cc=toolchain.cc,
+                work_dir=build_root / "host-under-test",
+            ),
+        )
         stages = (doctor, link, canary, host, *backend_results)
         report = build_report(
             machine=facts.to_json(),
@@ -86,8 +95,13 @@ def _backend(options: RunOptions, facts: MachineFacts, build_root: Path) -> tupl
         tools = find_toolset(options.cuda_arch, options.jobs)
         return backend_stages(options.backend, facts, tools, build_root / "backend")
     except Exception as error:  # a crashing stage becomes a failed result; the run goes on
-        outcome = StageResult("compile", "failed", f"internal error: {type(error).__name__}: {error}",
-                              time.monotonic() - started, {"traceback": traceback.format_exc()[-4000:]})
+        outcome = StageResult(
+            "compile",
+            "failed",
+            f"internal error: {type(error).__name__}: {error}",
+            time.monotonic() - started,
+            {"traceback": traceback.format_exc()[-4000:]},
+        )
         return (outcome,), {"error": outcome.reason}
 
 
@@ -106,8 +120,9 @@ def _timed(name: str, stage: Callable[[], StageOutcome], started: float | None =
     try:
         outcome = stage()
     except Exception as error:  # a crashing stage becomes a failed result; the run goes on
-        outcome = StageOutcome("failed", f"internal error: {type(error).__name__}: {error}",
-                               {"traceback": traceback.format_exc()[-4000:]})
+        outcome = StageOutcome(
+            "failed", f"internal error: {type(error).__name__}: {error}", {"traceback": traceback.format_exc()[-4000:]}
+        )
     return StageResult(name, outcome.status, outcome.reason, time.monotonic() - started, outcome.details)
 
 
@@ -123,10 +138,17 @@ def _link_contract_block(stage: StageResult) -> dict:
 
 
 def _canary_block(stage: StageResult) -> dict:
-    keys = ("torch_version", "cxx", "wrapper", "wrapper_needed_libraries", "wrapper_libstdcxx", "matches_eager",
-            "max_abs_diff", "tolerance")
-    return {"needed_symbols": stage.details.get("needed_symbols", []),
-            **{key: stage.details.get(key) for key in keys}}
+    keys = (
+        "torch_version",
+        "cxx",
+        "wrapper",
+        "wrapper_needed_libraries",
+        "wrapper_libstdcxx",
+        "matches_eager",
+        "max_abs_diff",
+        "tolerance",
+    )
+    return {"needed_symbols": stage.details.get("needed_symbols", []), **{key: stage.details.get(key) for key in keys}}
 
 
 @contextmanager

@@ -42,8 +42,11 @@ class SchemaSet:
 
 SCHEMA_SETS = (
     SchemaSet("schema", ("program.fbs", "scalar_type.fbs"), "schema/include/executorch/schema"),
-    SchemaSet("extension/flat_tensor/serialize", ("flat_tensor.fbs", "scalar_type.fbs"),
-              "extension/flat_tensor/include/executorch/extension/flat_tensor/serialize"),
+    SchemaSet(
+        "extension/flat_tensor/serialize",
+        ("flat_tensor.fbs", "scalar_type.fbs"),
+        "extension/flat_tensor/include/executorch/extension/flat_tensor/serialize",
+    ),
 )
 
 
@@ -78,11 +81,17 @@ def generate_schemas(checkout: Path, binary_root: Path, flatc: str | None) -> St
     """Run flatc over each schema set present in the checkout; skipped (never failed) without flatc or
     the flatbuffers submodule, failed when flatc rejects the pull request's schema."""
     if flatc is None:
-        return StageOutcome("skipped", "no flatc: install the executorch wheel (it ships executorch/data/bin/flatc) "
-                                       "or set SMOKE_FLATC; the program loader's sources are left out")
+        return StageOutcome(
+            "skipped",
+            "no flatc: install the executorch wheel (it ships executorch/data/bin/flatc) "
+            "or set SMOKE_FLATC; the program loader's sources are left out",
+        )
     if not (checkout / FLATBUFFERS_HEADER).is_file():
-        return StageOutcome("skipped", f"the flatbuffers submodule is not checked out ({FLATBUFFERS_HEADER} is "
-                                       "missing); the program loader's sources are left out")
+        return StageOutcome(
+            "skipped",
+            f"the flatbuffers submodule is not checked out ({FLATBUFFERS_HEADER} is "
+            "missing); the program loader's sources are left out",
+        )
     version = run_command([flatc, "--version"], timeout=FLATC_TIMEOUT_S).stdout.strip()
     generated: list[str] = []
     steps = []
@@ -92,22 +101,32 @@ def generate_schemas(checkout: Path, binary_root: Path, flatc: str | None) -> St
             continue
         options = flatc_options(checkout, schema_set.directory)
         if options is None:
-            return StageOutcome("failed", f"{schema_set.directory}/CMakeLists.txt has no flatc custom command to "
-                                          "read the options from")
+            return StageOutcome(
+                "failed", f"{schema_set.directory}/CMakeLists.txt has no flatc custom command to read the options from"
+            )
         output = binary_root / schema_set.output
         if output.exists():
             shutil.rmtree(output)
         output.mkdir(parents=True)
-        result = run_command([flatc, *options, "-o", str(output), *map(str, sources)], timeout=FLATC_TIMEOUT_S,
-                             cwd=checkout / schema_set.directory)
+        result = run_command(
+            [flatc, *options, "-o", str(output), *map(str, sources)],
+            timeout=FLATC_TIMEOUT_S,
+            cwd=checkout / schema_set.directory,
+        )
         steps.append(result.to_json())
         if not result.ok:
             first = (result.stderr.strip() or result.stdout.strip() or f"exit {result.returncode}").splitlines()[0]
-            return StageOutcome("failed", f"flatc rejected {schema_set.directory}: {first}",
-                                {"flatc": flatc, "version": version, "steps": steps})
+            return StageOutcome(
+                "failed",
+                f"flatc rejected {schema_set.directory}: {first}",
+                {"flatc": flatc, "version": version, "steps": steps},
+            )
         generated += [f"{schema_set.output}/{path.name}" for path in sorted(output.glob("*_generated.h"))]
     if not generated:
         return StageOutcome("skipped", "the checkout has none of the schemas the runtime host needs")
-    return StageOutcome("passed", f"{version or 'flatc'} generated {len(generated)} header(s) from the tree's "
-                                  f"schemas: {', '.join(Path(name).name for name in generated)}",
-                        {"flatc": flatc, "version": version, "generated": generated, "steps": steps})
+    return StageOutcome(
+        "passed",
+        f"{version or 'flatc'} generated {len(generated)} header(s) from the tree's "
+        f"schemas: {', '.join(Path(name).name for name in generated)}",
+        {"flatc": flatc, "version": version, "generated": generated, "steps": steps},
+    )

@@ -23,7 +23,8 @@ def tracked_files() -> list[str]:
     """Files git tracks or would add (untracked, not ignored), relative to the repository root."""
     listing = subprocess.run(
         ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     ).stdout.decode()
     return sorted(name for name in listing.split("\0") if name and (ROOT / name).is_file())
 
@@ -57,6 +58,13 @@ def installed_distributions(bin_dir: Path) -> dict[str, str]:
 
     listing = subprocess.run(
         [str(bin_dir / "python"), "-m", "pip", "list", "--format=json"],
-        check=True, capture_output=True, text=True, env=clean_environment(),
+        check=True,
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
     ).stdout
-    return {row["name"].lower(): row["version"] for row in json.loads(listing) if row["name"].lower() not in ("pip", "setuptools")}
+    return {
+        row["name"].lower(): row["version"]
+        for row in json.loads(listing)
+        if row["name"].lower() not in ("pip", "setuptools")
+    }

@@ -10,10 +10,20 @@ the App's logic and then read, in order, what it asked of GitHub.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from webhooks.github_api import BranchMoved, CheckRun, FileUpdate, GitHubError, HookDelivery, PullRequest, Review, ReviewComment
+from webhooks.github_api import (
+    BranchMoved,
+    CheckRun,
+    FileUpdate,
+    GitHubError,
+    HookDelivery,
+    PullRequest,
+    Review,
+    ReviewComment,
+)
 
 BOT_LOGIN = "pr-check[bot]"
 _REVIEW_STATES = {"REQUEST_CHANGES": "CHANGES_REQUESTED", "COMMENT": "COMMENTED", "APPROVE": "APPROVED"}
@@ -82,11 +92,21 @@ class RecordingRepository:
         self.diffs[pull.number] = diff
         return pull
 
-    def add_review_comment(self, number: int, *, path: str, line: int | None, body: str, author: str,
-                           in_reply_to: int | None = None) -> ReviewComment:
+    def add_review_comment(
+        self, number: int, *, path: str, line: int | None, body: str, author: str, in_reply_to: int | None = None
+    ) -> ReviewComment:
         """A comment already on the pull request, by the bot or by a person (test setup; not recorded)."""
-        comment = ReviewComment(self._next_id(), path, line, None, body, author, author.endswith("[bot]"),
-                                in_reply_to, self.pulls[number].head_sha if number in self.pulls else "")
+        comment = ReviewComment(
+            self._next_id(),
+            path,
+            line,
+            None,
+            body,
+            author,
+            author.endswith("[bot]"),
+            in_reply_to,
+            self.pulls[number].head_sha if number in self.pulls else "",
+        )
         self.review_comment_list.setdefault(number, []).append(comment)
         return comment
 
@@ -112,16 +132,32 @@ class RecordingRepository:
         return list(self.review_list.get(number, ()))
 
     def create_review(self, number: int, *, commit_id: str, event: str, body: str, comments: Sequence[dict]) -> int:
-        self._record("create_review", number=number, commit_id=commit_id, event=event, body=body,
-                     comments=[dict(item) for item in comments])
+        self._record(
+            "create_review",
+            number=number,
+            commit_id=commit_id,
+            event=event,
+            body=body,
+            comments=[dict(item) for item in comments],
+        )
         if number not in self.pulls:
             raise _not_found("create review")
         review = Review(self._next_id(), BOT_LOGIN, True, _REVIEW_STATES.get(event, event), body, commit_id)
         self.review_list.setdefault(number, []).append(review)
         for item in comments:
-            self.review_comment_list.setdefault(number, []).append(ReviewComment(
-                self._next_id(), item["path"], item["line"], item.get("start_line"), item["body"], BOT_LOGIN, True,
-                None, commit_id))
+            self.review_comment_list.setdefault(number, []).append(
+                ReviewComment(
+                    self._next_id(),
+                    item["path"],
+                    item["line"],
+                    item.get("start_line"),
+                    item["body"],
+                    BOT_LOGIN,
+                    True,
+                    None,
+                    commit_id,
+                )
+            )
         return review.id
 
     def _find_comment(self, comment_id: int) -> tuple[int, int] | None:
@@ -151,8 +187,9 @@ class RecordingRepository:
         if where is None or where[0] != number:
             raise _not_found("reply to review comment")
         parent = self.review_comment_list[number][where[1]]
-        reply = ReviewComment(self._next_id(), parent.path, parent.line, None, body, BOT_LOGIN, True, comment_id,
-                              parent.commit_id)
+        reply = ReviewComment(
+            self._next_id(), parent.path, parent.line, None, body, BOT_LOGIN, True, comment_id, parent.commit_id
+        )
         self.review_comment_list[number].append(reply)
         return reply.id
 
@@ -188,8 +225,15 @@ class RecordingRepository:
 
     def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun:
         self._record("create_check_run", name=name, head_sha=head_sha, **fields)
-        run = CheckRun(self._next_id(), name, head_sha, str(fields.get("status") or "queued"), fields.get("conclusion"),
-                       str(fields.get("external_id") or ""), int(self._app_id))
+        run = CheckRun(
+            self._next_id(),
+            name,
+            head_sha,
+            str(fields.get("status") or "queued"),
+            fields.get("conclusion"),
+            str(fields.get("external_id") or ""),
+            int(self._app_id),
+        )
         self.check_run_list.append(run)
         self.check_run_fields[run.id] = dict(fields)
         return run
@@ -198,8 +242,9 @@ class RecordingRepository:
         self._record("update_check_run", check_run_id=check_run_id, **fields)
         for index, run in enumerate(self.check_run_list):
             if run.id == check_run_id:
-                self.check_run_list[index] = replace(run, status=fields.get("status", run.status),
-                                                     conclusion=fields.get("conclusion", run.conclusion))
+                self.check_run_list[index] = replace(
+                    run, status=fields.get("status", run.status), conclusion=fields.get("conclusion", run.conclusion)
+                )
                 self.check_run_fields[run.id].update(fields)
                 return
         raise _not_found("update check run")

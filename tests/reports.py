@@ -22,28 +22,61 @@ LONG = (
 )
 
 
-def finding(rule="cuda-guard-missing", severity=Severity.BLOCKER, path="backends/cuda/targets.bzl", line=100, **extra) -> Finding:
+def finding(
+    rule="cuda-guard-missing", severity=Severity.BLOCKER, path="backends/cuda/targets.bzl", line=100, **extra
+) -> Finding:
     values = dict(
-        rule=rule, severity=severity, title="CUDA target without the has_cuda constraint", path=path, line=line,
-        end_line=line, message=LONG, fingerprint=fingerprint(rule, path, str(line), ""),
+        rule=rule,
+        severity=severity,
+        title="CUDA target without the has_cuda constraint",
+        path=path,
+        line=line,
+        end_line=line,
+        message=LONG,
+        fingerprint=fingerprint(rule, path, str(line), ""),
     )
     values.update(extra)
     return Finding(**values)
 
 
-def report(findings=(), suppressed=(), smoke=SmokeDecision(False, ()), base=BASE, head=HEAD, files=1, stats=None) -> Report:
-    changes = ChangeSet(tuple(FileChange(path=f"f{n}.bzl", old_path=f"f{n}.bzl", status="modified") for n in range(files)))
-    return Report(base=base, head=head, findings=tuple(findings), suppressed=tuple(suppressed), changes=changes,
-                  smoke=smoke, stats=stats or ReviewStats(checks=("cuda-guard-missing",), seconds=0.5))
+def report(
+    findings=(), suppressed=(), smoke=SmokeDecision(False, ()), base=BASE, head=HEAD, files=1, stats=None
+) -> Report:
+    changes = ChangeSet(
+        tuple(FileChange(path=f"f{n}.bzl", old_path=f"f{n}.bzl", status="modified") for n in range(files))
+    )
+    return Report(
+        base=base,
+        head=head,
+        findings=tuple(findings),
+        suppressed=tuple(suppressed),
+        changes=changes,
+        smoke=smoke,
+        stats=stats or ReviewStats(checks=("cuda-guard-missing",), seconds=0.5),
+    )
 
 
 GUARD = finding(
-    target="//backends/cuda/runtime:runtime_shims", cell="xplat",
+    target="//backends/cuda/runtime:runtime_shims",
+    cell="xplat",
     evidence=(Evidence("backends/cuda/targets.bzl", 100, "`cuda` is a CUDA external dep"),),
-    fix=Fix("backends/cuda/targets.bzl", 101, 101, '        compatible_with = ["ovr_config//cuda:has_cuda"],', "add the constraint"),
+    fix=Fix(
+        "backends/cuda/targets.bzl",
+        101,
+        101,
+        '        compatible_with = ["ovr_config//cuda:has_cuda"],',
+        "add the constraint",
+    ),
 )
-MINOR = finding("link-whole-without-python-dlopen", Severity.MINOR, "extension/pybindings/targets.bzl", 7,
-                message="link_whole without the dlopen flags", target="//extension/pybindings:x", cell="fbcode")
+MINOR = finding(
+    "link-whole-without-python-dlopen",
+    Severity.MINOR,
+    "extension/pybindings/targets.bzl",
+    7,
+    message="link_whole without the dlopen flags",
+    target="//extension/pybindings:x",
+    cell="fbcode",
+)
 CRASH = finding("internal-error", Severity.MAJOR, "", 0, message="check `source-parity` raised KeyError: 'x'")
 
 

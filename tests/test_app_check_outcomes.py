@@ -51,6 +51,11 @@ def test_re_run_on_a_forks_check_run_reviews_again(running, tmp_path):
     rerun = standin.check_run_payload(OWNER, "forked", first["id"], "rerequested", sender="alice")
     rerun["check_run"]["pull_requests"] = []  # what GitHub sends for a pull request from a fork
     assert running.deliver("check_run", rerun).json()["outcome"] == "accepted"
-    runs = wait_for(lambda: len(completed_check_runs(standin, OWNER, "forked", head)) == 2
-                    and completed_check_runs(standin, OWNER, "forked", head), what="the re-run")
+    runs = wait_for(
+        lambda: (
+            len(completed_check_runs(standin, OWNER, "forked", head)) == 2
+            and completed_check_runs(standin, OWNER, "forked", head)
+        ),
+        what="the re-run",
+    )
     assert {r["conclusion"] for r in runs} == {"neutral"}

@@ -36,10 +36,15 @@ def test_each_failed_attempt_is_one_line_by_pull_request_and_the_last_has_the_tr
     assert _run_until_done(queue) == TASK_RETRIES + 1
     assert [r for r in caplog.records if "Unhandled exception" in r.getMessage()] == []
     ours = [r for r in caplog.records if r.name == "pr_check.queue"]
-    expected = [f"PullRequestPushed for pytorch/executorch#7 (delivery delivery-1), attempt {n} failed, retrying: "
-                "RuntimeError: GitHub answered 502" for n in range(1, TASK_RETRIES + 1)]
-    expected.append(f"PullRequestPushed for pytorch/executorch#7 (delivery delivery-1), attempt {TASK_RETRIES + 1} "
-                    "failed, no retry left: RuntimeError: GitHub answered 502")
+    expected = [
+        f"PullRequestPushed for pytorch/executorch#7 (delivery delivery-1), attempt {n} failed, retrying: "
+        "RuntimeError: GitHub answered 502"
+        for n in range(1, TASK_RETRIES + 1)
+    ]
+    expected.append(
+        f"PullRequestPushed for pytorch/executorch#7 (delivery delivery-1), attempt {TASK_RETRIES + 1} "
+        "failed, no retry left: RuntimeError: GitHub answered 502"
+    )
     assert [r.getMessage() for r in ours] == expected
     assert [r.levelname for r in ours] == ["WARNING"] * TASK_RETRIES + ["ERROR"]
     assert [r.exc_info is not None for r in ours] == [False] * TASK_RETRIES + [True]

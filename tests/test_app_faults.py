@@ -41,11 +41,20 @@ class Service:
         key = tmp_path / "app.pem"
         key.write_bytes(app_key_pair().private_pem)
         self.tmp_path = tmp_path
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
-                    "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-                    "PR_CHECK_GITHUB_API_URL": standin.base_url, "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
-                    "PR_CHECK_QUEUE": queue_url, "PR_CHECK_WRITE_PAUSE_S": "0", "PR_CHECK_JOB_LEASE_S": "2",
-                    "PR_CHECK_MAINTENANCE_INTERVAL_S": "0.5", "PR_CHECK_REDELIVERY_INTERVAL_S": "3600"}
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
+            "PR_CHECK_APP_ID": str(APP_ID),
+            "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+            "PR_CHECK_GITHUB_API_URL": standin.base_url,
+            "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
+            "PR_CHECK_QUEUE": queue_url,
+            "PR_CHECK_WRITE_PAUSE_S": "0",
+            "PR_CHECK_JOB_LEASE_S": "2",
+            "PR_CHECK_MAINTENANCE_INTERVAL_S": "0.5",
+            "PR_CHECK_REDELIVERY_INTERVAL_S": "3600",
+        }
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen] = []
@@ -53,8 +62,13 @@ class Service:
 
     def start(self, name: str, *arguments: str) -> subprocess.Popen:
         log = open(self.tmp_path / f"{name}.log", "ab")
-        process = subprocess.Popen([sys.executable, "-m", "pr_check.cli", *arguments], env=self.env, cwd=ROOT,
-                                   stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pr_check.cli", *arguments],
+            env=self.env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         self.processes.append(process)
         return process
@@ -102,9 +116,22 @@ class RedisServer:
 
     def start(self, appendonly: str = "yes") -> None:
         self.process = subprocess.Popen(
-            [shutil.which("redis-server") or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
-             "--dir", str(self.directory), "--save", "", "--appendonly", appendonly],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                shutil.which("redis-server") or "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(self.directory),
+                "--save",
+                "",
+                "--appendonly",
+                appendonly,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -135,15 +162,19 @@ def test_serve_and_worker_wait_for_redis_at_start_and_when_it_goes_away(tmp_path
             assert away["status"] == "unavailable" and away["store"] == "unreachable"
             assert f"127.0.0.1:{port}" in away["reason"]
             assert service.deliver(standin.pull_request_payload(OWNER, "away", 1)) == 503
-            wait_for(lambda: service.log("worker").count("trying again in") >= 2, timeout=30,
-                     what="the worker to retry")
+            wait_for(
+                lambda: service.log("worker").count("trying again in") >= 2, timeout=30, what="the worker to retry"
+            )
             assert serve.poll() is None and worker.poll() is None
 
             redis.start()
             ok = wait_for(lambda: service.health_is(200), timeout=60, what="/healthz once Redis answers")
             assert ok["status"] == "ok"
-            wait_for(lambda: service.health_is(200) and service.health_is(200)["workers_alive"] == 1, timeout=60,
-                     what="the worker to report itself alive")
+            wait_for(
+                lambda: service.health_is(200) and service.health_is(200)["workers_alive"] == 1,
+                timeout=60,
+                what="the worker to report itself alive",
+            )
             assert service.deliver(standin.pull_request_payload(OWNER, "away", 1)) == 202
             wait_for(lambda: standin.reviews(OWNER, "away", 1), timeout=60, what="the first review")
 
@@ -153,15 +184,21 @@ def test_serve_and_worker_wait_for_redis_at_start_and_when_it_goes_away(tmp_path
             assert gone["store"] == "unreachable"
             second = repo.open_pull(2, {"BUCK": BUCK_DEFECT})
             assert service.deliver(standin.pull_request_payload(OWNER, "away", 2)) == 503
-            wait_for(lambda: "retrying every 0.5 s" in service.log("worker"), timeout=30,
-                     what="the worker to say the queue went away")
+            wait_for(
+                lambda: "retrying every 0.5 s" in service.log("worker"),
+                timeout=30,
+                what="the worker to say the queue went away",
+            )
             time.sleep(3)  # polls go on meanwhile, silently
             assert serve.poll() is None and worker.poll() is None
             redis.start()
             wait_for(lambda: service.health_is(200), timeout=60, what="/healthz once Redis is back")
             assert service.deliver(standin.pull_request_payload(OWNER, "away", 2)) == 202
-            wait_for(lambda: [r["commit_id"] for r in standin.reviews(OWNER, "away", 2)] == [second], timeout=60,
-                     what="the review after Redis came back")
+            wait_for(
+                lambda: [r["commit_id"] for r in standin.reviews(OWNER, "away", 2)] == [second],
+                timeout=60,
+                what="the review after Redis came back",
+            )
             assert [r["commit_id"] for r in standin.reviews(OWNER, "away", 1)] == [first]
         finally:
             service.stop()
@@ -234,8 +271,9 @@ def small_disk(tmp_path):
     """A 4 MiB tmpfs: a real filesystem that runs out of space."""
     mount_point = tmp_path / "disk"
     mount_point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)],
-                             capture_output=True, text=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount_point)], capture_output=True, text=True
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (needs CAP_SYS_ADMIN): {mounted.stderr.strip()}")
     try:
@@ -268,8 +306,11 @@ def test_a_full_disk_is_503_and_healthz_says_the_store_is_unwritable(tmp_path, s
             filler.unlink()
             wait_for(lambda: service.health_is(200), timeout=30, what="/healthz once there is room")
             assert service.deliver(payload) == 202
-            wait_for(lambda: [r["commit_id"] for r in standin.reviews(OWNER, "full", 2)] == [second], timeout=60,
-                     what="the review after the disk had room again")
+            wait_for(
+                lambda: [r["commit_id"] for r in standin.reviews(OWNER, "full", 2)] == [second],
+                timeout=60,
+                what="the review after the disk had room again",
+            )
             assert [r["commit_id"] for r in standin.reviews(OWNER, "full", 1)] == [first]
         finally:
             service.stop()

@@ -25,7 +25,11 @@ from tests.standin import gitrepos
 from tests.test_app_harness import OWNER, completed_check_runs, running_app, wait_for
 
 WRITE_PERMISSIONS = {
-    "actions": "write", "checks": "write", "contents": "write", "issues": "write", "metadata": "read",
+    "actions": "write",
+    "checks": "write",
+    "contents": "write",
+    "issues": "write",
+    "metadata": "read",
     "pull_requests": "write",
 }
 PEOPLE = {"alice": "read", "maria": "write", "mallory": "read"}  # alice writes the pull requests
@@ -43,13 +47,22 @@ assert FIXED_CMAKE != CMAKE_HEAD
 
 @pytest.fixture(scope="module")
 def running(tmp_path_factory):
-    with running_app(tmp_path_factory.mktemp("app"), installation_permissions=WRITE_PERMISSIONS,
-                     PR_CHECK_FIX_PUSH="1") as app:
+    with running_app(
+        tmp_path_factory.mktemp("app"), installation_permissions=WRITE_PERMISSIONS, PR_CHECK_FIX_PUSH="1"
+    ) as app:
         yield app
 
 
-def _case_repo(standin, tmp: Path, name: str, case: str, number: int, *, fork: str | None = None,
-               maintainer_can_modify: bool = False) -> tuple[Path, str]:
+def _case_repo(
+    standin,
+    tmp: Path,
+    name: str,
+    case: str,
+    number: int,
+    *,
+    fork: str | None = None,
+    maintainer_can_modify: bool = False,
+) -> tuple[Path, str]:
     """The case as a bare repository registered with the stand-in, its PR open; returns (head git dir, head)."""
     built, base, head = build_case_repository(case, tmp / f"{name}-work")
     bare = tmp / f"{name}.git"
@@ -62,24 +75,40 @@ def _case_repo(standin, tmp: Path, name: str, case: str, number: int, *, fork: s
         subprocess.run(["git", "clone", "--bare", "--quiet", str(bare), str(head_git)], check=True)
         standin.add_repo(fork, name, bare_git_path=str(head_git), installation_id=None, fork=True)
         head_repo = (fork, name)
-    standin.add_pull(OWNER, name, number, head, base, "fix-me", "main", "alice", "CONTRIBUTOR",
-                     head_repo=head_repo, maintainer_can_modify=maintainer_can_modify)
+    standin.add_pull(
+        OWNER,
+        name,
+        number,
+        head,
+        base,
+        "fix-me",
+        "main",
+        "alice",
+        "CONTRIBUTOR",
+        head_repo=head_repo,
+        maintainer_can_modify=maintainer_can_modify,
+    )
     return head_git, head
 
 
 def _command(running, name: str, number: int, who: str, association: str) -> dict:
-    comment = running.standin.add_issue_comment(OWNER, name, number, "/pr-check fix", who,
-                                                author_association=association)
+    comment = running.standin.add_issue_comment(
+        OWNER, name, number, "/pr-check fix", who, author_association=association
+    )
     running.deliver("issue_comment", running.standin.issue_comment_payload(OWNER, name, comment["id"]))
     return comment
 
 
 def _reply_to(running, name: str, number: int, who: str) -> str:
     def found():
-        bodies = [c["body"] for c in running.standin.issue_comments(OWNER, name, number)
-                  if c["user"]["login"] == running.standin.bot_login
-                  and (c["body"].startswith(f"@{who}") or c["body"].startswith(f"Thanks, @{who}"))]
+        bodies = [
+            c["body"]
+            for c in running.standin.issue_comments(OWNER, name, number)
+            if c["user"]["login"] == running.standin.bot_login
+            and (c["body"].startswith(f"@{who}") or c["body"].startswith(f"Thanks, @{who}"))
+        ]
         return bodies[-1] if bodies else None
+
     return wait_for(found, timeout=90, what=f"the App's reply to @{who}")
 
 
@@ -103,18 +132,21 @@ def test_a_fix_on_a_diff_line_is_a_suggestion_and_one_off_it_a_folded_patch(runn
     [comment] = [c for c in standin.review_comments(OWNER, "suggest", 1) if c["user"]["type"] == "Bot"]
     assert (comment["path"], comment["line"], comment["start_line"]) == (CMAKE, 41, None)
     assert comment["body"].startswith("**link-whole-archive-public**")
-    assert ("```suggestion\n    PRIVATE -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n```"
-            in comment["body"])
+    assert (
+        "```suggestion\n    PRIVATE -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive\n```"
+        in comment["body"]
+    )
     assert "<details>" not in comment["body"]
 
     [comment] = [c for c in standin.review_comments(OWNER, "patch", 2) if c["user"]["type"] == "Bot"]
     assert (comment["path"], comment["line"]) == ("backends/cuda/runtime/targets.bzl", 10)
     body = comment["body"]
     assert "```suggestion" not in body
-    folded = body[body.index("<details><summary>"): body.index("</details>")]
+    folded = body[body.index("<details><summary>") : body.index("</details>")]
     assert "(backends/cuda/runtime/targets.bzl" in folded
     assert '+        exported_linker_flags = ["-Wl,--export-dynamic"],' in folded or (
-        '        exported_linker_flags = ["-Wl,--export-dynamic"],' in folded and ": replacement</summary>" in folded)
+        '        exported_linker_flags = ["-Wl,--export-dynamic"],' in folded and ": replacement</summary>" in folded
+    )
 
 
 def test_pr_check_fix_on_a_same_repository_pull_request_by_permission(running, tmp_path):
@@ -140,11 +172,12 @@ def test_pr_check_fix_on_a_same_repository_pull_request_by_permission(running, t
     # One commit on the reviewed head, made by the App, changing only the fixed file.
     assert gitrepos.git(git_dir, "rev-list", f"{head}..{pushed}").split() == [pushed]
     assert gitrepos.git(git_dir, "log", "-1", "--format=%P %an <%ae>", pushed).strip() == (
-        f"{head} pr-check[bot] <4242+pr-check[bot]@users.noreply.github.com>")
+        f"{head} pr-check[bot] <4242+pr-check[bot]@users.noreply.github.com>"
+    )
     assert gitrepos.git(git_dir, "diff", "--name-only", head, pushed).split() == [CMAKE]
     assert _show(git_dir, pushed, CMAKE) == FIXED_CMAKE
     message = gitrepos.git(git_dir, "log", "-1", "--format=%B", pushed)
-    assert message.startswith("pr-check: fix 1 finding of #3\n\n- link-whole-archive-public at " f"{CMAKE}:41: ")
+    assert message.startswith(f"pr-check: fix 1 finding of #3\n\n- link-whole-archive-public at {CMAKE}:41: ")
     # The pull request follows its branch, as on GitHub.
     assert standin.pull(OWNER, "rows", 3)["head"]["sha"] == pushed
 
@@ -173,13 +206,16 @@ def test_a_fork_is_pushed_to_only_when_its_author_allows_edits_by_maintainers(ru
     closed_git, closed_head = _case_repo(standin, tmp_path, "fork-closed", WHOLE_ARCHIVE, 5, fork="carol")
     _command(running, "fork-closed", 5, "maria", "MEMBER")
     reply = _reply_to(running, "fork-closed", 5, "maria")
-    assert reply.startswith("@maria, this pull request comes from the fork `carol/fork-closed`, whose author has not "
-                            "allowed edits by maintainers")
+    assert reply.startswith(
+        "@maria, this pull request comes from the fork `carol/fork-closed`, whose author has not "
+        "allowed edits by maintainers"
+    )
     assert "run `pr-check fix` in their checkout" in reply
     assert _branch(closed_git) == closed_head
 
-    open_git, open_head = _case_repo(standin, tmp_path, "fork-open", WHOLE_ARCHIVE, 6, fork="dave",
-                                     maintainer_can_modify=True)
+    open_git, open_head = _case_repo(
+        standin, tmp_path, "fork-open", WHOLE_ARCHIVE, 6, fork="dave", maintainer_can_modify=True
+    )
     _command(running, "fork-open", 6, "maria", "MEMBER")
     reply = _reply_to(running, "fork-open", 6, "maria")
     pushed = _branch(open_git)

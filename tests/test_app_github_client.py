@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from bot.diff import parse_diff
-from webhooks.github_api import GitHubApp, GitHubError, RetryPolicy
-from webhooks.mirror import Mirrors
 from tests.standin import SECONDARY_RATE_LIMIT_BODY, GitHubStandIn, app_key_pair, gitrepos
 from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, make_repo
+from webhooks.github_api import GitHubApp, GitHubError, RetryPolicy
+from webhooks.mirror import Mirrors
 from webhooks.redelivery import redeliver_failed
 from webhooks.store import SqliteStateStore
 
@@ -24,8 +24,14 @@ def standin():
 
 def _app(standin, calls=None, **policy) -> GitHubApp:
     observe = (lambda operation, status: calls.append((operation, status))) if calls is not None else None
-    return GitHubApp(str(APP_ID), app_key_pair().private_pem.decode(), standin.base_url, write_pause_s=0,
-                     retry=RetryPolicy(backoff_s=0.01, **policy), observe=observe)
+    return GitHubApp(
+        str(APP_ID),
+        app_key_pair().private_pem.decode(),
+        standin.base_url,
+        write_pause_s=0,
+        retry=RetryPolicy(backoff_s=0.01, **policy),
+        observe=observe,
+    )
 
 
 def test_reads_and_writes_with_one_cached_installation_token(standin, tmp_path):
@@ -36,8 +42,13 @@ def test_reads_and_writes_with_one_cached_installation_token(standin, tmp_path):
     assert (pull.head_sha, pull.base_sha, pull.author, pull.default_branch) == (head, repo.base, "alice", "main")
     assert pull.clone_url.startswith("file://")
     assert parse_diff(client.pull_diff(4)).get("BUCK").added == frozenset({4})
-    review = client.create_review(4, commit_id=head, event="COMMENT", body="hello",
-                                  comments=[{"path": "BUCK", "line": 4, "side": "RIGHT", "body": "x"}])
+    review = client.create_review(
+        4,
+        commit_id=head,
+        event="COMMENT",
+        body="hello",
+        comments=[{"path": "BUCK", "line": 4, "side": "RIGHT", "body": "x"}],
+    )
     assert [r.id for r in client.reviews(4)] == [review]
     [comment] = client.review_comments(4)
     assert (comment.path, comment.line, comment.author_is_bot) == ("BUCK", 4, True)
@@ -100,7 +111,8 @@ def test_a_diff_too_large_for_github_is_rebuilt_from_the_files_endpoint(standin,
     standin.set_diff_limits(max_files=1)
     rebuilt = parse_diff(client.pull_diff(1))
     assert {f.path: (f.added, f.commentable) for f in rebuilt.files} == {
-        f.path: (f.added, f.commentable) for f in direct.files}
+        f.path: (f.added, f.commentable) for f in direct.files
+    }
 
 
 def test_mirrors_fetch_pull_heads_into_one_bare_repository(standin, tmp_path):
@@ -108,23 +120,26 @@ def test_mirrors_fetch_pull_heads_into_one_bare_repository(standin, tmp_path):
     first = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
     second = repo.open_pull(2, {"shims.cpp": "int shim() { return 2; }\n"})
     mirrors = Mirrors(tmp_path / "mirrors")
-    fetched = mirrors.fetch_pull(OWNER, "mirrored", f"file://{repo.path}", 1, base_ref="main", base_sha=repo.base,
-                                 head_sha=first)
+    fetched = mirrors.fetch_pull(
+        OWNER, "mirrored", f"file://{repo.path}", 1, base_ref="main", base_sha=repo.base, head_sha=first
+    )
     assert fetched.base_sha == repo.base and fetched.path == tmp_path / "mirrors" / "pytorch" / "mirrored.git"
-    again = mirrors.fetch_pull(OWNER, "mirrored", f"file://{repo.path}", 2, base_ref="main", base_sha=repo.base,
-                               head_sha=second)
+    again = mirrors.fetch_pull(
+        OWNER, "mirrored", f"file://{repo.path}", 2, base_ref="main", base_sha=repo.base, head_sha=second
+    )
     assert again.path == fetched.path
     assert gitrepos.rev_parse(fetched.path, "refs/pr-check/pull/1/head") == first
     with pytest.raises(Exception, match="refs/pull/3/head"):
-        mirrors.fetch_pull(OWNER, "mirrored", f"file://{repo.path}", 3, base_ref="main", base_sha=repo.base,
-                           head_sha="0" * 40)
+        mirrors.fetch_pull(
+            OWNER, "mirrored", f"file://{repo.path}", 3, base_ref="main", base_sha=repo.base, head_sha="0" * 40
+        )
     with pytest.raises(Exception, match="refusing"):
         mirrors.path_for("..", "x")
 
 
 def test_failed_deliveries_are_redelivered_once(standin, tmp_path):
     store = SqliteStateStore(tmp_path / "state.sqlite3")
-    old = (datetime.now(timezone.utc) - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    old = (datetime.now(UTC) - timedelta(days=4)).strftime("%Y-%m-%dT%H:%M:%SZ")
     failed = standin.add_delivery("failed-guid", "pull_request", 502, action="opened")
     standin.add_delivery("ok-guid", "pull_request", 202, action="opened")
     standin.add_delivery("recovered-guid", "pull_request", 500)
@@ -149,8 +164,11 @@ def test_a_rebuilt_diff_says_which_files_were_deleted_and_added(standin, tmp_pat
     standin.set_diff_limits(max_files=1)
     rebuilt = client.pull_diff(1)
     assert "deleted file mode 100644" in rebuilt and "new file mode 100644" in rebuilt
-    assert {f.path: f.status for f in parse_diff(rebuilt).files} == direct == {"shims.cpp": "deleted",
-                                                                                  "docs/new.md": "added"}
+    assert (
+        {f.path: f.status for f in parse_diff(rebuilt).files}
+        == direct
+        == {"shims.cpp": "deleted", "docs/new.md": "added"}
+    )
 
 
 def test_a_server_without_run_details_gets_the_dispatch_without_them(tmp_path):

@@ -7,6 +7,7 @@ repositories are real bare git repositories. Nothing of the App is replaced.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -15,10 +16,10 @@ import sys
 import threading
 import time
 import uuid
-import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import uvicorn
@@ -47,7 +48,9 @@ DEFECT_LINE = 4
 # The same defect two lines further down: only the line numbers move.
 BUCK_SHIFTED = "# Shims for the CUDA backend.\n# Keep the list sorted.\n" + BUCK_DEFECT
 SHIFTED_LINE = 6
-BUCK_FIXED = BUCK_SHIFTED.replace("    link_whole = True,\n", "    link_whole = True,\n    supports_python_dlopen = True,\n")
+BUCK_FIXED = BUCK_SHIFTED.replace(
+    "    link_whole = True,\n", "    link_whole = True,\n    supports_python_dlopen = True,\n"
+)
 RULE = "link-whole-without-python-dlopen"
 # A worker's start-up (imports of the App stack, the review children's server) has nothing measured
 # before it to derive a limit from: this one only catches a worker that never comes up.
@@ -87,13 +90,16 @@ class FixtureRepo:
     def open_pull(self, number: int, files: dict, *, author: str = "alice", association: str = "CONTRIBUTOR") -> str:
         head = gitrepos.commit(self.path, files, parent=self.base, message=f"PR {number}")
         gitrepos.set_pull_ref(self.path, number, head)
-        self.standin.add_pull(self.owner, self.name, number, head, self.base, f"feature-{number}", "main", author,
-                              association)
+        self.standin.add_pull(
+            self.owner, self.name, number, head, self.base, f"feature-{number}", "main", author, association
+        )
         return head
 
     def push(self, number: int, files: dict, parent: str) -> tuple[str, dict]:
         """A new head on top of `parent`; returns it and the synchronize payload."""
-        head = gitrepos.commit(self.path, files, parent=parent, branch=f"feature-{number}", message=f"PR {number} update")
+        head = gitrepos.commit(
+            self.path, files, parent=parent, branch=f"feature-{number}", message=f"PR {number} update"
+        )
         gitrepos.set_pull_ref(self.path, number, head)
         return head, self.standin.update_pull_head(self.owner, self.name, number, head)
 
@@ -101,8 +107,12 @@ class FixtureRepo:
 def make_repo(standin: GitHubStandIn, tmp: Path, name: str, permissions: dict[str, str] | None = None) -> FixtureRepo:
     path = tmp / f"{name}.git"
     base = gitrepos.make_bare_repo(path, BASE_FILES)
-    standin.add_repo(OWNER, name, bare_git_path=str(path),
-                     permissions=permissions or {"alice": "read", "maria": "write", "mallory": "read"})
+    standin.add_repo(
+        OWNER,
+        name,
+        bare_git_path=str(path),
+        permissions=permissions or {"alice": "read", "maria": "write", "mallory": "read"},
+    )
     return FixtureRepo(standin, OWNER, name, path, base)
 
 
@@ -121,13 +131,17 @@ class RunningApp:
     workers: list[subprocess.Popen] = field(default_factory=list)
     client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=10))
 
-    def deliver(self, event: str, payload: dict | bytes, *, delivery_id: str | None = None,
-                secret: bytes = SECRET) -> httpx.Response:
+    def deliver(
+        self, event: str, payload: dict | bytes, *, delivery_id: str | None = None, secret: bytes = SECRET
+    ) -> httpx.Response:
         import json
 
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-        return self.client.post(f"{self.url}/webhook", content=body,
-                                headers=webhook_headers(secret, body, event, delivery_id or str(uuid.uuid4())))
+        return self.client.post(
+            f"{self.url}/webhook",
+            content=body,
+            headers=webhook_headers(secret, body, event, delivery_id or str(uuid.uuid4())),
+        )
 
     def start_worker(self, entry: tuple[str, ...] = ("webhooks.worker",), **extra_env: str) -> subprocess.Popen:
         """Start a worker and return once it says it is alive (the row /healthz counts), which it
@@ -135,15 +149,22 @@ class RunningApp:
         loaded machine slows most, is then inside no test's wait on the work itself. `entry` is the
         module run (and its first arguments): tests.app_faults starts one whose review children misbehave."""
         log = open(self.data_dir / f"worker-{len(self.workers)}.log", "ab")
-        process = subprocess.Popen([sys.executable, "-m", *entry, "--threads", "2"],
-                                   env={**self.env, **extra_env}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", *entry, "--threads", "2"],
+            env={**self.env, **extra_env},
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         log.close()
         self.workers.append(process)
         name = f"{socket.gethostname()}:{process.pid}"  # webhooks.worker.worker_name() of that process
 
         def alive() -> bool:
             if process.poll() is not None:
-                raise AssertionError(f"the worker exited with {process.returncode} while starting:\n{self.worker_log()}")
+                raise AssertionError(
+                    f"the worker exited with {process.returncode} while starting:\n{self.worker_log()}"
+                )
             return self.queue.store.get(WORKERS_NAMESPACE, name) is not None
 
         wait_for(alive, timeout=STARTUP_LIMIT_S, what="the worker to start")
@@ -168,8 +189,9 @@ class RunningApp:
         self.queue.store.close()
 
 
-def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None = None,
-              stalled_after_s: float = 300.0, **env: str) -> RunningApp:
+def start_app(
+    standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None = None, stalled_after_s: float = 300.0, **env: str
+) -> RunningApp:
     """Serve the webhook endpoint on 127.0.0.1 and prepare the environment workers start with."""
     data_dir.mkdir(parents=True, exist_ok=True)
     key_file = data_dir / "app.pem"
@@ -197,25 +219,42 @@ def start_app(standin: GitHubStandIn, data_dir: Path, *, queue_url: str | None =
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(SECRET, queue, stalled_after_s=stalled_after_s),
-                                           log_level="warning", access_log=False, lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(SECRET, queue, stalled_after_s=stalled_after_s),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="webhook-service")
     thread.start()
     wait_for(lambda: server.started, timeout=10, what="uvicorn to start")
     return RunningApp(standin, data_dir, queue_url, worker_env, queue, f"http://127.0.0.1:{port}", server, thread)
 
 
-def completed_check_runs(standin: GitHubStandIn, name: str, repo: str, head: str, check_name: str = "pr-check") -> list[dict]:
-    return [run for run in standin.check_runs(OWNER, repo, head)
-            if run["name"] == check_name and run["status"] == "completed"]
+def completed_check_runs(
+    standin: GitHubStandIn, name: str, repo: str, head: str, check_name: str = "pr-check"
+) -> list[dict]:
+    return [
+        run
+        for run in standin.check_runs(OWNER, repo, head)
+        if run["name"] == check_name and run["status"] == "completed"
+    ]
 
 
 @contextlib.contextmanager
-def running_app(data_dir: Path, *, run_details: bool = True, installation_permissions: dict[str, str] | None = None,
-                **environment: str) -> Iterator["RunningApp"]:
+def running_app(
+    data_dir: Path,
+    *,
+    run_details: bool = True,
+    installation_permissions: dict[str, str] | None = None,
+    **environment: str,
+) -> Iterator[RunningApp]:
     """A stand-in GitHub and the App with one worker, stopped (both) on the way out."""
-    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, run_details=run_details,
-                            installation_permissions=installation_permissions).start()
+    standin = GitHubStandIn(
+        APP_ID, app_key_pair().public_pem, run_details=run_details, installation_permissions=installation_permissions
+    ).start()
     app = start_app(standin, data_dir, **environment)
     app.start_worker()
     try:

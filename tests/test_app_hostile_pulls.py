@@ -11,8 +11,16 @@ import signal
 import time
 
 from tests.standin import GitHubStandIn, app_key_pair
-from tests.test_app_harness import (APP_ID, BUCK_DEFECT, OWNER, completed_check_runs, deadline_from, make_repo,
-                                    start_app, wait_for)
+from tests.test_app_harness import (
+    APP_ID,
+    BUCK_DEFECT,
+    OWNER,
+    completed_check_runs,
+    deadline_from,
+    make_repo,
+    start_app,
+    wait_for,
+)
 
 NESTED_BUCK = "X = " + "[" * 5000 + "]" * 5000 + "\n"
 
@@ -30,16 +38,23 @@ def test_a_hostile_build_file_fails_its_own_check_and_the_next_pull_request_is_r
         poison = repo.open_pull(1, {"BUCK": NESTED_BUCK})
         honest = repo.open_pull(2, {"BUCK": BUCK_DEFECT})
         assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "hostile", 1)).status_code == 202
-        [failed] = wait_for(lambda: completed_check_runs(standin, OWNER, "hostile", poison), timeout=60,
-                            what="the hostile pull request's check")
+        [failed] = wait_for(
+            lambda: completed_check_runs(standin, OWNER, "hostile", poison),
+            timeout=60,
+            what="the hostile pull request's check",
+        )
         assert failed["conclusion"] == "failure"
-        assert "BUCK" in _text(failed) or any(a["path"] == "BUCK" for a in standin.annotations(OWNER, "hostile",
-                                                                                                 failed["id"]))
+        assert "BUCK" in _text(failed) or any(
+            a["path"] == "BUCK" for a in standin.annotations(OWNER, "hostile", failed["id"])
+        )
         assert worker.poll() is None  # the worker is alive
 
         assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "hostile", 2)).status_code == 202
-        [reviewed] = wait_for(lambda: completed_check_runs(standin, OWNER, "hostile", honest), timeout=60,
-                              what="the next pull request's check")
+        [reviewed] = wait_for(
+            lambda: completed_check_runs(standin, OWNER, "hostile", honest),
+            timeout=60,
+            what="the next pull request's check",
+        )
         assert reviewed["conclusion"] == "neutral" and "link-whole-without-python-dlopen" in _text(reviewed)
         assert [r["commit_id"] for r in standin.reviews(OWNER, "hostile", 2)] == [honest]
         # The hostile one was told in a review too, and the failure is not retried: one check run, one job.
@@ -59,8 +74,11 @@ def test_a_review_past_its_deadline_is_stopped_and_reported(tmp_path):
         repo = make_repo(standin, tmp_path, "stalling")
         head = repo.open_pull(1, {"BUCK": BUCK_DEFECT})
         app.deliver("pull_request", standin.pull_request_payload(OWNER, "stalling", 1))
-        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "stalling", head), timeout=60,
-                         what="the stalled review's check")
+        [run] = wait_for(
+            lambda: completed_check_runs(standin, OWNER, "stalling", head),
+            timeout=60,
+            what="the stalled review's check",
+        )
         assert run["conclusion"] == "failure"
         assert "did not finish within 2 s" in run["output"]["summary"]
         # The one changed file is named as the suspect, inline where the diff allows.
@@ -93,11 +111,14 @@ def test_a_job_that_kills_its_worker_twice_is_given_up_with_a_failed_check(tmp_p
             worker.send_signal(signal.SIGKILL)
             worker.wait(timeout=10)
         app.start_worker()
-        [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "deadly", head),
-                         timeout=deadline_from(slowest_attempt_s), what="the job to be given up")
+        [run] = wait_for(
+            lambda: completed_check_runs(standin, OWNER, "deadly", head),
+            timeout=deadline_from(slowest_attempt_s),
+            what="the job to be given up",
+        )
         assert run["conclusion"] == "failure" and "gave up" in run["output"]["title"]
         assert len(standin.check_runs(OWNER, "deadly", head)) == 1  # the interrupted attempts' run, completed
-        record = wait_for(lambda: (r := app.queue.record(job_id)) and r.state == "failed" and r),
+        record = (wait_for(lambda: (r := app.queue.record(job_id)) and r.state == "failed" and r),)
         assert record[0].crashes == 2 and record[0].outcome.startswith("given up")
         assert app.queue.store.keys("active") == []
         assert standin.reviews(OWNER, "deadly", 1) == []  # never reviewed, never retried forever
@@ -120,8 +141,10 @@ def test_healthz_tells_when_queued_work_has_no_live_worker(tmp_path):
 
         app.start_worker()
         wait_for(lambda: completed_check_runs(standin, OWNER, "unattended", head), timeout=30, what="the review")
-        health = wait_for(lambda: (h := app.client.get(f"{app.url}/healthz")).status_code == 200 and h.json(),
-                          what="healthz to recover")
+        health = wait_for(
+            lambda: (h := app.client.get(f"{app.url}/healthz")).status_code == 200 and h.json(),
+            what="healthz to recover",
+        )
         assert health == {"status": "ok", "workers_alive": 1, "jobs_active": 0, "oldest_job_age_s": 0.0}
     finally:
         app.stop()
@@ -129,7 +152,8 @@ def test_healthz_tells_when_queued_work_has_no_live_worker(tmp_path):
 
 
 DEEP_CMAKE = (
-    "if(TRUE)\n" * 5000 + "endif()\n" * 5000
+    "if(TRUE)\n" * 5000
+    + "endif()\n" * 5000
     + "add_library(aoti_common_shims_slim STATIC common_shims_slim.cpp)\n"
     + "add_library(aoti_cuda_shims SHARED memory.cpp)\n"
     + "target_link_libraries(aoti_cuda_shims PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive)\n"
@@ -163,8 +187,14 @@ def test_a_finding_in_a_package_whose_name_is_not_utf8_is_reported_in_the_app(tm
         app.start_worker()
         repo = make_repo(standin, tmp_path, "bytes")
         # `pkg-\xff/` and `notes-\xff.h`: names git holds as bytes, no UTF-8 decoder reads.
-        head = repo.open_pull(1, {"pkg-\udcff/BUCK": BUCK_DEFECT, "pkg-\udcff/shims.cpp": "int shim() { return 1; }\n",
-                                  "notes-\udcff.h": "int notes(void);\n"})
+        head = repo.open_pull(
+            1,
+            {
+                "pkg-\udcff/BUCK": BUCK_DEFECT,
+                "pkg-\udcff/shims.cpp": "int shim() { return 1; }\n",
+                "notes-\udcff.h": "int notes(void);\n",
+            },
+        )
         assert app.deliver("pull_request", standin.pull_request_payload(OWNER, "bytes", 1)).status_code == 202
         [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "bytes", head), timeout=60, what="the check")
         assert run["conclusion"] == "neutral"  # the minor finding, not a failed review

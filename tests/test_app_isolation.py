@@ -55,19 +55,26 @@ def test_a_hostile_build_file_is_a_failed_review_not_a_dead_process(tmp_path):
 
 # Only the stall needs a short deadline; the others get room, so that a loaded machine's slow child
 # start does not turn a crash or a memory blow-up into a timeout.
-@pytest.mark.parametrize(("fault", "deadline_s", "kind", "words"), [
-    ("segv", 60, "crash", "SIGSEGV"),
-    ("hang", 3, "timeout", "did not finish within 3 s"),
-    ("memory", 60, "memory", "ran out of its 0.5 GiB memory budget"),
-])
+@pytest.mark.parametrize(
+    ("fault", "deadline_s", "kind", "words"),
+    [
+        ("segv", 60, "crash", "SIGSEGV"),
+        ("hang", 3, "timeout", "did not finish within 3 s"),
+        ("memory", 60, "memory", "ran out of its 0.5 GiB memory budget"),
+    ],
+)
 def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path, fault, deadline_s, kind, words):
-    outcome = run_review(_request(tmp_path, {"BUCK": BUCK_DEFECT}),
-                         ReviewLimits(deadline_s=deadline_s, memory_bytes=512 << 20), work=FAULTS[fault])
+    outcome = run_review(
+        _request(tmp_path, {"BUCK": BUCK_DEFECT}),
+        ReviewLimits(deadline_s=deadline_s, memory_bytes=512 << 20),
+        work=FAULTS[fault],
+    )
     assert isinstance(outcome, ReviewFailed) and outcome.kind == kind, outcome
     assert words in outcome.detail
     # And the parent goes on: the next review works.
-    assert isinstance(run_review(_request(tmp_path / "next", {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120)),
-                      ReviewDone)
+    assert isinstance(
+        run_review(_request(tmp_path / "next", {"BUCK": BUCK_DEFECT}), ReviewLimits(deadline_s=120)), ReviewDone
+    )
 
 
 def test_the_child_does_not_inherit_the_apps_secrets(tmp_path, monkeypatch):

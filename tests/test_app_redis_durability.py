@@ -32,8 +32,11 @@ def private_redis(tmp_path):
     port = _free_port()
 
     def start(*options: str) -> str:
-        process = subprocess.Popen([server, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path),
-                                    "--save", "", *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [server, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path), "--save", "", *options],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         started.append(process)
         client = redis.Redis(port=port, socket_connect_timeout=0.2)
 

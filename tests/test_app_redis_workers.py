@@ -8,8 +8,8 @@ import uuid
 import pytest
 
 from tests.standin import GitHubStandIn, app_key_pair
-from webhooks.queue import JobRecord
 from tests.test_app_harness import APP_ID, BUCK_DEFECT, OWNER, make_repo, start_app, wait_for
+from webhooks.queue import JobRecord
 
 pytestmark = pytest.mark.redis
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -64,7 +64,9 @@ def test_every_pull_request_is_reviewed_once_at_its_latest_head(tmp_path, redis_
         for number, head in latest.items():
             reviews = standin.reviews(OWNER, "fleet", number)
             assert [r["commit_id"] for r in reviews] == [head], number
-            assert [(r["head_sha"], r["status"]) for r in standin.check_runs(OWNER, "fleet", head)] == [(head, "completed")]
+            assert [(r["head_sha"], r["status"]) for r in standin.check_runs(OWNER, "fleet", head)] == [
+                (head, "completed")
+            ]
             assert len(standin.review_comments(OWNER, "fleet", number)) == 1
         # Older heads were dropped before any work: no check run exists for them.
         assert {r["head_sha"] for r in standin.check_runs(OWNER, "fleet")} == set(latest.values())

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from tests.test_app_harness import (
     BUCK_DEFECT,
     BUCK_FIXED,
@@ -46,8 +45,7 @@ def test_a_pull_request_is_reviewed_then_followed_through_pushes(running, tmp_pa
     response = running.deliver("pull_request", standin.pull_request_payload(OWNER, "lifecycle", 1, "opened"))
     assert response.status_code == 202 and response.json()["outcome"] == "accepted"
 
-    runs = wait_for(lambda: completed_check_runs(standin, OWNER, "lifecycle", head), what="the check run",
-                    timeout=20)
+    runs = wait_for(lambda: completed_check_runs(standin, OWNER, "lifecycle", head), what="the check run", timeout=20)
     assert len(runs) == 1
     assert runs[0]["conclusion"] == "neutral"  # minor only
     assert RULE in runs[0]["output"]["summary"]
@@ -60,7 +58,9 @@ def test_a_pull_request_is_reviewed_then_followed_through_pushes(running, tmp_pa
     assert "<!-- pr-check:fp=" in comments[0]["body"]
     assert "```suggestion\n    link_whole = True,\n    supports_python_dlopen = True,\n```" in comments[0]["body"]
     annotations = standin.annotations(OWNER, "lifecycle", runs[0]["id"])
-    assert [(a["path"], a["start_line"], a["annotation_level"]) for a in annotations] == [("BUCK", DEFECT_LINE, "warning")]
+    assert [(a["path"], a["start_line"], a["annotation_level"]) for a in annotations] == [
+        ("BUCK", DEFECT_LINE, "warning")
+    ]
 
     # A push that only moves the defect two lines down: still exactly one comment, on the new line.
     shifted, payload = repo.push(1, {"BUCK": BUCK_SHIFTED}, parent=head)
@@ -111,11 +111,17 @@ def test_pr_check_commands_are_answered_by_permission(running, tmp_path):
     assert len(completed_check_runs(standin, OWNER, "commands", head)) == 1
 
     # The author may ask for a re-review: a fresh check run for the head.
-    asked = standin.add_issue_comment(OWNER, "commands", 3, "please look again\n/pr-check", "alice",
-                                      author_association="CONTRIBUTOR")
+    asked = standin.add_issue_comment(
+        OWNER, "commands", 3, "please look again\n/pr-check", "alice", author_association="CONTRIBUTOR"
+    )
     running.deliver("issue_comment", standin.issue_comment_payload(OWNER, "commands", asked["id"]))
-    runs = wait_for(lambda: len(completed_check_runs(standin, OWNER, "commands", head)) == 2 and
-                    completed_check_runs(standin, OWNER, "commands", head), what="the re-review")
+    runs = wait_for(
+        lambda: (
+            len(completed_check_runs(standin, OWNER, "commands", head)) == 2
+            and completed_check_runs(standin, OWNER, "commands", head)
+        ),
+        what="the re-review",
+    )
     assert [r["conclusion"] for r in runs] == ["neutral", "neutral"]
     assert [r["content"] for r in standin.reactions(OWNER, "commands", asked["id"])] == ["eyes"]
     assert len(_bot_comments(standin, "commands", 3)) == 1  # the standing comment is kept, not repeated
@@ -123,14 +129,19 @@ def test_pr_check_commands_are_answered_by_permission(running, tmp_path):
     # Bad arguments: usage; explain: the rule's documentation; a bot's command: ignored.
     bad = standin.add_issue_comment(OWNER, "commands", 3, "/pr-check smok", "maria")
     running.deliver("issue_comment", standin.issue_comment_payload(OWNER, "commands", bad["id"]))
-    explain = standin.add_issue_comment(OWNER, "commands", 3, f"/pr-check explain {RULE}", "mallory",
-                                        author_association="NONE")
+    explain = standin.add_issue_comment(
+        OWNER, "commands", 3, f"/pr-check explain {RULE}", "mallory", author_association="NONE"
+    )
     running.deliver("issue_comment", standin.issue_comment_payload(OWNER, "commands", explain["id"]))
     bot = standin.add_issue_comment(OWNER, "commands", 3, "/pr-check", "other-app[bot]", user_type="Bot")
-    assert running.deliver("issue_comment",
-                           standin.issue_comment_payload(OWNER, "commands", bot["id"])).json()["outcome"] == "ignored"
-    replies = wait_for(lambda: len(_app_replies(standin, "commands", 3)) == 3 and _app_replies(standin, "commands", 3),
-                       what="usage and explanation")
+    assert (
+        running.deliver("issue_comment", standin.issue_comment_payload(OWNER, "commands", bot["id"])).json()["outcome"]
+        == "ignored"
+    )
+    replies = wait_for(
+        lambda: len(_app_replies(standin, "commands", 3)) == 3 and _app_replies(standin, "commands", 3),
+        what="usage and explanation",
+    )
     # The two commands run as separate jobs on concurrent worker threads: their replies may land
     # in either order, so each is found by what it answers.
     later = [reply["body"] for reply in replies[1:]]
@@ -145,16 +156,25 @@ def test_a_rerun_of_the_check_reviews_again_and_a_refused_review_still_lands(run
     repo = make_repo(standin, tmp_path, "rerun")
     head = repo.open_pull(4, {"BUCK": BUCK_DEFECT})
     # GitHub refuses the inline comments once (it does, when it reads a diff differently).
-    standin.fail_next("POST", r"/pulls/4/reviews$", 422,
-                      body={"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]})
+    standin.fail_next(
+        "POST",
+        r"/pulls/4/reviews$",
+        422,
+        body={"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]},
+    )
     running.deliver("pull_request", standin.pull_request_payload(OWNER, "rerun", 4))
     [run] = wait_for(lambda: completed_check_runs(standin, OWNER, "rerun", head), what="the check run")
     [review] = standin.reviews(OWNER, "rerun", 4)
     assert "`BUCK:4`" in review["body"] and _bot_comments(standin, "rerun", 4) == []
 
     running.deliver("check_run", standin.check_run_payload(OWNER, "rerun", run["id"], "rerequested"))
-    runs = wait_for(lambda: len(completed_check_runs(standin, OWNER, "rerun", head)) == 2 and
-                    completed_check_runs(standin, OWNER, "rerun", head), what="the re-run")
+    runs = wait_for(
+        lambda: (
+            len(completed_check_runs(standin, OWNER, "rerun", head)) == 2
+            and completed_check_runs(standin, OWNER, "rerun", head)
+        ),
+        what="the re-run",
+    )
     assert [r["conclusion"] for r in runs] == ["neutral", "neutral"]
     # The re-run placed the comment the refused review could not carry.
     assert [(c["path"], c["line"]) for c in _bot_comments(standin, "rerun", 4)] == [("BUCK", DEFECT_LINE)]

@@ -25,16 +25,34 @@ def _start_serve(standin, tmp_path):
     """`pr-check serve` as a process against the stand-in: (process, port, its open log file)."""
     key = tmp_path / "app.pem"
     key.write_bytes(app_key_pair().private_pem)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
-           "PR_CHECK_APP_ID": str(APP_ID), "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-           "PR_CHECK_GITHUB_API_URL": standin.base_url, "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
-           "PR_CHECK_WRITE_PAUSE_S": "0"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PR_CHECK_WEBHOOK_SECRET": SECRET.decode(),
+        "PR_CHECK_APP_ID": str(APP_ID),
+        "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+        "PR_CHECK_GITHUB_API_URL": standin.base_url,
+        "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
+        "PR_CHECK_WRITE_PAUSE_S": "0",
+    }
     port = _free_port()
     log = open(tmp_path / "serve.log", "wb")
     serve = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())", "serve",
-         "--host", "127.0.0.1", "--port", str(port)],
-        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pr_check.cli import main; sys.exit(main())",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     return serve, port, log
 
 
@@ -76,13 +94,20 @@ def test_serve_starts_its_worker_again_when_it_dies(tmp_path):
         try:
             [first] = wait_for(lambda: _children(serve.pid), timeout=30, what="the worker")
             os.kill(first, signal.SIGKILL)  # whatever killed it, serve must not go on without a worker
-            [second] = wait_for(lambda: [pid for pid in _children(serve.pid) if pid != first and _alive(pid)],
-                                timeout=30, what="a new worker")
+            [second] = wait_for(
+                lambda: [pid for pid in _children(serve.pid) if pid != first and _alive(pid)],
+                timeout=30,
+                what="a new worker",
+            )
             url = f"http://127.0.0.1:{port}"
             wait_for(lambda: httpx.get(f"{url}/healthz", timeout=1).status_code == 200, timeout=30, what="serve")
             body = json.dumps(standin.pull_request_payload(OWNER, "revived", 1)).encode()
-            assert httpx.post(f"{url}/webhook", content=body,
-                              headers=webhook_headers(SECRET, body, "pull_request")).status_code == 202
+            assert (
+                httpx.post(
+                    f"{url}/webhook", content=body, headers=webhook_headers(SECRET, body, "pull_request")
+                ).status_code
+                == 202
+            )
             wait_for(lambda: standin.reviews(OWNER, "revived", 1), timeout=60, what="the review by the new worker")
             assert [r["commit_id"] for r in standin.reviews(OWNER, "revived", 1)] == [head]
         finally:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from tests.test_app_harness import OWNER, make_repo, running_app, wait_for
 
 SMOKE = "pr-check / cuda-smoke"
@@ -69,8 +68,10 @@ def test_an_approval_covers_the_head_of_its_time_not_a_later_push(running, tmp_p
     [dispatch] = wait_for(lambda: standin.dispatches(OWNER, "raced"), what="the dispatch")
     assert dispatch["inputs"]["head_sha"] == approved  # what the maintainer saw, not the newer push
     assert not dispatch["return_run_details"]  # this server refused them; the dispatch went out without
-    assert wait_for(lambda: [r for r in _smoke_runs(standin, "raced", approved) if r["status"] == "queued"],
-                    what="the smoke check on the approved head")
+    assert wait_for(
+        lambda: [r for r in _smoke_runs(standin, "raced", approved) if r["status"] == "queued"],
+        what="the smoke check on the approved head",
+    )
     [reply] = wait_for(lambda: _bot_replies(standin, "raced", 1), what="the note about the newer head")
     assert approved[:12] in reply and pushed[:12] in reply and "approval of its own" in reply
 
@@ -102,8 +103,11 @@ def test_only_the_dispatched_run_moves_the_smoke_check(running, tmp_path):
 
     # A pull request's own workflow naming itself after the correlation id; another workflow file;
     # a run of the smoke workflow on another commit: none of them is the dispatched run.
-    for payload in (forged(1000, event="pull_request"), forged(2000, workflow_id=other["id"]),
-                    forged(3000, head_sha="f" * 40)):
+    for payload in (
+        forged(1000, event="pull_request"),
+        forged(2000, workflow_id=other["id"]),
+        forged(3000, head_sha="f" * 40),
+    ):
         running.deliver("workflow_run", payload)
     wait_for(lambda: running.queue.store.keys("active") == [], what="the forged events to be handled")
     assert [r["status"] for r in _smoke_runs(standin, "spoofed", head)] == ["queued"]
@@ -112,8 +116,10 @@ def test_only_the_dispatched_run_moves_the_smoke_check(running, tmp_path):
     genuine = standin.complete_run(OWNER, "spoofed", dispatch["run_id"], "failure")
     genuine["workflow_run"]["display_title"] = title
     running.deliver("workflow_run", genuine)
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "spoofed", head) if r["status"] == "completed"],
-                    what="the smoke result")
+    done = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "spoofed", head) if r["status"] == "completed"],
+        what="the smoke result",
+    )
     assert done[0]["conclusion"] == "failure"
     # A second run carrying the same correlation id later changes nothing.
     running.deliver("workflow_run", forged(4000))

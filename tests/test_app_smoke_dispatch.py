@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-
 from tests.test_app_harness import OWNER, make_repo, running_app, wait_for
 
 SMOKE = "pr-check / cuda-smoke"
@@ -40,10 +39,14 @@ def test_a_contributors_cuda_change_waits_for_a_maintainer_then_runs(running, tm
     assert standin.dispatches(OWNER, "contrib") == []
 
     # Someone without write access cannot start it.
-    mallory = standin.add_issue_comment(OWNER, "contrib", 1, "/pr-check smoke", "mallory", author_association="CONTRIBUTOR")
+    mallory = standin.add_issue_comment(
+        OWNER, "contrib", 1, "/pr-check smoke", "mallory", author_association="CONTRIBUTOR"
+    )
     running.deliver("issue_comment", standin.issue_comment_payload(OWNER, "contrib", mallory["id"]))
-    wait_for(lambda: [c for c in standin.issue_comments(OWNER, "contrib", 1) if c["user"]["login"] == standin.bot_login],
-             what="the refusal")
+    wait_for(
+        lambda: [c for c in standin.issue_comments(OWNER, "contrib", 1) if c["user"]["login"] == standin.bot_login],
+        what="the refusal",
+    )
     assert standin.dispatches(OWNER, "contrib") == []
 
     # A maintainer can.
@@ -53,17 +56,27 @@ def test_a_contributors_cuda_change_waits_for_a_maintainer_then_runs(running, tm
     assert dispatch["workflow"] == "gpu-smoke.yml" and dispatch["ref"] == "main" and dispatch["return_run_details"]
     assert dispatch["inputs"]["pr"] == "1" and dispatch["inputs"]["head_sha"] == head
     assert dispatch["inputs"]["correlation_id"].startswith("prc-")
-    queued = wait_for(lambda: [r for r in _smoke_runs(standin, "contrib", head) if r["status"] == "queued"],
-                      what="the queued smoke check")
+    queued = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "contrib", head) if r["status"] == "queued"],
+        what="the queued smoke check",
+    )
     assert queued[0]["external_id"] == dispatch["inputs"]["correlation_id"]
 
     # The workflow run reports: in progress, then completed.
     running.deliver("workflow_run", standin.set_run_status(OWNER, "contrib", dispatch["run_id"], "in_progress"))
-    wait_for(lambda: [r for r in _smoke_runs(standin, "contrib", head) if r["status"] == "in_progress"],
-             what="the smoke check in progress")
+    wait_for(
+        lambda: [r for r in _smoke_runs(standin, "contrib", head) if r["status"] == "in_progress"],
+        what="the smoke check in progress",
+    )
     running.deliver("workflow_run", standin.complete_run(OWNER, "contrib", dispatch["run_id"], "failure"))
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "contrib", head)
-                             if r["id"] == queued[0]["id"] and r["status"] == "completed"], what="the smoke result")
+    done = wait_for(
+        lambda: [
+            r
+            for r in _smoke_runs(standin, "contrib", head)
+            if r["id"] == queued[0]["id"] and r["status"] == "completed"
+        ],
+        what="the smoke result",
+    )
     assert done[0]["conclusion"] == "failure"
     assert str(dispatch["run_id"]) in done[0]["details_url"]
 
@@ -77,8 +90,11 @@ def test_a_maintainers_cuda_change_is_dispatched_and_a_silent_run_ends_neutral(r
     [dispatch] = wait_for(lambda: standin.dispatches(OWNER, "trusted"), what="the automatic dispatch")
     assert dispatch["inputs"]["head_sha"] == head
     # The run never reports: after PR_CHECK_SMOKE_TIMEOUT_S the check is neutral, with the reason.
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "trusted", head) if r["status"] == "completed"],
-                    timeout=15, what="the smoke check to time out")
+    done = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "trusted", head) if r["status"] == "completed"],
+        timeout=15,
+        what="the smoke check to time out",
+    )
     assert done[0]["conclusion"] == "neutral"
     assert "did not report" in done[0]["output"]["title"]
     # A late report changes nothing.
@@ -104,6 +120,7 @@ def test_when_github_returned_the_run_id_only_that_run_counts(running, tmp_path)
     assert [r["status"] for r in _smoke_runs(standin, "titled", head)] == ["queued"]
     # The run GitHub named at dispatch completes it.
     running.deliver("workflow_run", standin.complete_run(OWNER, "titled", dispatch["run_id"], "success"))
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "titled", head) if r["status"] == "completed"],
-                    what="the smoke result")
+    done = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "titled", head) if r["status"] == "completed"], what="the smoke result"
+    )
     assert done[0]["conclusion"] == "success" and done[0]["external_id"] == correlation

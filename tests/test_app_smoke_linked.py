@@ -44,8 +44,9 @@ def running(tmp_path_factory):
         app.standin.stop()
 
 
-def _open_case(app, tmp_path: Path, name: str, number: int = 1, *, author: str = "maria",
-               association: str = "MEMBER") -> str:
+def _open_case(
+    app, tmp_path: Path, name: str, number: int = 1, *, author: str = "maria", association: str = "MEMBER"
+) -> str:
     """Serve the fixture case as repository `name` and open it (by maintainer maria); returns the head."""
     work, base, head = build_case_repository(CASE, tmp_path / "work")
     bare = tmp_path / f"{name}.git"
@@ -62,8 +63,11 @@ def _open_case(app, tmp_path: Path, name: str, number: int = 1, *, author: str =
 
 
 def _finding_comments(standin, name: str) -> list[dict]:
-    return [c for c in standin.review_comments(OWNER, name, 1)
-            if c["user"]["type"] == "Bot" and c["body"].startswith(f"**{RULE}**")]
+    return [
+        c
+        for c in standin.review_comments(OWNER, name, 1)
+        if c["user"]["type"] == "Bot" and c["body"].startswith(f"**{RULE}**")
+    ]
 
 
 def _smoke_runs(standin, name: str, head: str) -> list[dict]:
@@ -76,7 +80,9 @@ def _reviewed_and_dispatched(app, name: str) -> dict:
 
 
 def _comment_edits(app, name: str) -> int:
-    return sum(1 for r in app.standin.requests if r.method == "PATCH" and f"/repos/{OWNER}/{name}/pulls/comments/" in r.path)
+    return sum(
+        1 for r in app.standin.requests if r.method == "PATCH" and f"/repos/{OWNER}/{name}/pulls/comments/" in r.path
+    )
 
 
 def _without_smoke_line(body: str) -> str:
@@ -106,8 +112,10 @@ def test_a_failed_smoke_run_lands_in_the_findings_comment_and_links_back(running
     payload = standin.complete_run(OWNER, "linked-failure", dispatch["run_id"], "failure")
     run_url = payload["workflow_run"]["html_url"]
     app.deliver("workflow_run", payload)
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "linked-failure", head) if r["status"] == "completed"],
-                    what="the smoke result")
+    done = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "linked-failure", head) if r["status"] == "completed"],
+        what="the smoke result",
+    )
     assert [r["conclusion"] for r in done] == ["failure"]
     summary = done[0]["output"]["summary"]
     assert f"- [`{RULE}` at `{PATH}:{LINE}`]({comment['html_url']})" in summary
@@ -127,14 +135,26 @@ def test_a_failed_smoke_run_lands_in_the_findings_comment_and_links_back(running
     wait_for(lambda: _drained(app), what="the queue to drain")
     assert _comment_edits(app, "linked-failure") == edits
     assert [c["body"] for c in _finding_comments(standin, "linked-failure")] == [edited["body"]]
-    assert [(r["status"], r["conclusion"]) for r in _smoke_runs(standin, "linked-failure", head)] == \
-        [("completed", "failure")]
+    assert [(r["status"], r["conclusion"]) for r in _smoke_runs(standin, "linked-failure", head)] == [
+        ("completed", "failure")
+    ]
 
     # A re-review of the same head (`/pr-check`) keeps the result: the planner does not fight the line.
     asked = standin.add_issue_comment(OWNER, "linked-failure", 1, "/pr-check", "maria", author_association="MEMBER")
     app.deliver("issue_comment", standin.issue_comment_payload(OWNER, "linked-failure", asked["id"]))
-    wait_for(lambda: len([r for r in standin.check_runs(OWNER, "linked-failure", head)
-                          if r["name"] == "pr-check" and r["status"] == "completed"]) == 2, what="the re-review")
+    wait_for(
+        lambda: (
+            len(
+                [
+                    r
+                    for r in standin.check_runs(OWNER, "linked-failure", head)
+                    if r["name"] == "pr-check" and r["status"] == "completed"
+                ]
+            )
+            == 2
+        ),
+        what="the re-review",
+    )
     wait_for(lambda: _drained(app), what="the queue to drain")
     assert [c["body"] for c in _finding_comments(standin, "linked-failure")] == [edited["body"]]
     assert _comment_edits(app, "linked-failure") == edits
@@ -147,14 +167,18 @@ def test_a_passed_smoke_run_says_the_failure_did_not_reproduce(running, tmp_path
     [comment] = _finding_comments(standin, "linked-pass")
     payload = standin.complete_run(OWNER, "linked-pass", dispatch["run_id"], "success")
     app.deliver("workflow_run", payload)
-    done = wait_for(lambda: [r for r in _smoke_runs(standin, "linked-pass", head) if r["status"] == "completed"],
-                    what="the smoke result")
+    done = wait_for(
+        lambda: [r for r in _smoke_runs(standin, "linked-pass", head) if r["status"] == "completed"],
+        what="the smoke result",
+    )
     assert done[0]["conclusion"] == "success"
     assert f"({comment['html_url']})" in done[0]["output"]["summary"]
     [edited] = _finding_comments(standin, "linked-pass")
     assert (edited["id"], edited["line"]) == (comment["id"], LINE)
-    assert f"GPU smoke job **passed** on `{head[:7]}`: [workflow run]({payload['workflow_run']['html_url']})." \
+    assert (
+        f"GPU smoke job **passed** on `{head[:7]}`: [workflow run]({payload['workflow_run']['html_url']})."
         in edited["body"]
+    )
     assert "did not reproduce on a real GPU" in edited["body"]
 
 
@@ -166,15 +190,21 @@ def test_a_contributors_finding_waits_for_a_maintainer_then_shows_the_run(runnin
     assert f"GPU smoke job **waiting for a maintainer** on `{head[:7]}`" in comment["body"]
     assert standin.dispatches(OWNER, "linked-contrib") == []
 
-    asked = standin.add_issue_comment(OWNER, "linked-contrib", 1, "/pr-check smoke", "maria", author_association="MEMBER")
+    asked = standin.add_issue_comment(
+        OWNER, "linked-contrib", 1, "/pr-check smoke", "maria", author_association="MEMBER"
+    )
     app.deliver("issue_comment", standin.issue_comment_payload(OWNER, "linked-contrib", asked["id"]))
     [dispatch] = wait_for(lambda: standin.dispatches(OWNER, "linked-contrib"), what="the dispatch")
-    pending = wait_for(lambda: [c for c in _finding_comments(standin, "linked-contrib") if "**pending**" in c["body"]],
-                       what="the line to say pending")
+    pending = wait_for(
+        lambda: [c for c in _finding_comments(standin, "linked-contrib") if "**pending**" in c["body"]],
+        what="the line to say pending",
+    )
     assert pending[0]["id"] == comment["id"]
     app.deliver("workflow_run", standin.complete_run(OWNER, "linked-contrib", dispatch["run_id"], "failure"))
-    done = wait_for(lambda: [c for c in _finding_comments(standin, "linked-contrib") if "**failed**" in c["body"]],
-                    what="the result in the comment")
+    done = wait_for(
+        lambda: [c for c in _finding_comments(standin, "linked-contrib") if "**failed**" in c["body"]],
+        what="the result in the comment",
+    )
     assert done[0]["id"] == comment["id"] and SMOKE_MARKER.search(done[0]["body"]).group(1) == head
 
 
@@ -184,8 +214,11 @@ def test_a_smoke_run_that_never_reports_says_so_in_the_comment(tmp_path_factory,
         standin = app.standin
         head = _open_case(app, tmp_path, "linked-silent")
         _reviewed_and_dispatched(app, "linked-silent")
-        done = wait_for(lambda: [r for r in _smoke_runs(standin, "linked-silent", head) if r["status"] == "completed"],
-                        timeout=15, what="the smoke check to time out")
+        done = wait_for(
+            lambda: [r for r in _smoke_runs(standin, "linked-silent", head) if r["status"] == "completed"],
+            timeout=15,
+            what="the smoke check to time out",
+        )
         assert (done[0]["conclusion"], done[0]["output"]["title"]) == ("neutral", "GPU smoke job did not report")
         [comment] = _finding_comments(standin, "linked-silent")
         assert f"({comment['html_url']})" in done[0]["output"]["summary"]

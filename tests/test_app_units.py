@@ -17,8 +17,6 @@ import pytest
 
 import checks
 from bot.diff import parse_diff
-from webhooks.github_api import AppClient, PullRequest, RepositoryClient
-from webhooks.mirror import Mirrors
 from bot.model import Finding, Severity
 from bot.render.github_review import (
     PostedComment,
@@ -30,6 +28,7 @@ from tests.recording_client import BOT_LOGIN, RecordingApp, RecordingRepository
 from webhooks.command_requests import answer_command
 from webhooks.commands import help_text
 from webhooks.delivery import TOO_LARGE, Delivery, Rejection, accept_delivery, declared_too_large
+from webhooks.github_api import AppClient, PullRequest, RepositoryClient
 from webhooks.jobs import (
     CommandCommented,
     Ignored,
@@ -39,6 +38,7 @@ from webhooks.jobs import (
     WorkflowRunChanged,
 )
 from webhooks.metrics import WorkerMetrics
+from webhooks.mirror import Mirrors
 from webhooks.queue import Attempt
 from webhooks.review_job import _post_review, bot_comments
 from webhooks.services import Services
@@ -57,8 +57,13 @@ BASE = "b" * 40
 def signed(body: bytes, event: str, delivery: str = "72d3162e-cc78-11e3-81ab-4c9367dc0958") -> dict[str, str]:
     """The headers GitHub sends with `body` (names in GitHub's own mixed case)."""
     digest = hmac.new(SECRET, body, hashlib.sha256).hexdigest()
-    return {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": f"sha256={digest}",
-            "Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/044aadd"}
+    return {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery,
+        "X-Hub-Signature-256": f"sha256={digest}",
+        "Content-Type": "application/json",
+        "User-Agent": "GitHub-Hookshot/044aadd",
+    }
 
 
 def example(name: str) -> bytes:
@@ -82,7 +87,10 @@ def test_a_signed_pull_request_delivery_becomes_a_push_to_review():
     assert isinstance(result.work, PullRequestPushed)
     assert result.work.repo == RepoRef("Codertocat", "Hello-World", 1)
     assert (result.work.number, result.work.head_sha, result.work.action) == (
-        2, "ec26c3e57ca3a959ca5aad62de7213c562f8c821", "opened")
+        2,
+        "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+        "opened",
+    )
 
 
 @needs_examples
@@ -95,13 +103,24 @@ def test_each_example_event_becomes_the_job_of_its_kind():
     followed = accept_delivery(SECRET, signed(run, "workflow_run"), run).work
     assert isinstance(followed, WorkflowRunChanged)
     assert (followed.repo, followed.run_id, followed.status, followed.conclusion, followed.event) == (
-        RepoRef("octo-org", "octo-repo", None), 289782451, "completed", "success", "repository_dispatch")
+        RepoRef("octo-org", "octo-repo", None),
+        289782451,
+        "completed",
+        "success",
+        "repository_dispatch",
+    )
 
     command = pr_comment("Looks right.\n/pr-check smoke\nthanks")
     asked = accept_delivery(SECRET, signed(command, "issue_comment"), command).work
     assert asked == CommandCommented(
-        RepoRef("parthasarathi189897", "todo-list", 35919945), 8, 1556378739, "/pr-check smoke",
-        "parthasarathi189897", "OWNER", asked.created_at)
+        RepoRef("parthasarathi189897", "todo-list", 35919945),
+        8,
+        1556378739,
+        "/pr-check smoke",
+        "parthasarathi189897",
+        "OWNER",
+        asked.created_at,
+    )
     assert asked.created_at > 0  # GitHub's clock, read from the comment
 
 
@@ -113,18 +132,21 @@ def test_deliveries_that_need_no_work_are_ignored_with_a_reason():
     assert accept_delivery(SECRET, signed(not_ours, "issue_comment"), not_ours).work == Ignored("no /pr-check command")
     on_issue = example("issue_comment.created.on-issue.json")
     assert accept_delivery(SECRET, signed(on_issue, "issue_comment"), on_issue).work == Ignored(
-        "comment on an issue, not a pull request")
+        "comment on an issue, not a pull request"
+    )
     ping = example("ping.json")
     assert accept_delivery(SECRET, signed(ping, "ping"), ping) == Delivery(
-        "72d3162e-cc78-11e3-81ab-4c9367dc0958", "ping", Ignored("event 'ping' action None needs no work"))
+        "72d3162e-cc78-11e3-81ab-4c9367dc0958", "ping", Ignored("event 'ping' action None needs no work")
+    )
 
 
 @needs_examples
 def test_an_unknown_event_is_ignored_and_counted_as_other():
     body = example("pull_request.opened.json")
     result = accept_delivery(SECRET, signed(body, "gollum"), body)
-    assert result == Delivery("72d3162e-cc78-11e3-81ab-4c9367dc0958", "other",
-                              Ignored("event 'gollum' action 'opened' needs no work"))
+    assert result == Delivery(
+        "72d3162e-cc78-11e3-81ab-4c9367dc0958", "other", Ignored("event 'gollum' action 'opened' needs no work")
+    )
 
 
 @needs_examples
@@ -165,7 +187,7 @@ def test_header_names_are_read_in_any_case_and_the_first_of_a_repeat_counts():
 def test_a_body_past_the_cap_is_too_large_whether_declared_or_counted():
     body = b'{"zen": "x"}'
     assert accept_delivery(SECRET, signed(body, "ping"), body, max_body_bytes=len(body) - 1) is TOO_LARGE
-    assert TOO_LARGE == Rejection(413, "too_large", "unverified")
+    assert Rejection(413, "too_large", "unverified") == TOO_LARGE
     assert declared_too_large({"Content-Length": "11"}, 10) is TOO_LARGE
     assert declared_too_large({"Content-Length": "10"}, 10) is None
     assert declared_too_large({"Content-Length": "-5"}, 10) is None  # not a length: the read counts instead
@@ -178,7 +200,9 @@ def test_the_recording_client_has_every_protocol_method_with_its_parameters(prot
     for name, member in vars(protocol).items():
         if name.startswith("_") or not callable(member):
             continue
-        assert list(inspect.signature(getattr(fake, name)).parameters) == list(inspect.signature(member).parameters), name
+        assert list(inspect.signature(getattr(fake, name)).parameters) == list(inspect.signature(member).parameters), (
+            name
+        )
 
 
 # -- `/pr-check` commands ----------------------------------------------------------------------
@@ -188,20 +212,31 @@ REPO = RepoRef("octo", "engine", 7)
 @pytest.fixture
 def app(tmp_path):
     """Services over a recording GitHub with one open pull request (#12 by alice) and a SQLite store."""
-    settings = Settings(webhook_secret=SECRET, app_id="4242", private_key_pem="", github_api_url="http://github.invalid",
-                        data_dir=tmp_path, queue_url=f"sqlite:///{tmp_path / 'queue.sqlite3'}")
+    settings = Settings(
+        webhook_secret=SECRET,
+        app_id="4242",
+        private_key_pem="",
+        github_api_url="http://github.invalid",
+        data_dir=tmp_path,
+        queue_url=f"sqlite:///{tmp_path / 'queue.sqlite3'}",
+    )
     store = open_store(settings.queue_url)
     github = RecordingApp(settings.app_id)
     repo = github.add_repository("octo", "engine", installation_id=7)
-    repo.add_pull(PullRequest(12, "open", False, HEAD, "feature", BASE, "main", "alice",
-                              "https://github.invalid/octo/engine.git", "main"))
+    repo.add_pull(
+        PullRequest(
+            12, "open", False, HEAD, "feature", BASE, "main", "alice", "https://github.invalid/octo/engine.git", "main"
+        )
+    )
     repo.permissions.update({"maria": "write", "rita": "read"})
     services = Services(settings, store, github, Mirrors(settings.mirrors_dir), WorkerMetrics(store))
     yield services, github, repo
     store.close()
 
 
-def command(line: str, commenter: str, association: str = "COLLABORATOR", created_at: float = 200.0) -> CommandCommented:
+def command(
+    line: str, commenter: str, association: str = "COLLABORATOR", created_at: float = 200.0
+) -> CommandCommented:
     return CommandCommented(REPO, 12, 501, line, commenter, association, created_at)
 
 
@@ -245,12 +280,16 @@ def test_a_read_only_collaborator_is_refused_a_review_and_a_smoke_run(app):
     services, github, repo = app
     assert answer(services, command("/pr-check", "rita")) == "refused"
     assert github.calls_to("collaborator_permission") == [{"login": "rita"}]
-    assert replies(repo) == ["Thanks, @rita. A re-review can be asked for by the pull request's author or by anyone "
-                             "with write access. A maintainer can run it for you."]
+    assert replies(repo) == [
+        "Thanks, @rita. A re-review can be asked for by the pull request's author or by anyone "
+        "with write access. A maintainer can run it for you."
+    ]
     smoke = CommandCommented(REPO, 12, 503, "/pr-check smoke", "rita", "COLLABORATOR", 200.0)
     assert answer(services, smoke) == "refused"
-    assert replies(repo)[1] == ("Thanks, @rita. The GPU smoke job runs this pull request's code on our GPU machines, "
-                                "so it needs write access to the repository. A maintainer can run it for you.")
+    assert replies(repo)[1] == (
+        "Thanks, @rita. The GPU smoke job runs this pull request's code on our GPU machines, "
+        "so it needs write access to the repository. A maintainer can run it for you."
+    )
     assert github.calls_to("dispatch_workflow") == [] and github.calls_to("create_check_run") == []
 
 
@@ -270,8 +309,10 @@ def test_the_author_and_a_maintainer_pass_the_permission_rule(app):
     maintainer = CommandCommented(REPO, 12, 504, "/pr-check", "maria", "MEMBER", 200.0)
     assert answer(services, maintainer) == "closed"
     assert github.calls_to("collaborator_permission") == [{"login": "maria"}]
-    assert replies(repo) == ["@alice, this pull request is closed; there is nothing to review.",
-                             "@maria, this pull request is closed; there is nothing to review."]
+    assert replies(repo) == [
+        "@alice, this pull request is closed; there is nothing to review.",
+        "@maria, this pull request is closed; there is nothing to review.",
+    ]
 
 
 def test_a_maintainers_smoke_request_dispatches_the_head_seen_before_the_comment_once(app):
@@ -285,7 +326,11 @@ def test_a_maintainers_smoke_request_dispatches_the_head_seen_before_the_comment
     assert (workflow, ref, inputs["pr"], inputs["head_sha"]) == ("gpu-smoke.yml", "main", "12", HEAD)
     [check] = repo.check_run_list
     assert (check.name, check.head_sha, check.status, check.external_id) == (
-        "pr-check / cuda-smoke", HEAD, "queued", inputs["correlation_id"])
+        "pr-check / cuda-smoke",
+        HEAD,
+        "queued",
+        inputs["correlation_id"],
+    )
     assert answer(services, job) == "smoke-already-dispatched"  # a retried job does not dispatch again
     assert len(repo.dispatches) == 1 and replies(repo) == []
 
@@ -294,22 +339,32 @@ def test_a_smoke_request_with_no_head_known_before_it_is_not_approved(app):
     services, _, repo = app
     record_head_seen(services.store, REPO, 12, HEAD, 300.0)  # pushed after the comment was written
     assert answer(services, command("/pr-check smoke", "maria", created_at=200.0)) == "smoke-not-approved"
-    assert replies(repo)[0].startswith("@maria, the GPU smoke job was not started: no head commit of this pull "
-                                       "request is known from before your comment")
+    assert replies(repo)[0].startswith(
+        "@maria, the GPU smoke job was not started: no head commit of this pull "
+        "request is known from before your comment"
+    )
     assert repo.dispatches == []
 
 
 # -- planning and posting a review -----------------------------------------------------------
 # BUCK: head lines 3-6 in one hunk (4 and 5 added), lines 20-22 in another (21 added).
-DIFF_TEXT = ("diff --git a/BUCK b/BUCK\n--- a/BUCK\n+++ b/BUCK\n"
-             "@@ -3,2 +3,4 @@\n a\n+b\n+c\n d\n"
-             "@@ -18,2 +20,3 @@\n x\n+y\n z\n")
+DIFF_TEXT = (
+    "diff --git a/BUCK b/BUCK\n--- a/BUCK\n+++ b/BUCK\n@@ -3,2 +3,4 @@\n a\n+b\n+c\n d\n@@ -18,2 +20,3 @@\n x\n+y\n z\n"
+)
 DIFF = parse_diff(DIFF_TEXT)
 
 
 def finding(line: int, fingerprint: str, severity: Severity = Severity.MAJOR) -> Finding:
-    return Finding(rule="dep-undeclared-header", severity=severity, title="Header from an undeclared dep",
-                   path="BUCK", line=line, end_line=line, message="why", fingerprint=fingerprint)
+    return Finding(
+        rule="dep-undeclared-header",
+        severity=severity,
+        title="Header from an undeclared dep",
+        path="BUCK",
+        line=line,
+        end_line=line,
+        message="why",
+        fingerprint=fingerprint,
+    )
 
 
 def test_a_finding_inside_the_diff_is_inline_and_one_outside_it_is_in_the_body():
@@ -332,8 +387,9 @@ def test_a_finding_inside_the_diff_is_inline_and_one_outside_it_is_in_the_body()
 def test_a_fixed_findings_discussed_thread_is_answered_and_an_undiscussed_one_removed():
     discussed = PostedComment(31, "BUCK", 4, None, "old\n\n" + fingerprint_marker("gone-1"), human_replied=True)
     quiet = PostedComment(32, "BUCK", 5, None, "old\n\n" + fingerprint_marker("gone-2"))
-    answered = PostedComment(33, "BUCK", 21, None, "old\n\n" + fingerprint_marker("gone-3"), human_replied=True,
-                             fixed_reply_posted=True)
+    answered = PostedComment(
+        33, "BUCK", 21, None, "old\n\n" + fingerprint_marker("gone-3"), human_replied=True, fixed_reply_posted=True
+    )
     plan = plan_review([], DIFF, [discussed, quiet, answered], [], HEAD)
     assert plan.replies == ((31, f"Fixed in {HEAD}."),)
     assert plan.deletions == (32,)
@@ -347,11 +403,13 @@ def pull_with_threads():
     github = RecordingApp()
     repo = github.add_repository("octo", "engine")
     pull = repo.add_pull(PullRequest(12, "open", False, HEAD, "feature", BASE, "main", "alice", "", "main"), DIFF_TEXT)
-    discussed = repo.add_review_comment(12, path="BUCK", line=4, body="was\n\n" + fingerprint_marker("gone-1"),
-                                        author=BOT_LOGIN)
+    discussed = repo.add_review_comment(
+        12, path="BUCK", line=4, body="was\n\n" + fingerprint_marker("gone-1"), author=BOT_LOGIN
+    )
     repo.add_review_comment(12, path="BUCK", line=4, body="fixed it, thanks", author="alice", in_reply_to=discussed.id)
-    quiet = repo.add_review_comment(12, path="BUCK", line=5, body="was\n\n" + fingerprint_marker("gone-2"),
-                                    author=BOT_LOGIN)
+    quiet = repo.add_review_comment(
+        12, path="BUCK", line=5, body="was\n\n" + fingerprint_marker("gone-2"), author=BOT_LOGIN
+    )
     return github, repo, pull, discussed.id, quiet.id
 
 
@@ -360,8 +418,9 @@ def test_posting_a_plan_sends_it_and_a_second_posting_sends_nothing_new(pull_wit
     findings = (finding(21, "in"), finding(10, "out"))
     _post_review(repo, 12, pull, findings, DIFF, None)
     assert github.calls_to("delete_review_comment") == [{"comment_id": quiet}]
-    assert github.calls_to("reply_to_review_comment") == [{"number": 12, "comment_id": discussed,
-                                                            "body": f"Fixed in {HEAD}."}]
+    assert github.calls_to("reply_to_review_comment") == [
+        {"number": 12, "comment_id": discussed, "body": f"Fixed in {HEAD}."}
+    ]
     [review] = github.calls_to("create_review")
     assert (review["commit_id"], review["event"]) == (HEAD, "COMMENT")
     assert [(c["path"], c["line"], c["side"]) for c in review["comments"]] == [("BUCK", 21, "RIGHT")]
@@ -380,6 +439,7 @@ def test_a_change_request_is_dismissed_once_no_blocker_backs_it(pull_with_thread
     [request] = repo.review_list[12]
     assert request.state == "CHANGES_REQUESTED"
     _post_review(repo, 12, pull, (), DIFF, None)  # the blocker is fixed at the same head (a forced re-review)
-    assert github.calls_to("dismiss_review") == [{"number": 12, "review_id": request.id,
-                                                   "message": f"No blocker remains at {HEAD[:12]}."}]
+    assert github.calls_to("dismiss_review") == [
+        {"number": 12, "review_id": request.id, "message": f"No blocker remains at {HEAD[:12]}."}
+    ]
     assert repo.review_list[12][0].state == "DISMISSED"

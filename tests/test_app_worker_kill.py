@@ -6,8 +6,16 @@ import signal
 import time
 
 from tests.standin import GitHubStandIn, app_key_pair
-from tests.test_app_harness import (APP_ID, BUCK_DEFECT, DEFECT_LINE, OWNER, deadline_from, make_repo, start_app,
-                                    wait_for)
+from tests.test_app_harness import (
+    APP_ID,
+    BUCK_DEFECT,
+    DEFECT_LINE,
+    OWNER,
+    deadline_from,
+    make_repo,
+    start_app,
+    wait_for,
+)
 
 
 def test_a_job_interrupted_by_a_killed_worker_is_finished_once_after_restart(tmp_path):
@@ -34,8 +42,11 @@ def test_a_job_interrupted_by_a_killed_worker_is_finished_once_after_restart(tmp
 
         # The restarted worker goes through the same start-up and steps, then the review itself.
         app.start_worker()
-        runs = wait_for(lambda: [r for r in standin.check_runs(OWNER, "killed", head) if r["status"] == "completed"],
-                        what="the job to be finished after the restart", timeout=deadline_from(to_the_diff_s))
+        runs = wait_for(
+            lambda: [r for r in standin.check_runs(OWNER, "killed", head) if r["status"] == "completed"],
+            what="the job to be finished after the restart",
+            timeout=deadline_from(to_the_diff_s),
+        )
         wait_for(lambda: app.queue.store.keys("active") == [], what="the ledger to settle")
         assert held() == 1  # the restarted worker's diff was answered at once
         assert len(standin.check_runs(OWNER, "killed", head)) == 1  # the interrupted run was reused

@@ -43,10 +43,17 @@ def labels(graph):
 
 
 def test_binding_patterns_define_per_cell():
-    both = tree(MIGRATION + 'load(":targets.bzl", "define_common_targets")\nfbcode_target(_kind = define_common_targets,)\nnon_fbcode_target(_kind = define_common_targets,)\n', TARGETS)
+    both = tree(
+        MIGRATION
+        + 'load(":targets.bzl", "define_common_targets")\nfbcode_target(_kind = define_common_targets,)\nnon_fbcode_target(_kind = define_common_targets,)\n',
+        TARGETS,
+    )
     assert labels(evaluate_cell(both, "xplat")) == {"//pkg:everywhere"}  # is_fbcode defaults to False
     assert labels(evaluate_cell(both, "fbcode")) == {"//pkg:everywhere"}
-    fbcode_only = tree(MIGRATION + 'load(":targets.bzl", "define_common_targets")\nfbcode_target(_kind = define_common_targets,)\n', TARGETS)
+    fbcode_only = tree(
+        MIGRATION + 'load(":targets.bzl", "define_common_targets")\nfbcode_target(_kind = define_common_targets,)\n',
+        TARGETS,
+    )
     assert labels(evaluate_cell(fbcode_only, "xplat")) == set()
     assert labels(evaluate_cell(fbcode_only, "oss")) == {"//pkg:everywhere"}
     passing = tree(
@@ -65,7 +72,10 @@ def test_binding_patterns_define_per_cell():
 
 
 def test_select_and_call_site_and_macro_stack():
-    graph = evaluate_cell(tree('load(":targets.bzl", "define_common_targets")\ndefine_common_targets(is_fbcode = True)\n', TARGETS), "fbcode")
+    graph = evaluate_cell(
+        tree('load(":targets.bzl", "define_common_targets")\ndefine_common_targets(is_fbcode = True)\n', TARGETS),
+        "fbcode",
+    )
     target = graph.targets["//pkg:fbcode_and_oss"]
     assert isinstance(target.attr("deps")[-1], Select)
     assert target.labels("deps") == ("//pkg:everywhere", "//other:x")
@@ -82,7 +92,9 @@ def test_kwargs_splat_reaches_the_rule():
 def test_errors_are_data_and_limits_hold():
     recursion = evaluate_cell(tree("def f(n):\n    return f(n + 1)\nf(0)\n"), "xplat").errors
     assert recursion[0].kind == "limit"
-    loop = evaluate_cell(tree("def f():\n    for i in range(1000000000):\n        pass\nf()\n"), "xplat", seconds_per_package=0.5).errors
+    loop = evaluate_cell(
+        tree("def f():\n    for i in range(1000000000):\n        pass\nf()\n"), "xplat", seconds_per_package=0.5
+    ).errors
     assert loop[0].kind == "limit" and "exceeded" in loop[0].message
     missing = evaluate_cell(tree('load(":nope.bzl", "x")\n'), "oss").errors
     assert missing[0].kind == "load" and "nope.bzl" in missing[0].message
@@ -130,6 +142,12 @@ def test_each_cell_reads_its_own_build_files():
 def test_labels_normalize_every_spelling_of_the_repository():
     from bot.buck.evaluation import normalize_label
 
-    spellings = [":x", "//executorch/pkg:x", "fbsource//xplat/executorch/pkg:x", "//xplat/executorch/pkg:x", "root//pkg:x"]
+    spellings = [
+        ":x",
+        "//executorch/pkg:x",
+        "fbsource//xplat/executorch/pkg:x",
+        "//xplat/executorch/pkg:x",
+        "root//pkg:x",
+    ]
     assert {normalize_label(s, "pkg") for s in spellings} == {"//pkg:x"}
     assert normalize_label("//executorch/pkg/sub", "other") == "//pkg/sub:sub"

@@ -63,13 +63,26 @@ PATHS_BUCK = (
 )
 # os.path semantics for POSIX paths, as bazel-skylib documents them (written out by hand).
 PATHS_EXPECTED = [
-    "add.py", "",
-    "a/b", "/", "", "a",
-    "a/b/c", "a/b", "/abs/c", "x",
-    "a/c/d", "..", "/a", ".",
-    "b/c", "d/f.tar.zip",
-    "", "x/y",
-    "True", "False",
+    "add.py",
+    "",
+    "a/b",
+    "/",
+    "",
+    "a",
+    "a/b/c",
+    "a/b",
+    "/abs/c",
+    "x",
+    "a/c/d",
+    "..",
+    "/a",
+    ".",
+    "b/c",
+    "d/f.tar.zip",
+    "",
+    "x/y",
+    "True",
+    "False",
 ]
 
 
@@ -94,7 +107,10 @@ def test_select_of_strings_concatenates_with_strings(cell):
     )
     made = target(build, cell)
     assert made.attr("cmd") == Select(
-        (("DEFAULT", "gen --nthreads 1  --out $OUT"), ("ovr_config//os:linux", "gen --nthreads 1 --replace-u16vecn --out $OUT"))
+        (
+            ("DEFAULT", "gen --nthreads 1  --out $OUT"),
+            ("ovr_config//os:linux", "gen --nthreads 1 --replace-u16vecn --out $OUT"),
+        )
     )
     assert made.values("srcs") == ("a", "b")
 
@@ -156,7 +172,7 @@ def test_set_stand_in_for_files_that_call_set():
     lib = (
         "def unique(items, dropped):\n"
         "    kept = set(items).difference(set(dropped))\n"
-        "    return sorted(kept) + list(kept.union([\"z\"]).difference(list(kept)))\n"
+        '    return sorted(kept) + list(kept.union(["z"]).difference(list(kept)))\n'
     )
     build = 'load(":lib.bzl", "unique")\ngenrule(name = "t", outs = unique(["b", "a", "b", "c"], ["c"]))\n'
     assert target(build, "oss", **{"pkg/lib.bzl": lib}).attr("outs") == ["a", "b", "z"]
@@ -191,7 +207,10 @@ def test_mounted_shim_files_replace_the_gitlink():
     plain = tree("cxx_library(name = 't')\n")
     mounted = mount(plain, "shim", memory_tree(FAKE_SHIM))
     assert "shim" not in mounted.gitlinks() and mounted.mounts == {"shim": SHIM_COMMIT}
-    assert mounted.read_text("shim_et/tools/build_defs/fbsource_utils.bzl") == FAKE_SHIM["tools/build_defs/fbsource_utils.bzl"]
+    assert (
+        mounted.read_text("shim_et/tools/build_defs/fbsource_utils.bzl")
+        == FAKE_SHIM["tools/build_defs/fbsource_utils.bzl"]
+    )
     assert mounted.read_text("pkg/BUCK") == "cxx_library(name = 't')\n"
     assert shim_gitlink(plain) == ("shim", SHIM_COMMIT)
     asked = []
@@ -201,10 +220,15 @@ def test_mounted_shim_files_replace_the_gitlink():
 
 def test_oss_evaluates_the_mounted_shim_files_not_the_built_ins():
     # A shim whose non_fbcode_target defines: the mounted file, not the built-in, decides.
-    defining = dict(FAKE_SHIM, **{"build_defs/build_file_migration.bzl": (
-        "def fbcode_target(_kind, **kwargs):\n    return None\n"
-        "def non_fbcode_target(_kind, **kwargs):\n    return _kind(**kwargs)\n"
-    )})
+    defining = dict(
+        FAKE_SHIM,
+        **{
+            "build_defs/build_file_migration.bzl": (
+                "def fbcode_target(_kind, **kwargs):\n    return None\n"
+                "def non_fbcode_target(_kind, **kwargs):\n    return _kind(**kwargs)\n"
+            )
+        },
+    )
     build = (
         'load("@fbcode_macros//build_defs:build_file_migration.bzl", "fbcode_target", "non_fbcode_target")\n'
         'fbcode_target(_kind = cxx_library, name = "f")\nnon_fbcode_target(_kind = cxx_library, name = "n")\n'
@@ -258,7 +282,9 @@ def _defined(graph) -> dict[str, tuple]:
 
 def test_built_ins_define_what_the_real_shim_files_define(real_shim):
     files = {"pkg/targets.bzl": DESIGN_TARGETS, "pkg/lib.cpp": "", "pkg/lib.h": "", "pkg/impl.h": ""}
-    files.update({f"pkg/{name}": "" for name in ("auto.cpp", "auto.h", "auto-inl.h", "auto-defs.tcc", "other.cc", "listed.h")})
+    files.update(
+        {f"pkg/{name}": "" for name in ("auto.cpp", "auto.h", "auto-inl.h", "auto-defs.tcc", "other.cc", "listed.h")}
+    )
     plain = tree(DESIGN_BUCK, **files)
     real = mount(plain, "shim", real_shim)
     built_in, with_real = evaluate_cell(plain, "oss"), evaluate_cell(real, "oss")
@@ -269,7 +295,11 @@ def test_built_ins_define_what_the_real_shim_files_define(real_shim):
         "//pkg:everywhere": ("cxx_library", (), ()),
         "//pkg:fbcode_and_oss": ("cxx_library", (), ()),
         "//pkg:lib": ("cxx_library", ("lib.h",), ("impl.h",)),  # cpp_library: headers are exported
-        "//pkg:auto": ("cxx_library", ("listed.h", "auto-defs.tcc", "auto.h"), ("auto-inl.h",)),  # and those named like a source
+        "//pkg:auto": (
+            "cxx_library",
+            ("listed.h", "auto-defs.tcc", "auto.h"),
+            ("auto-inl.h",),
+        ),  # and those named like a source
         "//pkg:gen_y": ("genrule", (), ()),
     }
     assert {label for label, t in with_real.targets.items() if t.stack[-1].path.startswith("shim/")} >= {"//pkg:lib"}

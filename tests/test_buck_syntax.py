@@ -34,7 +34,10 @@ def test_calls_keywords_lists_and_comments_are_indexed():
     srcs = call.keyword("srcs")
     assert text[srcs.name_span.start : srcs.name_span.end] == "srcs"
     assert text[srcs.value_span.start : srcs.value_span.end] == "['a.cpp', 'b.cpp']"
-    assert [(e.string, e.quote, e.span.column) for e in srcs.value_list.elements] == [("a.cpp", "'", 13), ("b.cpp", "'", 22)]
+    assert [(e.string, e.quote, e.span.column) for e in srcs.value_list.elements] == [
+        ("a.cpp", "'", 13),
+        ("b.cpp", "'", 22),
+    ]
     assert [(c.span.line, c.text) for c in syntax.comments] == [(3, "# The runtime."), (6, "# both")]
     assert syntax.call_at(5) is None
     assert syntax.call_at(1).callee == "load"
@@ -52,7 +55,7 @@ def test_three_errors_in_one_file_are_all_located():
     )
     syntax = parse_starlark(text)
     assert [(p.line, p.column) for p in syntax.errors] == [(3, 21), (5, 38), (6, 30)]
-    assert syntax.errors[0].message == "unexpected symbol ']' here, expected one of \")\" or \",\""
+    assert syntax.errors[0].message == 'unexpected symbol \']\' here, expected one of ")" or ","'
     assert syntax.errors[1].message == 'unexpected string literal `":c"`, expected `,`'
     assert syntax.errors[2].message == "`srcs =` has no value"
     # Recovery still indexes what follows the errors.
@@ -82,7 +85,10 @@ def test_a_file_the_interpreter_accepts_has_no_errors():
 def test_statements_know_their_depth():
     syntax = parse_starlark("def f():\n    a = 1\n    b = 2\nf()\n")
     assert [(s.span.line, s.kind, s.depth) for s in syntax.statements] == [
-        (1, "function_definition", 0), (2, "expression_statement", 1), (3, "expression_statement", 1), (4, "expression_statement", 0),
+        (1, "function_definition", 0),
+        (2, "expression_statement", 1),
+        (3, "expression_statement", 1),
+        (4, "expression_statement", 0),
     ]
 
 
@@ -98,7 +104,10 @@ def test_sorted_multi_line_list_gets_the_element_in_order():
 
 def test_sorted_by_label_order_puts_local_labels_first():
     text = 'cxx_library(name = "a", deps = [":z", "//b:b"])\n'
-    assert edits.add_list_element(text, _deps(text), "//a:a") == 'cxx_library(name = "a", deps = [":z", "//a:a", "//b:b"])\n'
+    assert (
+        edits.add_list_element(text, _deps(text), "//a:a")
+        == 'cxx_library(name = "a", deps = [":z", "//a:a", "//b:b"])\n'
+    )
 
 
 def test_unsorted_list_gets_the_element_at_the_end():
@@ -168,7 +177,10 @@ def test_insert_keyword_after_a_last_argument_without_comma():
 def test_insert_keyword_in_a_one_line_call_and_before_splats():
     text = 'cxx_library(name = "a", **kwargs)\n'
     call = parse_starlark(text).call_at(1)
-    assert edits.insert_keyword(text, call, "link_whole", "True") == 'cxx_library(name = "a", link_whole = True, **kwargs)\n'
+    assert (
+        edits.insert_keyword(text, call, "link_whole", "True")
+        == 'cxx_library(name = "a", link_whole = True, **kwargs)\n'
+    )
 
 
 def test_insert_keyword_first_then_rename_the_callee():
@@ -203,7 +215,10 @@ def test_move_statement_above_another_at_its_indentation():
 def test_insert_splat_goes_last_without_a_trailing_comma():
     text = 'cxx_library(\n    name = "a",\n    deps = [":b"],\n)\n'
     call = parse_starlark(text).call_at(1)
-    assert edits.insert_splat(text, call, "cuda_kwargs") == 'cxx_library(\n    name = "a",\n    deps = [":b"],\n    **cuda_kwargs\n)\n'
+    assert (
+        edits.insert_splat(text, call, "cuda_kwargs")
+        == 'cxx_library(\n    name = "a",\n    deps = [":b"],\n    **cuda_kwargs\n)\n'
+    )
 
 
 def test_a_bracket_left_open_at_the_end_of_the_file_is_placed_at_the_bracket():
@@ -225,7 +240,10 @@ def test_insert_keyword_first_below_a_comment_on_the_parenthesis_line():
     )
     one_line = 'cxx_library(name = "a")\n'
     call = parse_starlark(one_line).call_at(1)
-    assert edits.insert_keyword(one_line, call, "_kind", "cxx_library", first=True) == 'cxx_library(_kind = cxx_library, name = "a")\n'
+    assert (
+        edits.insert_keyword(one_line, call, "_kind", "cxx_library", first=True)
+        == 'cxx_library(_kind = cxx_library, name = "a")\n'
+    )
 
 
 def test_remove_list_element_one_line_and_multi_line():
@@ -245,7 +263,13 @@ def test_parse_error_reports_each_error_of_a_file_with_line_and_column():
 
     result = engine.run([parse_error.CHECK], _snapshot(parse_error.CHECK.bad[1]))
     assert [(f.line, f.message) for f in result.findings] == [
-        (3, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 3, column 21: unexpected symbol ']' here, expected one of \")\" or \",\""),
-        (5, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 5, column 38: unexpected string literal `\":c\"`, expected `,`"),
+        (
+            3,
+            '`pkg/BUCK` does not parse (`//pkg` fails to load): line 3, column 21: unexpected symbol \']\' here, expected one of ")" or ","',
+        ),
+        (
+            5,
+            '`pkg/BUCK` does not parse (`//pkg` fails to load): line 5, column 38: unexpected string literal `":c"`, expected `,`',
+        ),
         (6, "`pkg/BUCK` does not parse (`//pkg` fails to load): line 6, column 30: `srcs =` has no value"),
     ]

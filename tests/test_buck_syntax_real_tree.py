@@ -83,6 +83,8 @@ def _assert_only_these_gain_the_probe(before_results, after_results, defined) ->
     for target in defined:
         old, new = before[target.label].attrs, after[target.label].attrs
         gained = collections.Counter(new["deps"]) - collections.Counter(old["deps"])
-        assert list(gained) == [label for label in gained if "pr_check/probe:probe" in label] and sum(gained.values()) == 1
+        assert (
+            list(gained) == [label for label in gained if "pr_check/probe:probe" in label] and sum(gained.values()) == 1
+        )
         assert collections.Counter(old["deps"]) - collections.Counter(new["deps"]) == collections.Counter()
         assert {k: v for k, v in new.items() if k != "deps"} == {k: v for k, v in old.items() if k != "deps"}

@@ -40,13 +40,15 @@ def test_target_pattern_semantics():
 
 
 def test_scope_is_the_transitive_closure_of_what_ci_builds():
-    tree = memory_tree({
-        ".buckconfig": "[repositories]\n  root = .\n",
-        ".ci/build.sh": "buck2 build //app:main\n",
-        "app/BUCK": 'cxx_binary(name = "main", deps = ["//lib:core"])\ncxx_binary(name = "other", deps = ["//unbuilt:x"])\n',
-        "lib/BUCK": 'cxx_library(name = "core")\ncxx_library(name = "sibling")\n',
-        "unbuilt/BUCK": 'cxx_library(name = "x")\n',
-    })
+    tree = memory_tree(
+        {
+            ".buckconfig": "[repositories]\n  root = .\n",
+            ".ci/build.sh": "buck2 build //app:main\n",
+            "app/BUCK": 'cxx_binary(name = "main", deps = ["//lib:core"])\ncxx_binary(name = "other", deps = ["//unbuilt:x"])\n',
+            "lib/BUCK": 'cxx_library(name = "core")\ncxx_library(name = "sibling")\n',
+            "unbuilt/BUCK": 'cxx_library(name = "x")\n',
+        }
+    )
     scope = build_scope(tree, evaluate_cell(tree, "oss"))
     assert scope.built_targets == frozenset({"//app:main", "//lib:core"})
     assert scope.evaluated_packages == frozenset({"app", "lib"})  # a dep's whole package is loaded

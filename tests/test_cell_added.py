@@ -62,9 +62,27 @@ def _review(code: Path, pull: tuple[Path, str, str], cache: Path) -> dict:
     repo, base, head = pull
     env = {**os.environ, "PYTHONPATH": str(code)}
     result = subprocess.run(
-        [sys.executable, "-m", "pr_check.cli", "review", "--repo", str(repo), "--base", base, "--head", head,
-         "--format", "json", "--cache-dir", str(cache)],
-        cwd=code, env=env, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pr_check.cli",
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            base,
+            "--head",
+            head,
+            "--format",
+            "json",
+            "--cache-dir",
+            str(cache),
+        ],
+        cwd=code,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout)
@@ -78,12 +96,19 @@ def test_without_the_row_no_cell_reads_buck_v2(pull_request, tmp_path):
 def test_a_new_row_is_a_new_cell_everywhere(pull_request, tmp_path):
     code = copy_tracked_tree(tmp_path / "code")
     _add_row(code / "bot" / "buck" / "cells.py")
-    subprocess.run([sys.executable, "-m", "pr_check.generated", str(code)], cwd=code, check=True,
-                   env={**os.environ, "PYTHONPATH": str(code)})
+    subprocess.run(
+        [sys.executable, "-m", "pr_check.generated", str(code)],
+        cwd=code,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(code)},
+    )
     changed = [str(path) for path in FILES if (code / path).read_text() != (ROOT / path).read_text()]
     assert changed == ["README.md", str(SCHEMA_PATH)]  # the schema's cell list follows the table
     # and so does the configuration reference: the new cell is CPU-only, like the row it copied.
-    assert f'| `[buck]` `cpu_only_cells` | list of strings | `["xplat", "{NEW_CELL}"]` |' in (code / "README.md").read_text()
+    assert (
+        f'| `[buck]` `cpu_only_cells` | list of strings | `["xplat", "{NEW_CELL}"]` |'
+        in (code / "README.md").read_text()
+    )
 
     document = _review(code, pull_request, tmp_path / "cache")
     jsonschema.validate(document, json.loads((code / SCHEMA_PATH).read_text()))

@@ -21,7 +21,16 @@ def _snapshot(example: Example) -> Snapshot:
             continue
         if base_files.get(path) != text:
             lines = frozenset(range(1, text.count("\n") + 2))
-            changes.append(FileChange(path, path if path in base_files else None, "modified" if path in base_files else "added", added=lines, commentable=lines, hunks=((1, len(lines)),)))
+            changes.append(
+                FileChange(
+                    path,
+                    path if path in base_files else None,
+                    "modified" if path in base_files else "added",
+                    added=lines,
+                    commentable=lines,
+                    hunks=((1, len(lines)),),
+                )
+            )
     return Snapshot(BuildModel(memory_tree(base_files)), BuildModel(memory_tree(head_files)), ChangeSet(tuple(changes)))
 
 

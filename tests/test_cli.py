@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import checks
-from pr_check.rules_page import render_rules_markdown
 from fixtures.cases import git
+from pr_check.rules_page import render_rules_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +32,20 @@ def test_review_json_follows_the_public_contract(case_repo, tmp_path):
     document = json.loads(result.stdout)
     assert document["version"] == 1 and document["base"] == base and document["head"] == head
     finding = next(f for f in document["findings"] if f["rule"] == "dep-unknown-external")
-    assert set(finding) >= {"rule", "severity", "path", "line", "end_line", "target", "cell", "title", "message", "fingerprint", "evidence", "fix"}
+    assert set(finding) >= {
+        "rule",
+        "severity",
+        "path",
+        "line",
+        "end_line",
+        "target",
+        "cell",
+        "title",
+        "message",
+        "fingerprint",
+        "evidence",
+        "fix",
+    }
     assert finding["severity"] == "blocker" and finding["cell"] == "oss"
     assert document["smoke"]["required"] is True and document["smoke"]["reasons"]
 
@@ -82,7 +95,11 @@ def test_malformed_diff_is_a_one_line_error(case_repo, tmp_path):
 def test_diff_mode_reviews_the_work_tree(case_repo, tmp_path):
     repo, _, _ = case_repo("clean-cpu-target")
     targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
-    targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
+    targets.write_text(
+        targets.read_text().replace(
+            '        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1
+        )
+    )
     diff = subprocess.run(["git", "-C", str(repo), "diff"], capture_output=True, text=True).stdout
     patch = tmp_path / "change.diff"
     patch.write_text(diff)
@@ -126,7 +143,11 @@ def test_fail_level_comes_from_the_base_config(case_repo):
     commit_all(repo, "config")
     base = git(repo, "rev-parse", "HEAD")
     targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
-    targets.write_text(targets.read_text().replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
+    targets.write_text(
+        targets.read_text().replace(
+            '        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1
+        )
+    )
     commit_all(repo, "force link")
     from_config = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD")
     overridden = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--fail-level", "major")

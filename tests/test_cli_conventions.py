@@ -20,20 +20,25 @@ MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
 
 
 def pr_check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (("review", "--output", "/nonexistent/dir/x.json"), "directory /nonexistent/dir does not exist"),
-    (("review", "--output", "/"), "is a directory"),
-    (("review", "--fail-level", "bogus"), "invalid choice: 'bogus'"),
-    (("review", "--select", "no-such-rule"), "unknown rule id(s) no-such-rule"),
-    (("scan", "--statistics", "--format", "json"), "--statistics prints text"),
-    (("review", "--config", "/nonexistent.toml"), "--config /nonexistent.toml"),
-    (("review", "--diff", "/nonexistent.diff"), "cannot read diff"),
-    (("demo", "--case", "nope"), "unknown demo case 'nope'"),
-    (("review", "-q", "-v"), "not allowed with argument"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("review", "--output", "/nonexistent/dir/x.json"), "directory /nonexistent/dir does not exist"),
+        (("review", "--output", "/"), "is a directory"),
+        (("review", "--fail-level", "bogus"), "invalid choice: 'bogus'"),
+        (("review", "--select", "no-such-rule"), "unknown rule id(s) no-such-rule"),
+        (("scan", "--statistics", "--format", "json"), "--statistics prints text"),
+        (("review", "--config", "/nonexistent.toml"), "--config /nonexistent.toml"),
+        (("review", "--diff", "/nonexistent.diff"), "cannot read diff"),
+        (("demo", "--case", "nope"), "unknown demo case 'nope'"),
+        (("review", "-q", "-v"), "not allowed with argument"),
+    ],
+)
 def test_usage_errors_exit_2_before_any_work(args, message, tmp_path):
     # --repo points at no repository: an argument error must be found before the repository is opened.
     result = pr_check(*args, *(("--repo", str(tmp_path)) if args[0] != "demo" else ()))
@@ -67,7 +72,9 @@ def test_quiet_verbose_select_ignore_and_exit_zero(case_repo):
     rules = sorted({f["rule"] for f in everything})
     assert len(rules) >= 2
     quiet = pr_check(*common, "-q")
-    assert quiet.stdout.splitlines() == [f"{f['path']}:{f['line']}: {f['severity']} {f['rule']}: {f['message']}" for f in everything]
+    assert quiet.stdout.splitlines() == [
+        f"{f['path']}:{f['line']}: {f['severity']} {f['rule']}: {f['message']}" for f in everything
+    ]
     verbose = pr_check(*common, "-v")
     assert "Checks run:" in verbose.stdout and "GPU smoke job: required" in verbose.stdout
     selected = json.loads(pr_check(*common, "--format", "json", "--select", rules[0]).stdout)["findings"]
@@ -123,8 +130,19 @@ def test_scan_on_the_real_tree_has_a_header_statistics_and_filters():
     lines = result.stdout.splitlines()
     assert lines[0].startswith("pr-check scan ") and "the whole tree" in lines[0] and "(empty)" not in lines[0]
     assert {"Findings by rule:", "Findings by cell:", "Findings by directory:"} <= set(lines)
-    filtered = pr_check("scan", "--repo", str(MIRROR), "--rev", "refs/heads/main", "--path", "backends/cuda",
-                        "--ignore", "link-whole-without-python-dlopen", "--format", "json")
+    filtered = pr_check(
+        "scan",
+        "--repo",
+        str(MIRROR),
+        "--rev",
+        "refs/heads/main",
+        "--path",
+        "backends/cuda",
+        "--ignore",
+        "link-whole-without-python-dlopen",
+        "--format",
+        "json",
+    )
     findings = json.loads(filtered.stdout)["findings"]
     assert findings and all(f["path"].startswith("backends/cuda/") for f in findings)
     assert all(f["rule"] != "link-whole-without-python-dlopen" for f in findings)
@@ -132,7 +150,9 @@ def test_scan_on_the_real_tree_has_a_header_statistics_and_filters():
 
 def test_remote_urls_become_repository_uris():
     assert normalize_remote("git@github.com:pytorch/executorch.git") == "https://github.com/pytorch/executorch"
-    assert normalize_remote("https://token@github.com/pytorch/executorch.git") == "https://github.com/pytorch/executorch"
+    assert (
+        normalize_remote("https://token@github.com/pytorch/executorch.git") == "https://github.com/pytorch/executorch"
+    )
     assert normalize_remote("/srv/git/executorch") is None
 
 

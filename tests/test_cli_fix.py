@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -23,7 +22,9 @@ LINK_WHOLE = '        link_whole = True,\n        visibility = ["PUBLIC"],\n'
 
 
 def pr_check(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def snapshot(repo: Path) -> dict[str, tuple[bytes, int, int]]:
@@ -86,7 +87,9 @@ def test_fix_writes_only_the_file_its_fix_names_and_keeps_its_mode(case_repo):
     after = snapshot(repo)
     assert {path for path in after if after[path] != before[path]} == {"runtime/core/targets.bzl"}
     assert after["runtime/core/targets.bzl"][2] & 0o777 == 0o755
-    added = [line for line in git(repo, "diff", "-U0").splitlines() if line.startswith("+") and not line.startswith("+++")]
+    added = [
+        line for line in git(repo, "diff", "-U0").splitlines() if line.startswith("+") and not line.startswith("+++")
+    ]
     assert [line[1:].strip() for line in added] == ["link_whole = True,", "supports_python_dlopen = True,"]
     assert (repo / ".git/index").read_bytes() == index_before and git(repo, "rev-parse", "HEAD") == head
     assert "fixed: runtime/core/targets.bzl:" in result.stdout and "link-whole-without-python-dlopen" in result.stdout
@@ -194,8 +197,17 @@ def test_the_pre_commit_hooks_run_pr_check_hook_on_the_files_it_reviews():
 
 # -- one round, on memory trees ------------------------------------------------------------
 def finding(path: str, fix: Fix | None, fingerprint: str = "f1") -> Finding:
-    return Finding("some-rule", Severity.MAJOR, "title", path, fix.line if fix else 1, fix.end_line if fix else 1,
-                   "message", fingerprint, fix=fix)
+    return Finding(
+        "some-rule",
+        Severity.MAJOR,
+        "title",
+        path,
+        fix.line if fix else 1,
+        fix.end_line if fix else 1,
+        "message",
+        fingerprint,
+        fix=fix,
+    )
 
 
 def test_a_round_refuses_stale_fixes_and_symlinks_and_keeps_crlf():

@@ -11,16 +11,21 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parents[1]
 CASE = "pr24817-cuda-outside-fbcode"
 GUARD = "backends/cuda/runtime/targets.bzl"  # line 35: `runtime.cxx_library(` of cuda_platform, a blocker
 
 
 def run(*args: str, env: dict[str, str] | None = None, umask: int | None = None, cwd: Path | None = None):
-    environment = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")}
+    environment = {
+        key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE")
+    }
     return subprocess.run(
-        [sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=300,
+        [sys.executable, "-m", "pr_check.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=300,
         env={**environment, "PYTHONPATH": str(ROOT), **(env or {})},
         preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
     )
@@ -30,8 +35,20 @@ def run(*args: str, env: dict[str, str] | None = None, umask: int | None = None,
 def test_output_files_get_the_mode_the_umask_gives(case_repo, tmp_path, umask, mode):
     repo, base, head = case_repo(CASE)
     output = tmp_path / "report.json"
-    result = run("review", "--repo", str(repo), "--base", base, "--head", head, "--format", "json",
-                 "--output", str(output), umask=umask)
+    result = run(
+        "review",
+        "--repo",
+        str(repo),
+        "--base",
+        base,
+        "--head",
+        head,
+        "--format",
+        "json",
+        "--output",
+        str(output),
+        umask=umask,
+    )
     assert result.returncode == 1, result.stderr
     assert output.stat().st_mode & 0o777 == mode
     assert json.loads(output.read_text())["head"] == head
@@ -42,8 +59,20 @@ def test_an_output_file_that_exists_keeps_its_mode(case_repo, tmp_path):
     output = tmp_path / "report.sarif"
     output.write_text("old")
     output.chmod(0o640)
-    run("review", "--repo", str(repo), "--base", base, "--head", head, "--format", "sarif", "--output", str(output),
-        umask=0o022)
+    run(
+        "review",
+        "--repo",
+        str(repo),
+        "--base",
+        base,
+        "--head",
+        head,
+        "--format",
+        "sarif",
+        "--output",
+        str(output),
+        umask=0o022,
+    )
     assert output.stat().st_mode & 0o777 == 0o640 and output.read_text() != "old"
 
 
@@ -59,13 +88,16 @@ def test_review_and_scan_help_describe_exit_codes_and_examples(command):
     assert text.split("\n\n")[1].startswith(("Review what a change makes new", "Report every finding in a whole tree"))
 
 
-@pytest.mark.parametrize("env, coloured", [
-    ({}, False),
-    ({"FORCE_COLOR": "1"}, True),
-    ({"CLICOLOR_FORCE": "1"}, True),
-    ({"FORCE_COLOR": "0"}, False),
-    ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
-])
+@pytest.mark.parametrize(
+    "env, coloured",
+    [
+        ({}, False),
+        ({"FORCE_COLOR": "1"}, True),
+        ({"CLICOLOR_FORCE": "1"}, True),
+        ({"FORCE_COLOR": "0"}, False),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+    ],
+)
 def test_force_color_variables_colour_piped_text(case_repo, env, coloured):
     repo, base, head = case_repo(CASE)
     result = run("review", "--repo", str(repo), "--base", base, "--head", head, env=env)
@@ -98,15 +130,20 @@ def test_a_misspelt_rule_in_lint_ignore_is_reported_and_suppresses_nothing(case_
     result = run("review", "--repo", str(repo), "--base", base, "--format", "json")  # the work tree
     findings = json.loads(result.stdout)["findings"]
     unused = [f for f in findings if f["rule"] == "unused-suppression"]
-    assert [(f["path"], f["line"], f["message"]) for f in unused] == [(
-        GUARD, 36, "`@lint-ignore cuda-guard-missin` names no rule, so it suppresses nothing; "
-        "did you mean `cuda-guard-missing`?",
-    )]
+    assert [(f["path"], f["line"], f["message"]) for f in unused] == [
+        (
+            GUARD,
+            36,
+            "`@lint-ignore cuda-guard-missin` names no rule, so it suppresses nothing; "
+            "did you mean `cuda-guard-missing`?",
+        )
+    ]
     # cuda_platform (the target under the misspelt ignore) is CUDA only through caller_stream, so it is
     # named on the finding at the BUCK line that exposes extension/cuda (tests/test_fixture_cases.py),
     # with its call as evidence: that finding is still reported.
     assert any(
-        f["rule"] == "cuda-guard-missing" and f["path"] == "extension/cuda/BUCK"
+        f["rule"] == "cuda-guard-missing"
+        and f["path"] == "extension/cuda/BUCK"
         and any(e["path"] == GUARD and e["line"] == 37 for e in f["evidence"])
         for f in findings
     )

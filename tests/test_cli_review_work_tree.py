@@ -69,7 +69,8 @@ def test_ignored_files_are_not_part_of_the_work_tree(case_repo):
     assert document["head"] == "work tree"
     assert not [f for f in document["findings"] if f["path"].startswith("scratch/")]
     assert {f["path"] for f in document["findings"] if f["rule"] == "cuda-guard-missing"} == {
-        "extension/cuda/BUCK"}  # cuda_platform is named on it (tests/test_fixture_cases.py)
+        "extension/cuda/BUCK"
+    }  # cuda_platform is named on it (tests/test_fixture_cases.py)
 
 
 def test_a_bare_repository_reviews_head_and_says_so(case_repo, tmp_path):

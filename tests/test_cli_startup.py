@@ -42,7 +42,9 @@ print(json.dumps({"status": status, "modules": sorted(sys.modules)}), file=sys.s
 
 
 def _modules_after(*argv: str) -> tuple[int, set[str]]:
-    done = subprocess.run([sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=60, check=False
+    )
     record = json.loads(done.stderr.strip().splitlines()[-1])
     return record["status"], {name.split(".")[0] for name in record["modules"]}
 

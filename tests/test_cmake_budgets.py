@@ -57,8 +57,8 @@ def test_many_references_in_one_argument_are_cut_before_they_are_joined():
         '  string(APPEND big "${big}")\n'
         "endforeach()\n"
         f'set(huge "{references}")\n'
-        "string(LENGTH \"${huge}\" size)\n"
-        'add_custom_target(size_${size})\n'
+        'string(LENGTH "${huge}" size)\n'
+        "add_custom_target(size_${size})\n"
     )
     assert ParseProblem("CMakeLists.txt", 5, TRUNCATED) in model.limits
     assert f"size_{MAX_VALUE_CHARS}" in model.targets
@@ -139,7 +139,9 @@ def test_glob_with_many_stars_matches_like_fnmatch():
     }
     model = evaluate_cmake(memory_tree(tree), DEFAULT_PROFILE)
     assert sorted(s.path_repo_relative for s in model.targets["found"].sources) == [
-        "src/aaaaaaaaaaaab", "src/x.cpp", "src/y.cu"
+        "src/aaaaaaaaaaaab",
+        "src/x.cpp",
+        "src/y.cu",
     ]
     assert model.problems == ()
 
@@ -155,9 +157,7 @@ def test_math_wraps_to_64_bits_instead_of_building_huge_integers():
 # End to end: a budget that runs out keeps the review red.
 
 BUSY_LOOP = (
-    "foreach(busy RANGE 9999)\n"
-    + "".join(f"  set(busy_{n} ${{busy}})\n" for n in range(45))
-    + "endforeach()\n"
+    "foreach(busy RANGE 9999)\n" + "".join(f"  set(busy_{n} ${{busy}})\n" for n in range(45)) + "endforeach()\n"
 )  # 47 lines, 450,000 commands: more than the step budget allows
 
 

@@ -36,8 +36,16 @@ def _snapshot(base: dict, head: dict) -> Snapshot:
     for path, text in head.items():
         if base.get(path) != text:
             lines = frozenset(range(1, text.count("\n") + 2))
-            changes.append(FileChange(path, path if path in base else None, "modified" if path in base else "added",
-                                      added=lines, commentable=lines, hunks=((1, len(lines)),)))
+            changes.append(
+                FileChange(
+                    path,
+                    path if path in base else None,
+                    "modified" if path in base else "added",
+                    added=lines,
+                    commentable=lines,
+                    hunks=((1, len(lines)),),
+                )
+            )
     return Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet(tuple(changes)))
 
 
@@ -135,8 +143,19 @@ def _flips(tree: FileTree) -> list[_Flip]:
                     continue
                 for split in (False, True) if len(group.items) > 1 else (False,):
                     moved = group.items[-1:] if split else group.items
-                    found.append(_Flip(path, invocation.name, invocation.line, index, split, invocation.arguments[0].value,
-                                       group.scope, OTHER_SCOPE[group.scope], frozenset(item.line for item in moved)))
+                    found.append(
+                        _Flip(
+                            path,
+                            invocation.name,
+                            invocation.line,
+                            index,
+                            split,
+                            invocation.arguments[0].value,
+                            group.scope,
+                            OTHER_SCOPE[group.scope],
+                            frozenset(item.line for item in moved),
+                        )
+                    )
     return found
 
 
@@ -160,8 +179,14 @@ def _batches(flips):
         if flip.split:
             batches.append([flip])
             continue
-        batch = next((b for b in batches if not b[0].split and b[0].path == flip.path
-                      and all(f.target != flip.target for f in b)), None)
+        batch = next(
+            (
+                b
+                for b in batches
+                if not b[0].split and b[0].path == flip.path and all(f.target != flip.target for f in b)
+            ),
+            None,
+        )
         if batch is None:
             batches.append([flip])
         else:
@@ -241,7 +266,8 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
                 continue
             assert name in {f.target for f in batch}, (where, name)
             assert dataclasses.replace(after, link_libraries=(), compile_definitions=(), whole_archive=()) == (
-                dataclasses.replace(before, link_libraries=(), compile_definitions=(), whole_archive=())), where
+                dataclasses.replace(before, link_libraries=(), compile_definitions=(), whole_archive=())
+            ), where
             for field in ("link_libraries", "compile_definitions"):
                 items_before, items_after = getattr(before, field), getattr(after, field)
                 assert _without_scope(items_after) == _without_scope(items_before), where  # same items, same order
@@ -249,8 +275,15 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
                 for item, item_before, item_after in zip(written, items_before, items_after):
                     if item_before.scope == item_after.scope:
                         continue
-                    cause = [f for f in batch if f.target == name and f.field == field and item.path == path
-                             and item.line in f.lines and (f.old, f.new) == (item_before.scope, item_after.scope)]
+                    cause = [
+                        f
+                        for f in batch
+                        if f.target == name
+                        and f.field == field
+                        and item.path == path
+                        and item.line in f.lines
+                        and (f.old, f.new) == (item_before.scope, item_after.scope)
+                    ]
                     assert len(cause) == 1, (where, name, item)
                     changed_by.add(cause[0])
             if all(f.field != "link_libraries" for f in batch if f.target == name):
@@ -268,7 +301,9 @@ def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write():
     tree = GitRepository(MIRROR).tree("eac0673bd5")
     path = "backends/cuda/CMakeLists.txt"
     snapshot = Snapshot(BuildModel(tree), BuildModel(tree), ChangeSet(()))
-    (hit,) = [h for h in LINK_WHOLE_ARCHIVE_PUBLIC.run(snapshot, None) if h.key == "aoti_cuda_shims:aoti_common_shims_slim"]
+    (hit,) = [
+        h for h in LINK_WHOLE_ARCHIVE_PUBLIC.run(snapshot, None) if h.key == "aoti_cuda_shims:aoti_common_shims_slim"
+    ]
     text = tree.read_text(path)
     fixed = apply_fixes(text, [hit.fix]).text
     before = (

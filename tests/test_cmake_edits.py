@@ -23,7 +23,11 @@ def test_arguments_carry_their_text_value_and_span():
     invocation = edits.invocation_at(text, 2)
     assert invocation.name == "target_compile_definitions"
     assert [(a.text, a.value, a.line) for a in invocation.arguments] == [
-        ("t", "t", 2), ("PRIVATE", "PRIVATE", 2), ('"X=a b"', "X=a b", 2), ('-DY="c d"', '-DY="c d"', 2), ("${Z}", "${Z}", 2),
+        ("t", "t", 2),
+        ("PRIVATE", "PRIVATE", 2),
+        ('"X=a b"', "X=a b", 2),
+        ('-DY="c d"', '-DY="c d"', 2),
+        ("${Z}", "${Z}", 2),
     ]
     data = text.encode()
     assert all(data[a.start : a.end].decode() == a.text for a in invocation.arguments)
@@ -98,25 +102,9 @@ def test_a_run_inside_an_aligned_group_gets_lines_of_its_own():
 
 
 def test_keywords_on_lines_of_their_own_stay_so():
-    text = (
-        "target_link_libraries(\n"
-        "  shims\n"
-        "  PUBLIC\n"
-        "    platform\n"
-        "    slim\n"
-        "    dl\n"
-        ")\n"
-    )
+    text = "target_link_libraries(\n  shims\n  PUBLIC\n    platform\n    slim\n    dl\n)\n"
     assert move(text, 5, ["slim"], "PRIVATE") == (
-        "target_link_libraries(\n"
-        "  shims\n"
-        "  PUBLIC\n"
-        "    platform\n"
-        "  PRIVATE\n"
-        "    slim\n"
-        "  PUBLIC\n"
-        "    dl\n"
-        ")\n"
+        "target_link_libraries(\n  shims\n  PUBLIC\n    platform\n  PRIVATE\n    slim\n  PUBLIC\n    dl\n)\n"
     )
 
 
@@ -158,11 +146,15 @@ def test_a_run_next_to_a_group_of_its_new_scope_joins_it():
 
 def test_joining_the_next_group_takes_its_keyword_forward():
     text = "target_link_libraries(\n  t\n  PUBLIC a\n         b\n  PRIVATE c\n          d\n)\n"
-    assert move(text, 4, ["b"], "PRIVATE") == "target_link_libraries(\n  t\n  PUBLIC a\n  PRIVATE b\n          c\n          d\n)\n"
+    assert (
+        move(text, 4, ["b"], "PRIVATE")
+        == "target_link_libraries(\n  t\n  PUBLIC a\n  PRIVATE b\n          c\n          d\n)\n"
+    )
     one_line = "target_compile_definitions(t PRIVATE A B PUBLIC C)\n"
     assert move(one_line, 1, ["B"], "PUBLIC") == "target_compile_definitions(t PRIVATE A PUBLIC B C)\n"
     assert move("target_compile_definitions(t PRIVATE A PUBLIC B C)\n", 1, ["B"], "PRIVATE") == (
-        "target_compile_definitions(t PRIVATE A B PUBLIC C)\n")
+        "target_compile_definitions(t PRIVATE A B PUBLIC C)\n"
+    )
 
 
 def test_joining_with_keywords_on_lines_of_their_own_drops_the_keyword_line():
@@ -198,7 +190,11 @@ def test_items_that_are_no_run_of_one_keyword_group_are_refused():
         (["platform", "-Wl,--whole-archive", "slim", "-Wl,--no-whole-archive", "dl"], "slim", (1, 4)),
         (["-Wl,--whole-archive", "a", "slim", "-Wl,--no-whole-archive"], "slim", (0, 4)),
         (["x", "$<LINK_LIBRARY:WHOLE_ARCHIVE,slim>", "y"], "slim", (1, 2)),
-        (["-Wl,--push-state", "-Wl,--whole-archive", "slim", "-Wl,--no-whole-archive", "-Wl,--pop-state"], "slim", (0, 5)),
+        (
+            ["-Wl,--push-state", "-Wl,--whole-archive", "slim", "-Wl,--no-whole-archive", "-Wl,--pop-state"],
+            "slim",
+            (0, 5),
+        ),
         (["-Wl,--push-state,--whole-archive", "slim", "-Wl,--pop-state"], "slim", (0, 3)),
         (["-Wl,--whole-archive,slim,--no-whole-archive", "dl"], "slim", (0, 1)),
         (["-Wl,-force_load", "slim"], "slim", (0, 2)),

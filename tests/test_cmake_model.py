@@ -172,7 +172,10 @@ def test_default_profile_exports_dynamic_public_through_the_variable():
     assert len(export) == 1
     assert export[0].scope == "PUBLIC"
     assert export[0].condition_text == "_gpu_export_flag"
-    assert (export[0].path, export[0].line) == ("backends/gpu/CMakeLists.txt", line_of(GPU_BACKEND, "target_link_options(gpu_shims PUBLIC"))
+    assert (export[0].path, export[0].line) == (
+        "backends/gpu/CMakeLists.txt",
+        line_of(GPU_BACKEND, "target_link_options(gpu_shims PUBLIC"),
+    )
 
 
 def test_default_profile_whole_archive_pair_is_private():
@@ -195,7 +198,10 @@ def test_helper_function_bodies_are_evaluated_and_reported_at_the_call_site():
     # The static library gets an INTERFACE whole-archive of itself from the helper.
     assert [(w.library, w.scope) for w in common.whole_archive] == [("gpu_common", "INTERFACE")]
     archive = common.whole_archive[0]
-    assert (archive.path, archive.line) == ("backends/gpu/CMakeLists.txt", line_of(GPU_BACKEND, "gpu_keep_library(gpu_common)"))
+    assert (archive.path, archive.line) == (
+        "backends/gpu/CMakeLists.txt",
+        line_of(GPU_BACKEND, "gpu_keep_library(gpu_common)"),
+    )
     assert archive.via and archive.via[-1][0] == "tools/cmake/GpuHelpers.cmake"
     # The shared library takes the other branch and return()s before the static case.
     assert values(model.targets["gpu_shims"].link_options, "INTERFACE") == ["LINKER:--no-as-needed"]
@@ -244,7 +250,10 @@ def test_profiles():
     assert (cpu.cuda, cpu.variables["EXECUTORCH_BUILD_CUDA"]) == (False, "OFF")
     assert "CMAKE_CUDA_COMPILER" not in cpu.variables
     llm = DEFAULT_PROFILE.with_variables(EXECUTORCH_BUILD_EXTENSION_LLM="ON")
-    assert llm.variables["EXECUTORCH_BUILD_EXTENSION_LLM"] == "ON" and "EXECUTORCH_BUILD_EXTENSION_LLM" not in DEFAULT_PROFILE.variables
+    assert (
+        llm.variables["EXECUTORCH_BUILD_EXTENSION_LLM"] == "ON"
+        and "EXECUTORCH_BUILD_EXTENSION_LLM" not in DEFAULT_PROFILE.variables
+    )
 
 
 def test_options_come_from_presets_and_profiles_override_them():
@@ -260,7 +269,10 @@ def test_cmake_parse_arguments_helper_creates_the_described_target():
     assert extra.kind == "SHARED_LIBRARY"
     assert [s.path_repo_relative for s in extra.sources] == ["backends/gpu/extra/a.cpp", "backends/gpu/extra/b.cpp"]
     assert [(d.value, d.scope) for d in extra.compile_definitions] == [("GPU_EXTRA=1", "PUBLIC")]
-    assert (extra.path, extra.line) == ("backends/gpu/CMakeLists.txt", line_of(GPU_BACKEND, "gpu_library(NAME gpu_extra"))
+    assert (extra.path, extra.line) == (
+        "backends/gpu/CMakeLists.txt",
+        line_of(GPU_BACKEND, "gpu_library(NAME gpu_extra"),
+    )
 
 
 def test_installs_and_unknown_commands():
@@ -293,7 +305,9 @@ def made(model):
 
 
 def test_function_scope_does_not_leak_but_parent_scope_does():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         set(OUTER before)
         function(change)
           set(OUTER inside)
@@ -316,12 +330,16 @@ def test_function_scope_does_not_leak_but_parent_scope_does():
         if(OUTER STREQUAL "from_macro")
           add_custom_target(macro_changed_caller)
         endif()
-    """})
+    """
+        }
+    )
     assert made(model) == ["macro_changed_caller", "outer_unchanged", "parent_scope_set", "seen_own_change"]
 
 
 def test_macro_conditions_are_reported_with_parameters_filled_in():
-    model = model_of({"CMakeLists.txt": """\
+    model = model_of(
+        {
+            "CMakeLists.txt": """\
 macro(optional_library NAME)
   if(${NAME}_ENABLED)
     add_library(${NAME} STATIC ${NAME}.cpp)
@@ -330,7 +348,9 @@ endmacro()
 set(cache_ENABLED ON)
 optional_library(cache)
 optional_library(other)
-"""})
+"""
+        }
+    )
     assert sorted(model.targets) == ["cache"]
     cache = model.targets["cache"]
     assert (cache.condition_text, cache.path, cache.line) == ("cache_ENABLED", "CMakeLists.txt", 7)
@@ -339,7 +359,9 @@ optional_library(other)
 
 
 def test_parent_scope_does_not_change_the_current_scope():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         set(V outer)
         function(f)
           set(V changed PARENT_SCOPE)
@@ -351,13 +373,16 @@ def test_parent_scope_does_not_change_the_current_scope():
         if(V STREQUAL "changed")
           add_custom_target(caller_sees_new)
         endif()
-    """})
+    """
+        }
+    )
     assert made(model) == ["caller_sees_new", "function_still_sees_old"]
 
 
 def test_add_subdirectory_scope():
-    model = model_of({
-        "CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
             set(FROM_PARENT visible)
             add_subdirectory(child)
             if(NOT CHILD_LOCAL)
@@ -370,7 +395,7 @@ def test_add_subdirectory_scope():
               add_custom_target(targets_are_global)
             endif()
         """,
-        "child/CMakeLists.txt": """
+            "child/CMakeLists.txt": """
             if(FROM_PARENT STREQUAL "visible")
               add_custom_target(child_sees_parent)
             endif()
@@ -378,17 +403,22 @@ def test_add_subdirectory_scope():
             set(CHILD_EXPORTED up PARENT_SCOPE)
             add_library(child_lib STATIC lib.cpp)
         """,
-        "child/lib.cpp": "",
-    })
-    assert made(model) == ["child_local_did_not_leak", "child_parent_scope_leaked", "child_sees_parent",
-                           "targets_are_global"]
+            "child/lib.cpp": "",
+        }
+    )
+    assert made(model) == [
+        "child_local_did_not_leak",
+        "child_parent_scope_leaked",
+        "child_sees_parent",
+        "targets_are_global",
+    ]
     assert model.targets["child_lib"].sources[0].path_repo_relative == "child/lib.cpp"
     assert model.targets["child_lib"].path == "child/CMakeLists.txt"
 
 
 def test_conditions_of_add_subdirectory_reach_the_targets_inside():
     files = {
-        "CMakeLists.txt": "option(WANT_CACHE \"\" OFF)\nif(WANT_CACHE)\n  add_subdirectory(cache)\nendif()\n",
+        "CMakeLists.txt": 'option(WANT_CACHE "" OFF)\nif(WANT_CACHE)\n  add_subdirectory(cache)\nendif()\n',
         "cache/CMakeLists.txt": "add_library(cache STATIC cache.cpp)\n",
     }
     assert "cache" not in model_of(files).targets
@@ -399,26 +429,34 @@ def test_conditions_of_add_subdirectory_reach_the_targets_inside():
 
 
 def test_runaway_while_ends_with_a_problem_and_evaluation_goes_on():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         set(i 0)
         while(TRUE)
           math(EXPR i "${i} + 1")
         endwhile()
         add_custom_target(after_the_loop)
-    """})
+    """
+        }
+    )
     assert made(model) == ["after_the_loop"]
     assert len(model.problems) == 1
     assert "while()" in model.problems[0].message and model.problems[0].line == 3
 
 
 def test_unbounded_recursion_is_stopped():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         function(forever)
           forever()
         endfunction()
         forever()
         add_custom_target(survived)
-    """})
+    """
+        }
+    )
     assert made(model) == ["survived"]
     assert any("deeper than" in p.message for p in model.problems)
 
@@ -427,19 +465,24 @@ def test_step_budget_stops_a_runaway_script_once(monkeypatch):
     from bot.cmake import interpreter as cmake
 
     monkeypatch.setattr(cmake, "_MAX_STEPS", 2_000)
-    model = model_of({
-        "CMakeLists.txt": "add_subdirectory(slow)\nadd_subdirectory(after)\n",
-        "slow/CMakeLists.txt": "foreach(i RANGE 100)\n  foreach(j RANGE 100)\n    set(x ${i}${j})\n"
-                               "  endforeach()\nendforeach()\n",
-        "after/CMakeLists.txt": "add_custom_target(never_reached)\n",
-    })
+    model = model_of(
+        {
+            "CMakeLists.txt": "add_subdirectory(slow)\nadd_subdirectory(after)\n",
+            "slow/CMakeLists.txt": "foreach(i RANGE 100)\n  foreach(j RANGE 100)\n    set(x ${i}${j})\n"
+            "  endforeach()\nendforeach()\n",
+            "after/CMakeLists.txt": "add_custom_target(never_reached)\n",
+        }
+    )
     assert [(p.path, p.message) for p in model.problems] == [
-        ("slow/CMakeLists.txt", "evaluation stopped after 2000 commands")]
+        ("slow/CMakeLists.txt", "evaluation stopped after 2000 commands")
+    ]
     assert made(model) == []
 
 
 def test_bounded_while_and_foreach_forms():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         set(i 0)
         set(seen "")
         while(i LESS 3)
@@ -467,12 +510,16 @@ def test_bounded_while_and_foreach_forms():
         endif()
         string(JOIN "," joined ${seen})
         add_custom_target(${joined})
-    """})
+    """
+        }
+    )
     assert made(model) == ["loop_variable_restored", "w0,w1,w2,r1,r3,r5,la,lc,pp,pq"]
 
 
 def test_return_leaves_the_function_only():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         function(early)
           add_custom_target(before_return)
           return()
@@ -480,13 +527,16 @@ def test_return_leaves_the_function_only():
         endfunction()
         early()
         add_custom_target(caller_continues)
-    """})
+    """
+        }
+    )
     assert made(model) == ["before_return", "caller_continues"]
 
 
 def test_include_resolution_module_path_and_unknown_modules():
-    model = model_of({
-        "CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
             list(APPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_SOURCE_DIR}/cmake/modules)
             include(Mine)
             include(FromTools)
@@ -495,19 +545,22 @@ def test_include_resolution_module_path_and_unknown_modules():
             include(missing/file.cmake)
             add_custom_target(done_${MINE}_${TOOLS})
         """,
-        "cmake/modules/Mine.cmake": "set(MINE mine)\n",
-        "tools/cmake/FromTools.cmake": "set(TOOLS tools)\n",
-    })
+            "cmake/modules/Mine.cmake": "set(MINE mine)\n",
+            "tools/cmake/FromTools.cmake": "set(TOOLS tools)\n",
+        }
+    )
     assert made(model) == ["done_mine_tools"]
     assert [p.message for p in model.skipped] == ["include: missing/file.cmake is not in the tree"]
     assert model.problems == ()
 
 
 def test_parse_errors_are_data():
-    model = model_of({
-        "CMakeLists.txt": "add_subdirectory(broken)\nadd_custom_target(root_ok)\n",
-        "broken/CMakeLists.txt": "add_custom_target(broken_first)\nset(x \"unterminated\n",
-    })
+    model = model_of(
+        {
+            "CMakeLists.txt": "add_subdirectory(broken)\nadd_custom_target(root_ok)\n",
+            "broken/CMakeLists.txt": 'add_custom_target(broken_first)\nset(x "unterminated\n',
+        }
+    )
     assert "root_ok" in made(model)
     assert [p.path for p in model.problems] == ["broken/CMakeLists.txt"]
 
@@ -558,17 +611,17 @@ CONDITIONS = [
     ("DEFINED UNDEFINED_VAR", False),
     ("DEFINED CACHE{EXECUTORCH_BUILD_CUDA}", True),
     ("DEFINED ENV{SURELY_NOT_SET}", False),
-    ('NUMBER EQUAL 7', True),
-    ('NUMBER GREATER 10', False),
+    ("NUMBER EQUAL 7", True),
+    ("NUMBER GREATER 10", False),
     ('NUMBER LESS_EQUAL "7"', True),
     ('"${NUMBER}" STREQUAL "7"', True),
-    ('VERSION VERSION_GREATER_EQUAL 3.24', True),
-    ('VERSION VERSION_LESS 3.9', False),
+    ("VERSION VERSION_GREATER_EQUAL 3.24", True),
+    ("VERSION VERSION_LESS 3.9", False),
     ('"x86_64-linux" MATCHES "^x86"', True),
     ('CMAKE_SYSTEM_NAME STREQUAL "Linux"', True),
-    ('b IN_LIST LIST', True),
-    ('TARGET real_target', True),
-    ('TARGET imaginary', False),
+    ("b IN_LIST LIST", True),
+    ("TARGET real_target", True),
+    ("TARGET imaginary", False),
     ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/real.cpp", True),
     ("EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/nope.cpp", False),
     ("IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/sub", True),
@@ -596,7 +649,9 @@ def test_if_condition_grammar(condition, expected):
 
 
 def test_elseif_chain_records_negated_conditions():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         if(APPLE)
           add_library(picked STATIC apple.cpp)
         elseif(WIN32)
@@ -604,18 +659,24 @@ def test_elseif_chain_records_negated_conditions():
         else()
           add_library(picked STATIC other.cpp)
         endif()
-    """})
+    """
+        }
+    )
     picked = model.targets["picked"]
     assert picked.sources[0].path_repo_relative == "other.cpp"
     assert picked.condition_text == "NOT APPLE AND NOT WIN32"
 
 
 def test_matches_sets_match_groups():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         if("v1.2.3" MATCHES "^v([0-9]+)\\\\.([0-9]+)")
           add_custom_target(major_${CMAKE_MATCH_1}_minor_${CMAKE_MATCH_2})
         endif()
-    """})
+    """
+        }
+    )
     assert made(model) == ["major_1_minor_2"]
 
 
@@ -625,8 +686,10 @@ def test_matches_sets_match_groups():
 
 
 def test_syntax_arguments():
-    parsed = parse_cmake('set(A "x ${B} \\n y" [==[raw ${not}]==] un${q}quoted -DX="a b") # c\n'
-                         "#[[ block comment ]]\nIF(A)\nendif()\n", "f.cmake")
+    parsed = parse_cmake(
+        'set(A "x ${B} \\n y" [==[raw ${not}]==] un${q}quoted -DX="a b") # c\n#[[ block comment ]]\nIF(A)\nendif()\n',
+        "f.cmake",
+    )
     assert [c.name for c in parsed.commands] == ["set", "if", "endif"]
     args = parsed.commands[0].args
     assert [(a.text, a.quoted, a.bracket) for a in args] == [
@@ -661,23 +724,26 @@ GNU = GenexContext("GNU", "Linux", True)
 MSVC = GenexContext("MSVC", "Windows", True)
 
 
-@pytest.mark.parametrize("text,context,expected", [
-    ("$<$<CXX_COMPILER_ID:MSVC>:/W4>", MSVC, "/W4"),
-    ("$<$<CXX_COMPILER_ID:MSVC>:/W4>", GNU, ""),
-    ("$<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>", GNU, "-Wl,--whole-archive"),
-    ("$<$<BOOL:OFF>:x>$<$<BOOL:yes>:y>", GNU, "y"),
-    ("$<$<OR:$<PLATFORM_ID:Darwin>,$<PLATFORM_ID:Linux>>:posix>", GNU, "posix"),
-    ("$<$<AND:$<PLATFORM_ID:Linux>,$<STREQUAL:a,b>>:no>", GNU, ""),
-    ("$<BUILD_INTERFACE:/src/include>$<INSTALL_INTERFACE:include>", GNU, "/src/include"),
-    ("$<TARGET_FILE:lib>", GNU, "$<TARGET_FILE:lib>"),
-    ("$<LINK_LIBRARY:WHOLE_ARCHIVE,lib>", GNU, "$<LINK_LIBRARY:WHOLE_ARCHIVE,lib>"),
-    ("$<$<CONFIG:Debug>:-g>", GNU, "$<$<CONFIG:Debug>:-g>"),
-    ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GNU, "$<$<COMPILE_LANGUAGE:CXX>:-frtti>"),
-    ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GenexContext("GNU", "Linux", True, "CXX"), "-frtti"),
-    ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GenexContext("GNU", "Linux", True, "CUDA"), ""),
-    ("$<IF:$<CXX_COMPILER_ID:GNU>,gcc,other>", GNU, "gcc"),
-    ("a$<SEMICOLON>b$<COMMA>c", GNU, "a;b,c"),
-])
+@pytest.mark.parametrize(
+    "text,context,expected",
+    [
+        ("$<$<CXX_COMPILER_ID:MSVC>:/W4>", MSVC, "/W4"),
+        ("$<$<CXX_COMPILER_ID:MSVC>:/W4>", GNU, ""),
+        ("$<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>", GNU, "-Wl,--whole-archive"),
+        ("$<$<BOOL:OFF>:x>$<$<BOOL:yes>:y>", GNU, "y"),
+        ("$<$<OR:$<PLATFORM_ID:Darwin>,$<PLATFORM_ID:Linux>>:posix>", GNU, "posix"),
+        ("$<$<AND:$<PLATFORM_ID:Linux>,$<STREQUAL:a,b>>:no>", GNU, ""),
+        ("$<BUILD_INTERFACE:/src/include>$<INSTALL_INTERFACE:include>", GNU, "/src/include"),
+        ("$<TARGET_FILE:lib>", GNU, "$<TARGET_FILE:lib>"),
+        ("$<LINK_LIBRARY:WHOLE_ARCHIVE,lib>", GNU, "$<LINK_LIBRARY:WHOLE_ARCHIVE,lib>"),
+        ("$<$<CONFIG:Debug>:-g>", GNU, "$<$<CONFIG:Debug>:-g>"),
+        ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GNU, "$<$<COMPILE_LANGUAGE:CXX>:-frtti>"),
+        ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GenexContext("GNU", "Linux", True, "CXX"), "-frtti"),
+        ("$<$<COMPILE_LANGUAGE:CXX>:-frtti>", GenexContext("GNU", "Linux", True, "CUDA"), ""),
+        ("$<IF:$<CXX_COMPILER_ID:GNU>,gcc,other>", GNU, "gcc"),
+        ("a$<SEMICOLON>b$<COMMA>c", GNU, "a;b,c"),
+    ],
+)
 def test_generator_expressions(text, context, expected):
     assert evaluate_generator_expressions(text, context) == expected
 
@@ -686,17 +752,20 @@ def scoped(value, scope="PRIVATE", line=1):
     return Scoped(value, scope, "CMakeLists.txt", line, "")
 
 
-@pytest.mark.parametrize("items,expected", [
-    (["-Wl,--whole-archive", "a", "-Wl,--no-whole-archive", "b"], ["a"]),
-    (["LINKER:--push-state,--whole-archive,$<TARGET_FILE:c>,--pop-state", "d"], ["c"]),
-    (["SHELL:LINKER:--whole-archive $<TARGET_FILE:e> LINKER:--no-whole-archive"], ["e"]),
-    (["$<LINK_LIBRARY:WHOLE_ARCHIVE,f,g>"], ["f", "g"]),
-    (["-Wl,-force_load,h", "i"], ["h"]),
-    (["-force_load", "j", "k"], ["j"]),
-    (["SHELL:LINKER:/WHOLEARCHIVE:$<TARGET_FILE:l>"], ["l"]),
-    (["/WHOLEARCHIVE:m.lib", "n"], ["m.lib"]),
-    (["-Wl,--export-dynamic", "o"], []),
-])
+@pytest.mark.parametrize(
+    "items,expected",
+    [
+        (["-Wl,--whole-archive", "a", "-Wl,--no-whole-archive", "b"], ["a"]),
+        (["LINKER:--push-state,--whole-archive,$<TARGET_FILE:c>,--pop-state", "d"], ["c"]),
+        (["SHELL:LINKER:--whole-archive $<TARGET_FILE:e> LINKER:--no-whole-archive"], ["e"]),
+        (["$<LINK_LIBRARY:WHOLE_ARCHIVE,f,g>"], ["f", "g"]),
+        (["-Wl,-force_load,h", "i"], ["h"]),
+        (["-force_load", "j", "k"], ["j"]),
+        (["SHELL:LINKER:/WHOLEARCHIVE:$<TARGET_FILE:l>"], ["l"]),
+        (["/WHOLEARCHIVE:m.lib", "n"], ["m.lib"]),
+        (["-Wl,--export-dynamic", "o"], []),
+    ],
+)
 def test_whole_archive_forms(items, expected):
     assert [w.library for w in whole_archives([scoped(i) for i in items])] == expected
 
@@ -707,14 +776,18 @@ def test_whole_archive_keeps_scope_and_line_of_the_library():
 
 
 def test_target_commands_on_undefined_targets_and_aliases():
-    model = model_of({"CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
         add_library(base STATIC base.cpp)
         add_library(ns::base ALIAS base)
         target_link_libraries(ns::base PUBLIC dep)
         target_link_options(ghost PRIVATE -Wl,-z,defs)
         set_target_properties(base PROPERTIES OUTPUT_NAME renamed)
         set_property(TARGET base APPEND PROPERTY INTERFACE_LINK_OPTIONS -Wl,--as-needed)
-    """})
+    """
+        }
+    )
     base = model.targets["base"]
     assert values(base.link_libraries) == ["dep"]
     assert model.targets["ns::base"].alias_of == "base"
@@ -724,10 +797,12 @@ def test_target_commands_on_undefined_targets_and_aliases():
 
 
 def test_directory_definitions_apply_to_later_targets_in_subdirectories():
-    model = model_of({
-        "CMakeLists.txt": "add_definitions(-DGPU_AVAILABLE=1 -Wall)\nadd_subdirectory(sub)\n",
-        "sub/CMakeLists.txt": "add_library(inner STATIC inner.cpp)\n",
-    })
+    model = model_of(
+        {
+            "CMakeLists.txt": "add_definitions(-DGPU_AVAILABLE=1 -Wall)\nadd_subdirectory(sub)\n",
+            "sub/CMakeLists.txt": "add_library(inner STATIC inner.cpp)\n",
+        }
+    )
     inner = model.targets["inner"]
     assert values(inner.compile_definitions) == ["GPU_AVAILABLE=1"]
     assert values(inner.compile_options) == ["-Wall"]
@@ -735,15 +810,20 @@ def test_directory_definitions_apply_to_later_targets_in_subdirectories():
 
 
 def test_file_glob_and_paths_are_repository_relative():
-    model = model_of({
-        "CMakeLists.txt": """
+    model = model_of(
+        {
+            "CMakeLists.txt": """
             file(GLOB_RECURSE _kernels CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cu)
             file(GLOB _top ${CMAKE_CURRENT_SOURCE_DIR}/kernels/*.cpp)
             add_library(k STATIC ${_kernels} ${_top})
             target_include_directories(k PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/..>)
         """,
-        "kernels/a.cu": "", "kernels/deep/b.cu": "", "kernels/c.cpp": "", "kernels/deep/d.cpp": "",
-    })
+            "kernels/a.cu": "",
+            "kernels/deep/b.cu": "",
+            "kernels/c.cpp": "",
+            "kernels/deep/d.cpp": "",
+        }
+    )
     k = model.targets["k"]
     assert [s.path_repo_relative for s in k.sources] == ["kernels/a.cu", "kernels/deep/b.cu", "kernels/c.cpp"]
     assert values(k.include_directories) == [SOURCE_ROOT.rsplit("/", 1)[0]]
@@ -763,8 +843,6 @@ def test_a_command_the_model_cannot_evaluate_is_a_problem_not_an_exception():
     from bot.cmake import PROFILES, evaluate_cmake
     from bot.tree import memory_tree
 
-    tree = memory_tree({
-        "CMakeLists.txt": 'file(RELATIVE_PATH rel "" "")\nadd_library(kept STATIC kept.cpp)\n'
-    })
+    tree = memory_tree({"CMakeLists.txt": 'file(RELATIVE_PATH rel "" "")\nadd_library(kept STATIC kept.cpp)\n'})
     model = evaluate_cmake(tree, PROFILES["linux-gcc-cuda"])
     assert "kept" in model.targets

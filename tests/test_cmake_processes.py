@@ -48,8 +48,11 @@ def sources(model, name: str) -> list[str]:
 
 def test_the_list_printing_script_is_evaluated_as_starlark():
     model = model_of("append_filelist(CORE_SRCS _core__srcs)\nadd_library(core ${_core__srcs})\n")
-    assert sources(model, "core") == ["runtime/core/evalue.cpp", "runtime/platform/abort.cpp",
-                                      "runtime/platform/log.cpp"]
+    assert sources(model, "core") == [
+        "runtime/core/evalue.cpp",
+        "runtime/platform/abort.cpp",
+        "runtime/platform/log.cpp",
+    ]
     assert model.problems == () and model.processes_not_run == ()
 
 
@@ -75,7 +78,8 @@ def test_a_missing_list_file_fails_the_script_as_python_would():
     model = model_of("append_filelist(CORE_SRCS _core__srcs)\n", lists=None)
     assert [problem.message for problem in model.problems] == [
         f"message(FATAL_ERROR) reached under profile {DEFAULT_PROFILE.name}: cannot read CORE_SRCS: No such file or "
-        "directory: '/src/executorch/build/lists.bzl'"]
+        "directory: '/src/executorch/build/lists.bzl'"
+    ]
 
 
 def test_an_unknown_name_or_a_value_that_is_not_a_list_of_strings_fails():
@@ -99,7 +103,8 @@ def test_any_other_process_succeeds_empty_and_is_listed_as_not_run():
     """)
     assert sources(model, "lib") == ["x.cpp"] and "ran" in model.targets
     assert [(p.line, p.message) for p in model.processes_not_run] == [
-        (16, "execute_process: `git rev-parse HEAD` not run; its output taken as empty")]
+        (16, "execute_process: `git rev-parse HEAD` not run; its output taken as empty")
+    ]
 
 
 def test_list_transform_prepends_appends_and_changes_case():

@@ -38,7 +38,8 @@ def test_the_built_in_profiles_are_frozen_data():
 def test_a_change_evaluates_the_profiles_of_the_backends_it_touches():
     assert profiles_touched(["backends/arm/runtime/VGFBackend.cpp", "backends/cortex_m/ops/BUCK"]) == ("backend-arm",)
     assert profiles_touched(["extension/llm/runner/CMakeLists.txt", "backends/cadence/CMakeLists.txt"]) == (
-        "backend-cadence", "extension-llm",
+        "backend-cadence",
+        "extension-llm",
     )
     assert profiles_touched(["runtime/core/evalue.h", "backends/cuda/CMakeLists.txt"]) == ()
     arm = BACKEND_PROFILES["backend-arm"]
@@ -77,7 +78,10 @@ def test_extends_chains_and_overrides_what_each_level_sets():
     assert cpu.variables["LEVEL"] == "2"  # the lowest level wins
     assert cpu.variables["EXECUTORCH_BUILD_CUDA"] == "OFF"
     assert "CMAKE_CUDA_COMPILER" not in cpu.variables  # cuda = false drops the inherited nvcc
-    assert config.cmake_defined["msvc-llm"].variables["CMAKE_CUDA_COMPILER"] == PROFILES["msvc"].variables["CMAKE_CUDA_COMPILER"]
+    assert (
+        config.cmake_defined["msvc-llm"].variables["CMAKE_CUDA_COMPILER"]
+        == PROFILES["msvc"].variables["CMAKE_CUDA_COMPILER"]
+    )
 
 
 def test_a_profile_of_its_own_names_its_compiler_and_platform():
@@ -94,7 +98,10 @@ def test_a_profile_of_its_own_names_its_compiler_and_platform():
         ('[cmake]\nprofiles = ["linux-gcc-cuda", "linux-clang"]\n', "unknown profile 'linux-clang'"),
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "nowhere"\n', "extends unknown profile 'nowhere'"),
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "b"\n[cmake.profile.b]\nextends = "a"\n', "cycle"),
-        ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "msvc"\ncompiler = "Clang"\n', "unknown key cmake.profile.a.compiler"),
+        (
+            '[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "msvc"\ncompiler = "Clang"\n',
+            "unknown key cmake.profile.a.compiler",
+        ),
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nextends = "msvc"\ncuda = "yes"\n', "cmake.profile.a.cuda"),
         ('[cmake]\nprofiles = ["a"]\n[cmake.profile.a]\nplatform = "Linux"\n', "needs compiler_id, cuda"),
         ('[cmake.profile.msvc]\nextends = "msvc"\n', "redefines a built-in"),

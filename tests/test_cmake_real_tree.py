@@ -58,8 +58,9 @@ def test_cuda_targets_export_through_the_variable(default_model, name):
 
 
 def test_slim_shims_whole_archive_is_private(default_model):
-    archives = [w for w in default_model.targets["aoti_cuda_shims"].whole_archive
-                if w.library == "aoti_common_shims_slim"]
+    archives = [
+        w for w in default_model.targets["aoti_cuda_shims"].whole_archive if w.library == "aoti_common_shims_slim"
+    ]
     assert [(w.scope, w.path) for w in archives] == [("PRIVATE", "backends/cuda/CMakeLists.txt")]
 
 

@@ -23,7 +23,10 @@ SAMPLE = {
     ("buck", "cpu_only_cells"): '["xplat", "fbcode"]',
     ("buck", "cuda_constraint"): '"//constraints:cuda"',
     ("buck", "cuda_external_deps"): '["cuda"]',
-    ("buck", "platforms"): '{ xplat = [{ name = "jetson", constraints = ["ovr_config//os:linux", "ovr_config//cuda:has_cuda"] }] }',
+    (
+        "buck",
+        "platforms",
+    ): '{ xplat = [{ name = "jetson", constraints = ["ovr_config//os:linux", "ovr_config//cuda:has_cuda"] }] }',
     ("cmake", "profiles"): '["msvc"]',
     ("smoke", "cuda_paths"): '["gpu/"]',
     ("smoke", "host_build"): '"make host"',
@@ -33,8 +36,10 @@ SAMPLE = {
     ("smoke", "host_link_args"): '["-lcudart"]',
 }
 # The named-table keys are exercised through a profile of the repository's own.
-PROFILE = ('[cmake]\nprofiles = ["jetson"]\n[cmake.profile.jetson]\ncompiler_id = "GNU"\nplatform = "Linux"\n'
-           'cuda = true\nvariables = { CMAKE_SYSTEM_PROCESSOR = "aarch64" }\nprelude = ["tools/cmake/preset/default.cmake"]\n')
+PROFILE = (
+    '[cmake]\nprofiles = ["jetson"]\n[cmake.profile.jetson]\ncompiler_id = "GNU"\nplatform = "Linux"\n'
+    'cuda = true\nvariables = { CMAKE_SYSTEM_PROCESSOR = "aarch64" }\nprelude = ["tools/cmake/preset/default.cmake"]\n'
+)
 
 
 def _toml(pairs: dict[tuple[str, str], str]) -> str:
@@ -59,21 +64,30 @@ def test_both_readers_accept_every_key_of_the_schema(tmp_path):
     text = _toml(SAMPLE) + PROFILE.replace('[cmake]\nprofiles = ["jetson"]\n', "")
     text = text.replace('profiles = ["msvc"]', 'profiles = ["jetson"]')
     config = parse_config(text)
-    assert config.cmake_profiles == ("jetson",) and config.cmake_defined["jetson"].variables["CMAKE_SYSTEM_PROCESSOR"] == "aarch64"
+    assert (
+        config.cmake_profiles == ("jetson",)
+        and config.cmake_defined["jetson"].variables["CMAKE_SYSTEM_PROCESSOR"] == "aarch64"
+    )
     host = read_host_config(_write(tmp_path, text))
     assert host.archive == tmp_path / "out/libshims.a" and host.link_args == ("-lcudart",)
 
 
-@pytest.mark.parametrize("text, error", [
-    ('[smoke]\nworkflow = "gpu-smoke.yml"\n', "unknown key smoke.workflow"),  # dead: the App's setting is PR_CHECK_SMOKE_WORKFLOW
-    ('[smoke]\ntimeout_minutes = 30\n', "unknown key smoke.timeout_minutes"),  # dead: PR_CHECK_SMOKE_TIMEOUT_S
-    ('[rules]\nsilence = ["x"]\n', "unknown key rules.silence"),
-    ('[buck]\ncells = ["xplat"]\n', "unknown key buck.cells"),
-    ('[cmake.profile.a]\ncompiler = "Clang"\n', "unknown key cmake.profile.a.compiler"),
-    ('[typo]\nx = 1\n', "unknown section [typo]"),
-    ('[smoke]\nhost_link_args = "-lcudart"\n', "smoke.host_link_args must be a list of strings"),
-    ('[review]\nfail_level = 1\n', "review.fail_level must be a string"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        (
+            '[smoke]\nworkflow = "gpu-smoke.yml"\n',
+            "unknown key smoke.workflow",
+        ),  # dead: the App's setting is PR_CHECK_SMOKE_WORKFLOW
+        ("[smoke]\ntimeout_minutes = 30\n", "unknown key smoke.timeout_minutes"),  # dead: PR_CHECK_SMOKE_TIMEOUT_S
+        ('[rules]\nsilence = ["x"]\n', "unknown key rules.silence"),
+        ('[buck]\ncells = ["xplat"]\n', "unknown key buck.cells"),
+        ('[cmake.profile.a]\ncompiler = "Clang"\n', "unknown key cmake.profile.a.compiler"),
+        ("[typo]\nx = 1\n", "unknown section [typo]"),
+        ('[smoke]\nhost_link_args = "-lcudart"\n', "smoke.host_link_args must be a list of strings"),
+        ("[review]\nfail_level = 1\n", "review.fail_level must be a string"),
+    ],
+)
 def test_both_readers_refuse_the_same_keys_with_the_same_words(tmp_path, text, error):
     with pytest.raises(ConfigError) as review_error:
         parse_config(text)

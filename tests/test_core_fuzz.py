@@ -28,15 +28,89 @@ def _text(tokens: list[str]) -> st.SearchStrategy[str]:
     return st.lists(st.sampled_from(tokens) | st.text(max_size=6), max_size=60).map("".join)
 
 
-DIFF_TOKENS = ["diff --git a/x b/x\n", "--- a/x\n", "+++ b/x\n", "@@ -1,2 +1,3 @@\n", "@@ -a,b +c,d @@\n", "+line\n",
-               "-line\n", " line\n", "\\ No newline at end of file\n", "new file mode 100644\n", "deleted file mode 100644\n",
-               "rename from x\n", "rename to y\n", "Binary files a/x and b/x differ\n", "\n"]
-STARLARK_TOKENS = ["cxx_library(", ")", "name = ", '"n"', "[", "]", "{", "}", ",", "\n", "load(", '":x.bzl"', "def f():\n    ",
-                   "return ", "select(", '{"DEFAULT": []}', "*", "**", "x", " + ", "for x in []: pass\n", "glob([\"*\"])", "fail(\"f\")"]
-CMAKE_TOKENS = ["add_library(a ", "a.cpp", ")", "\n", "set(x ", "${x}", "${x}${x}", "if(", "endif()", "foreach(i ", "endforeach()",
-                "target_link_libraries(a PUBLIC b)", "string(REGEX MATCH \"(a+)+$\" out ", "\"", "$<$<CONFIG:Debug>:-g>", "#", "(", "endwhile()"]
-CPP_TOKENS = ["#if ", "#ifdef X\n", "#else\n", "#endif\n", "#elif defined(Y)\n", "#include <a/b.h>\n", "extern \"C\" ", "int f(", ");\n",
-              "{ return 0; }\n", "/*", "*/", "//", "\"", "(", ")", "__has_include(<x>)", "\n", "AOTI_SHIM_EXPORT "]
+DIFF_TOKENS = [
+    "diff --git a/x b/x\n",
+    "--- a/x\n",
+    "+++ b/x\n",
+    "@@ -1,2 +1,3 @@\n",
+    "@@ -a,b +c,d @@\n",
+    "+line\n",
+    "-line\n",
+    " line\n",
+    "\\ No newline at end of file\n",
+    "new file mode 100644\n",
+    "deleted file mode 100644\n",
+    "rename from x\n",
+    "rename to y\n",
+    "Binary files a/x and b/x differ\n",
+    "\n",
+]
+STARLARK_TOKENS = [
+    "cxx_library(",
+    ")",
+    "name = ",
+    '"n"',
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "\n",
+    "load(",
+    '":x.bzl"',
+    "def f():\n    ",
+    "return ",
+    "select(",
+    '{"DEFAULT": []}',
+    "*",
+    "**",
+    "x",
+    " + ",
+    "for x in []: pass\n",
+    'glob(["*"])',
+    'fail("f")',
+]
+CMAKE_TOKENS = [
+    "add_library(a ",
+    "a.cpp",
+    ")",
+    "\n",
+    "set(x ",
+    "${x}",
+    "${x}${x}",
+    "if(",
+    "endif()",
+    "foreach(i ",
+    "endforeach()",
+    "target_link_libraries(a PUBLIC b)",
+    'string(REGEX MATCH "(a+)+$" out ',
+    '"',
+    "$<$<CONFIG:Debug>:-g>",
+    "#",
+    "(",
+    "endwhile()",
+]
+CPP_TOKENS = [
+    "#if ",
+    "#ifdef X\n",
+    "#else\n",
+    "#endif\n",
+    "#elif defined(Y)\n",
+    "#include <a/b.h>\n",
+    'extern "C" ',
+    "int f(",
+    ");\n",
+    "{ return 0; }\n",
+    "/*",
+    "*/",
+    "//",
+    '"',
+    "(",
+    ")",
+    "__has_include(<x>)",
+    "\n",
+    "AOTI_SHIM_EXPORT ",
+]
 
 
 @settings(settings.get_profile(PROFILE))

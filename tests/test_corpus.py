@@ -9,8 +9,12 @@ from bench.corpus import Outcome, load_corpus, summary
 from checks import BY_ID
 
 # The causes named in issue 24 and two of their fixes: fast enough for every test run.
-SUBSET = ("cadence-reference-rename-cmake", "arm-tosa-move-targets", "stack-util-exported-through-private-dep",
-          "binary-ops-header-only-gains-source")
+SUBSET = (
+    "cadence-reference-rename-cmake",
+    "arm-tosa-move-targets",
+    "stack-util-exported-through-private-dep",
+    "binary-ops-header-only-gains-source",
+)
 QUIET_SUBSET = ("f01198f285", "397b8df215")
 
 
@@ -19,7 +23,9 @@ def test_every_entry_is_well_formed():
     assert len({r.id for r in regressions}) == len(regressions)
     for regression in regressions:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", regression.id), regression.id
-        assert re.fullmatch(r"[0-9a-f]{10,40}", regression.introducer) and re.fullmatch(r"[0-9a-f]{10,40}", regression.fix)
+        assert re.fullmatch(r"[0-9a-f]{10,40}", regression.introducer) and re.fullmatch(
+            r"[0-9a-f]{10,40}", regression.fix
+        )
         assert regression.rule in BY_ID, regression.rule
         assert regression.path and regression.subject and regression.reason
     for entry in quiet:
@@ -50,8 +56,12 @@ def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_tree_cache)
     chosen = [r for r in regressions if r.id in SUBSET]
     calm = [q for q in quiet if q.commit in QUIET_SUBSET]
     assert len(chosen) == len(SUBSET) and len(calm) == len(QUIET_SUBSET)
-    outcomes = evaluate(executorch_mirror, chosen, calm,
-                        lambda base, head: review_repository(executorch_mirror, base, head, cache_dir=real_tree_cache))
+    outcomes = evaluate(
+        executorch_mirror,
+        chosen,
+        calm,
+        lambda base, head: review_repository(executorch_mirror, base, head, cache_dir=real_tree_cache),
+    )
     assert [(o.id, o.caught, o.silent_at_fix) for o in outcomes] == [
         *((r.id, True, True) for r in chosen),
         *((f"quiet-{q.commit}", True, True) for q in calm),

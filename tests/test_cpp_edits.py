@@ -57,7 +57,10 @@ def test_the_doc_comment_goes_inside_and_blank_lines_stay_where_they_separate():
 
 def test_a_comment_separated_by_a_blank_line_is_not_the_declarations():
     text = "// File comment.\n\nint attach(int slot);\n#if LLM\nint other();\n#endif\n"
-    assert gate_declaration("a.h", text, 3, 4) == "// File comment.\n\n#if LLM\nint attach(int slot);\nint other();\n#endif\n"
+    assert (
+        gate_declaration("a.h", text, 3, 4)
+        == "// File comment.\n\n#if LLM\nint attach(int slot);\nint other();\n#endif\n"
+    )
 
 
 def test_template_and_attribute_lines_belong_to_the_declaration():
@@ -83,7 +86,10 @@ def test_template_and_attribute_lines_belong_to_the_declaration():
 
 def test_inside_extern_c_braces():
     text = 'extern "C" {\n// doc\nint c_attach(int);\n#ifdef LLM\nint c_other(int);\n#endif\n}\n'
-    assert gate_declaration("a.h", text, 3, 4) == 'extern "C" {\n#ifdef LLM\n// doc\nint c_attach(int);\nint c_other(int);\n#endif\n}\n'
+    assert (
+        gate_declaration("a.h", text, 3, 4)
+        == 'extern "C" {\n#ifdef LLM\n// doc\nint c_attach(int);\nint c_other(int);\n#endif\n}\n'
+    )
 
 
 def test_refused_across_another_directive():

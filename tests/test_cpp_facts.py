@@ -130,15 +130,25 @@ def by_name(facts):
 def test_includes_carry_the_nested_condition_stack():
     facts = source_facts("gpu/header.h", HEADER)
     includes = {i.target_text: i for i in facts.includes}
-    assert list(includes) == ["cstdint", "gpu/export.h", "cuda_runtime.h", "gpu/modern.h", "gpu/legacy.h",
-                              "gpu/host_only.h"]
+    assert list(includes) == [
+        "cstdint",
+        "gpu/export.h",
+        "cuda_runtime.h",
+        "gpu/modern.h",
+        "gpu/legacy.h",
+        "gpu/host_only.h",
+    ]
     assert includes["cstdint"].system and not includes["gpu/export.h"].system
     assert includes["cstdint"].conditions == ()
     assert includes["cuda_runtime.h"].conditions == ("defined(GPU_AVAILABLE)",)
     assert includes["gpu/modern.h"].conditions == (
-        "defined(GPU_AVAILABLE)", "GPU_VERSION >= 12000 && !defined(GPU_LEGACY)")
+        "defined(GPU_AVAILABLE)",
+        "GPU_VERSION >= 12000 && !defined(GPU_LEGACY)",
+    )
     assert includes["gpu/legacy.h"].conditions == (
-        "defined(GPU_AVAILABLE)", "!(GPU_VERSION >= 12000 && !defined(GPU_LEGACY))")
+        "defined(GPU_AVAILABLE)",
+        "!(GPU_VERSION >= 12000 && !defined(GPU_LEGACY))",
+    )
     assert includes["gpu/host_only.h"].conditions == ("!(defined(GPU_AVAILABLE))",)
     assert includes["gpu/modern.h"].line == 13
 
@@ -191,7 +201,9 @@ def test_declaration_outside_versus_inside_the_gate():
 
 
 def test_qualified_names_and_member_definitions():
-    declarations = [(d.qualified_name, d.kind, d.is_definition) for d in source_facts("gpu/header.h", HEADER).declarations]
+    declarations = [
+        (d.qualified_name, d.kind, d.is_definition) for d in source_facts("gpu/header.h", HEADER).declarations
+    ]
     assert ("gpu::detail::Pool", "class", True) in declarations
     assert ("gpu::detail::Pool::reset", "function", False) in declarations
     assert ("gpu::detail::Pool::reset", "function", True) in declarations
@@ -213,8 +225,13 @@ def test_conditional_blocks_keep_branch_texts():
 def test_macros_tested_and_defined():
     facts = source_facts("gpu/header.h", HEADER)
     tested = {(m.name, m.line) for m in facts.macros_tested}
-    assert {("GPU_AVAILABLE", 9), ("GPU_VERSION", 11), ("GPU_LEGACY", 11), ("__cplusplus", 21),
-            ("EXECUTORCH_BUILD_LLM", 28)} <= tested
+    assert {
+        ("GPU_AVAILABLE", 9),
+        ("GPU_VERSION", 11),
+        ("GPU_LEGACY", 11),
+        ("__cplusplus", 21),
+        ("EXECUTORCH_BUILD_LLM", 28),
+    } <= tested
     assert "defined" not in {m.name for m in facts.macros_tested}
     defined = {m.name: m for m in facts.macros_defined}
     assert defined["GPU_MAX_DIMS"].value == "8" and defined["GPU_MAX_DIMS"].parameters is None
@@ -246,30 +263,33 @@ def test_facts_are_cached_by_blob():
     assert source_facts_in_tree(tree, "missing.h") is None
 
 
-@pytest.mark.parametrize("expression,defines,expected", [
-    ("defined(X)", {"X": "1"}, True),
-    ("defined X", {}, None),
-    ("!defined(X)", {"X": None}, True),
-    ("X", {"X": None}, False),
-    ("X && Y", {"X": "0"}, False),
-    ("X || Y", {"X": "1"}, True),
-    ("X || Y", {"X": "0"}, None),
-    ("X >= 800", {"X": "750"}, False),
-    ("X >= 800", {"X": "860"}, True),
-    ("V == 2", {"V": "W", "W": "2"}, True),
-    ("SELF", {"SELF": "SELF + 1"}, None),
-    ("(1 + 2) * 3 == 9 && 7 / 2 == 3 && -7 / 2 == -3 && 7 % 3 == 1", {}, True),
-    ("1 << 4 == 16 && (0xF0 >> 4) == 15 && (6 & 3) == 2 && (6 | 1) == 7 && (6 ^ 3) == 5", {}, True),
-    ("~0 == -1 && !0 && 010 == 8 && 0b11 == 3 && 10UL == 10 && 'A' == 65", {}, True),
-    ("1 ? 2 : 3", {}, True),
-    ("0 ? 1 : 0", {}, False),
-    ("1 / 0", {}, None),
-    ("__has_include(<cuda.h>)", {}, None),
-    ("FUNCTION_LIKE(3)", {}, None),
-    ("true && !false", {}, True),
-    ("1 +", {}, None),
-    ("", {}, None),
-])
+@pytest.mark.parametrize(
+    "expression,defines,expected",
+    [
+        ("defined(X)", {"X": "1"}, True),
+        ("defined X", {}, None),
+        ("!defined(X)", {"X": None}, True),
+        ("X", {"X": None}, False),
+        ("X && Y", {"X": "0"}, False),
+        ("X || Y", {"X": "1"}, True),
+        ("X || Y", {"X": "0"}, None),
+        ("X >= 800", {"X": "750"}, False),
+        ("X >= 800", {"X": "860"}, True),
+        ("V == 2", {"V": "W", "W": "2"}, True),
+        ("SELF", {"SELF": "SELF + 1"}, None),
+        ("(1 + 2) * 3 == 9 && 7 / 2 == 3 && -7 / 2 == -3 && 7 % 3 == 1", {}, True),
+        ("1 << 4 == 16 && (0xF0 >> 4) == 15 && (6 & 3) == 2 && (6 | 1) == 7 && (6 ^ 3) == 5", {}, True),
+        ("~0 == -1 && !0 && 010 == 8 && 0b11 == 3 && 10UL == 10 && 'A' == 65", {}, True),
+        ("1 ? 2 : 3", {}, True),
+        ("0 ? 1 : 0", {}, False),
+        ("1 / 0", {}, None),
+        ("__has_include(<cuda.h>)", {}, None),
+        ("FUNCTION_LIKE(3)", {}, None),
+        ("true && !false", {}, True),
+        ("1 +", {}, None),
+        ("", {}, None),
+    ],
+)
 def test_evaluate_condition(expression, defines, expected):
     assert evaluate_condition(expression, defines) is expected
 
@@ -282,10 +302,24 @@ def test_undefined_identifiers_are_zero_only_when_asked():
 
 
 def test_defines_from_flags():
-    flags = ["-DCUDA_AVAILABLE=1", "-DPLAIN", "/DWINDOWS_STYLE", "-D", "SPLIT=2", '-DQUOTED="x y"',
-             "-UREMOVED", "-O2", "-I/include"]
+    flags = [
+        "-DCUDA_AVAILABLE=1",
+        "-DPLAIN",
+        "/DWINDOWS_STYLE",
+        "-D",
+        "SPLIT=2",
+        '-DQUOTED="x y"',
+        "-UREMOVED",
+        "-O2",
+        "-I/include",
+    ]
     assert defines_from_flags(flags) == {
-        "CUDA_AVAILABLE": "1", "PLAIN": "1", "WINDOWS_STYLE": "1", "SPLIT": "2", "QUOTED": "x y", "REMOVED": None,
+        "CUDA_AVAILABLE": "1",
+        "PLAIN": "1",
+        "WINDOWS_STYLE": "1",
+        "SPLIT": "2",
+        "QUOTED": "x y",
+        "REMOVED": None,
     }
 
 
@@ -293,7 +327,11 @@ def test_ten_thousand_nested_ifs_are_tracked_in_linear_space():
     import tracemalloc
 
     depth = 10_000
-    source = "".join(f"#if LEVEL_{i}\n" for i in range(depth)) + "#include <deep.h>\nint deepest(void);\n" + "#endif\n" * depth
+    source = (
+        "".join(f"#if LEVEL_{i}\n" for i in range(depth))
+        + "#include <deep.h>\nint deepest(void);\n"
+        + "#endif\n" * depth
+    )
     tracemalloc.start()
     facts = source_facts("deep.h", source)
     _current, peak = tracemalloc.get_traced_memory()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from bot.diff import parse_diff
@@ -40,7 +38,12 @@ def test_parse_diff_handles_renames_deletions_binaries_modes_and_no_newline():
     )
     changes = parse_diff(text).by_path()
     renamed = changes["new.bzl"]
-    assert (renamed.status, renamed.old_path, renamed.added, renamed.removed) == ("renamed", "old.bzl", frozenset({2}), frozenset({2}))
+    assert (renamed.status, renamed.old_path, renamed.added, renamed.removed) == (
+        "renamed",
+        "old.bzl",
+        frozenset({2}),
+        frozenset({2}),
+    )
     assert renamed.no_newline_at_end and renamed.commentable == frozenset({1, 2})
     assert changes["gone.h"].status == "deleted"
     assert changes["model.bin"].binary and changes["model.bin"].status == "added"

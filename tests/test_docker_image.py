@@ -93,7 +93,9 @@ class ImageRoot:
             if source.is_dir():  # Docker copies a directory's contents into the destination
                 shutil.copytree(source, target, dirs_exist_ok=True)
             else:
-                target.mkdir(parents=True, exist_ok=True) if destination.endswith("/") else target.parent.mkdir(parents=True, exist_ok=True)
+                target.mkdir(parents=True, exist_ok=True) if destination.endswith("/") else target.parent.mkdir(
+                    parents=True, exist_ok=True
+                )
                 shutil.copy2(source, target / source.name if destination.endswith("/") else target)
 
 
@@ -129,14 +131,22 @@ def image(tmp_path_factory) -> Image:
             root.copy(argument)
         elif keyword == "RUN" and argument.startswith("pip "):
             # The replay runs pip steps on this machine: an absolute path would reach outside the root.
-            assert not [word for word in shlex.split(argument) if word.startswith("/")], \
+            assert not [word for word in shlex.split(argument) if word.startswith("/")], (
                 f"Dockerfile:{instruction.line}: keep pip steps to paths relative to the WORKDIR"
-            step = subprocess.run(["bash", "-euc", argument], cwd=root.workdir, capture_output=True, text=True,
-                                  env={**clean_environment(), "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+            )
+            step = subprocess.run(
+                ["bash", "-euc", argument],
+                cwd=root.workdir,
+                capture_output=True,
+                text=True,
+                env={**clean_environment(), "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+            )
             assert step.returncode == 0, f"Dockerfile:{instruction.line}: {argument}\n{step.stderr[-3000:]}"
             replayed_pip += 1
         elif keyword == "RUN":
-            assert argument.startswith(SYSTEM_STEPS), f"Dockerfile:{instruction.line}: a RUN step the replay does not know"
+            assert argument.startswith(SYSTEM_STEPS), (
+                f"Dockerfile:{instruction.line}: a RUN step the replay does not know"
+            )
         elif keyword == "ENV":
             env.update({key: root.value(value) for key, value in _env_pairs(argument).items()})
         elif keyword == "VOLUME":
@@ -186,17 +196,27 @@ def test_the_replayed_image_serves_healthz_and_passes_its_health_check(image, tm
     secrets = image.root.path("/secrets")
     secrets.mkdir(parents=True, exist_ok=True)
     (secrets / "app.pem").write_bytes(app_key_pair().private_pem)
-    env_file = {"PR_CHECK_APP_ID": "12345", "PR_CHECK_WEBHOOK_SECRET": "image-test-secret",
-                "PR_CHECK_PRIVATE_KEY_FILE": "/secrets/app.pem"}
+    env_file = {
+        "PR_CHECK_APP_ID": "12345",
+        "PR_CHECK_WEBHOOK_SECRET": "image-test-secret",
+        "PR_CHECK_PRIVATE_KEY_FILE": "/secrets/app.pem",
+    }
     for volume in image.volumes:
         image.root.path(volume).mkdir(parents=True, exist_ok=True)
     port = _free_port()
-    env = {**clean_environment(), **image.env, **{key: image.root.value(value) for key, value in env_file.items()},
-           "PORT": str(port), "PATH": f"{image.bin_dir}:{os.environ['PATH']}"}
+    env = {
+        **clean_environment(),
+        **image.env,
+        **{key: image.root.value(value) for key, value in env_file.items()},
+        "PORT": str(port),
+        "PATH": f"{image.bin_dir}:{os.environ['PATH']}",
+    }
     log = (tmp_path / "serve.log").open("wb")
-    serve = subprocess.Popen(image.cmd, cwd=image.root.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-                             start_new_session=True)
+    serve = subprocess.Popen(
+        image.cmd, cwd=image.root.workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
+
         def healthy() -> bool:
             try:
                 return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
@@ -206,11 +226,19 @@ def test_the_replayed_image_serves_healthz_and_passes_its_health_check(image, tm
         wait_for(healthy, timeout=60, what="the replayed image's service")
         assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
         assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).json()["status"] == "ok"
-        check = subprocess.run(image.healthcheck, cwd=image.root.workdir, env=env, capture_output=True, text=True, timeout=30)
+        check = subprocess.run(
+            image.healthcheck, cwd=image.root.workdir, env=env, capture_output=True, text=True, timeout=30
+        )
         assert check.returncode == 0, check.stderr
         # The service imports what pip installed, not the copied sources in the WORKDIR before it.
-        where = subprocess.run(["python", "-c", "import pr_check, webhooks; print(pr_check.__file__, webhooks.__file__)"],
-                               cwd=image.root.workdir, env=env, capture_output=True, text=True, check=True).stdout
+        where = subprocess.run(
+            ["python", "-c", "import pr_check, webhooks; print(pr_check.__file__, webhooks.__file__)"],
+            cwd=image.root.workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert all(path.startswith(str(image.bin_dir.parent)) for path in where.split()), where
         assert (image.root.path("/data") / "queue.sqlite3").exists()  # PR_CHECK_DATA_DIR is the volume
     finally:

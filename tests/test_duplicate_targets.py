@@ -68,7 +68,9 @@ def test_buck2_warning_global_is_available_in_build_files_and_macros():
     # codegen.bzl calls buck2's `warning()` (4014cc613d); without it every package loading the
     # macro failed to evaluate in the model, though buck2 prints the warning and goes on.
     macro = 'def define():\n    warning("careful")\n    native.cxx_library(name = "a")\n'
-    model = BuildModel(memory_tree({"pkg/BUCK": 'load(":defs.bzl", "define")\ndefine()\nwarning("here")\n', "pkg/defs.bzl": macro}))
+    model = BuildModel(
+        memory_tree({"pkg/BUCK": 'load(":defs.bzl", "define")\ndefine()\nwarning("here")\n', "pkg/defs.bzl": macro})
+    )
     for cell in ("fbcode", "xplat", "oss"):
         result = model.cell(cell).packages["pkg"]
         assert result.error is None and [t.name for t in result.targets] == ["a"]

@@ -126,7 +126,10 @@ def test_a_review_after_the_missing_blob_arrives_sees_it(tmp_path):
     assert oss_targets(present=True) == ({"//lib:core"}, 0)
     # And the review with the blob present was stored: a third review reads it back.
     assert oss_targets(present=True) == ({"//lib:core"}, 0)
-    assert review_trees(empty, memory_tree(files), ChangeSet(()), checks=(), cache=EvaluationCache(tmp_path)).findings == ()
+    assert (
+        review_trees(empty, memory_tree(files), ChangeSet(()), checks=(), cache=EvaluationCache(tmp_path)).findings
+        == ()
+    )
 
 
 FIXTURE_CASES = sorted(CASES)[:4]
@@ -147,8 +150,10 @@ def test_eight_threads_and_two_processes_share_one_cache_directory(tmp_path):
     shared = str(tmp_path / "shared-cache")
     work = [(*job, shared) for job in jobs * 4]
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as processes, \
-            concurrent.futures.ThreadPoolExecutor(8) as threads:
+    with (
+        concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as processes,
+        concurrent.futures.ThreadPoolExecutor(8) as threads,
+    ):
         in_processes = [processes.submit(_review_case, item) for item in work]
         in_threads = [threads.submit(_review_case, item) for item in work]
         results = [(item, future.result()) for item, future in zip(work * 2, in_processes + in_threads)]

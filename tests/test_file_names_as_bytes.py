@@ -44,7 +44,11 @@ def bytes_repo(case_repo) -> tuple[Path, str]:
     repo, base, _ = case_repo("clean-cpu-target")
     package = os.path.join(bytes(repo), b"pkg-\xff")
     os.mkdir(package)
-    for name, text in ((b"BUCK", BUCK), (b"y-\xff.cpp", "int shim() { return 1; }\n"), (b"notes-\xff.h", "int f(void);\n")):
+    for name, text in (
+        (b"BUCK", BUCK),
+        (b"y-\xff.cpp", "int shim() { return 1; }\n"),
+        (b"notes-\xff.h", "int f(void);\n"),
+    ):
         with open(os.path.join(package, name), "w") as stream:
             stream.write(text)
     git(repo, "add", "-A")
@@ -53,13 +57,25 @@ def bytes_repo(case_repo) -> tuple[Path, str]:
 
 
 def pr_check(*arguments: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pr_check.cli", *arguments], capture_output=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *arguments], capture_output=True, cwd=ROOT, timeout=300
+    )
 
 
 def test_review_reports_the_finding_in_the_package_in_every_format(bytes_repo, tmp_path):
     repo, base = bytes_repo
-    common = ("--repo", str(repo), "--base", base, "--head", "HEAD", "--fail-level", "minor",
-              "--cache-dir", str(tmp_path / "cache"))
+    common = (
+        "--repo",
+        str(repo),
+        "--base",
+        base,
+        "--head",
+        "HEAD",
+        "--fail-level",
+        "minor",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
     outputs = {}
     for format_ in ("json", "text", "sarif", "github"):
         result = pr_check("review", *common, "--format", format_)
@@ -83,7 +99,9 @@ def test_fix_writes_the_file_by_its_bytes(bytes_repo):
     assert "written: pkg-\\xff/BUCK" in result.stdout.decode("utf-8")
     with open(os.path.join(bytes(repo), b"pkg-\xff", b"BUCK")) as stream:
         fixed = stream.read()
-    assert fixed == BUCK.replace("    link_whole = True,\n", "    link_whole = True,\n    supports_python_dlopen = True,\n")
+    assert fixed == BUCK.replace(
+        "    link_whole = True,\n", "    link_whole = True,\n    supports_python_dlopen = True,\n"
+    )
     assert git(repo, "status", "--porcelain") == 'M "pkg-\\377/BUCK"'
 
 
@@ -92,15 +110,19 @@ def test_a_git_diff_names_quoted_files_by_their_bytes(bytes_repo):
     with GitRepository(repo) as repository:
         changes = parse_diff(repository.diff("HEAD~1", "HEAD"))
     assert sorted(change.path for change in changes.files) == [
-        f"{PACKAGE}/BUCK", f"{PACKAGE}/notes-\udcff.h", f"{PACKAGE}/y-\udcff.cpp",
+        f"{PACKAGE}/BUCK",
+        f"{PACKAGE}/notes-\udcff.h",
+        f"{PACKAGE}/y-\udcff.cpp",
     ]
     assert {change.status for change in changes.files} == {"added"}
 
 
 def test_quoted_diff_names_decode_every_escape_and_are_checked():
-    diff = ('diff --git "a/caf\\303\\251 \\"q\\"\\t\\\\x" "b/caf\\303\\251 \\"q\\"\\t\\\\x"\n'
-            "new file mode 100644\n--- /dev/null\n"
-            '+++ "b/caf\\303\\251 \\"q\\"\\t\\\\x"\n@@ -0,0 +1 @@\n+x\n')
+    diff = (
+        'diff --git "a/caf\\303\\251 \\"q\\"\\t\\\\x" "b/caf\\303\\251 \\"q\\"\\t\\\\x"\n'
+        "new file mode 100644\n--- /dev/null\n"
+        '+++ "b/caf\\303\\251 \\"q\\"\\t\\\\x"\n@@ -0,0 +1 @@\n+x\n'
+    )
     [change] = parse_diff(diff).files
     assert change.path == 'café "q"\t\\x'  # valid UTF-8 decodes to itself
     escaping = '--- "a/\\056\\056/etc"\n+++ "b/\\056\\056/etc"\n@@ -1 +1 @@\n-a\n+b\n'
@@ -119,8 +141,14 @@ def test_names_are_bytes_to_hashes_and_text_to_readers():
 
 
 def test_starlark_sees_escaped_names_and_the_model_gets_the_paths_back():
-    tree = memory_tree({".buckconfig": "[repositories]\n root = .\n", f"{PACKAGE}/BUCK": BUCK,
-                        f"{PACKAGE}/y-\udcff.cpp": "int shim();\n", f"{PACKAGE}/plain.cpp": "int p();\n"})
+    tree = memory_tree(
+        {
+            ".buckconfig": "[repositories]\n root = .\n",
+            f"{PACKAGE}/BUCK": BUCK,
+            f"{PACKAGE}/y-\udcff.cpp": "int shim();\n",
+            f"{PACKAGE}/plain.cpp": "int p();\n",
+        }
+    )
     result = CellEvaluator(tree, "fbcode").evaluate_package(PACKAGE, f"{PACKAGE}/BUCK")
     assert result.error is None
     shims = next(target for target in result.targets if target.name == "shims")

@@ -45,7 +45,12 @@ def test_nothing_to_fix_changes_no_file():
 def test_a_fix_that_would_leave_a_build_file_unparsable_is_not_applied():
     # A fix is made from spans of a file that parses; a result that does not parse is the fix's bug.
     text = 'cxx_library(\n    name = "a",\n)\n'
-    good = finding("ok", "pkg/BUCK", 2, Fix("pkg/BUCK", 2, 2, '    name = "a",\n    visibility = ["PUBLIC"],', "", '    name = "a",'))
+    good = finding(
+        "ok",
+        "pkg/BUCK",
+        2,
+        Fix("pkg/BUCK", 2, 2, '    name = "a",\n    visibility = ["PUBLIC"],', "", '    name = "a",'),
+    )
     breaking = finding("bad", "other/BUCK", 3, Fix("other/BUCK", 3, 3, "]", "", ")"))
     plan = plan_fix_commit([good, breaking], {"pkg/BUCK": text, "other/BUCK": text}.get)
     assert plan.files == (("pkg/BUCK", 'cxx_library(\n    name = "a",\n    visibility = ["PUBLIC"],\n)\n'),)
@@ -55,7 +60,12 @@ def test_a_fix_that_would_leave_a_build_file_unparsable_is_not_applied():
 
 def test_a_fix_that_would_leave_a_cmake_file_unparsable_is_not_applied():
     text = "add_library(a a.cpp)\ntarget_link_libraries(a PRIVATE b)\n"
-    breaking = finding("bad", "CMakeLists.txt", 2, Fix("CMakeLists.txt", 2, 2, "target_link_libraries(a PUBLIC b", "", "target_link_libraries(a PRIVATE b)"))
+    breaking = finding(
+        "bad",
+        "CMakeLists.txt",
+        2,
+        Fix("CMakeLists.txt", 2, 2, "target_link_libraries(a PUBLIC b", "", "target_link_libraries(a PRIVATE b)"),
+    )
     plan = plan_fix_commit([breaking], {"CMakeLists.txt": text}.get)
     assert plan.files == () and plan.fixed == ()
     assert [why.split(" (")[0] for _, why in plan.left] == ["with it the file would not parse"]

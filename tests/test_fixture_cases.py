@@ -22,8 +22,10 @@ def test_pr24817_flags_exactly_the_unguarded_cuda_targets_in_xplat(case_repo, tm
     assert _findings(report) == {("cuda-guard-missing", "extension/cuda/BUCK", 6, "xplat")}
     exposing = report.findings[0]
     assert {(e.path, e.line) for e in exposing.evidence} == {
-        ("extension/cuda/targets.bzl", 4), ("extension/cuda/targets.bzl", 11),
-        ("extension/cuda/targets.bzl", 18), ("backends/cuda/runtime/targets.bzl", 35),
+        ("extension/cuda/targets.bzl", 4),
+        ("extension/cuda/targets.bzl", 11),
+        ("extension/cuda/targets.bzl", 18),
+        ("backends/cuda/runtime/targets.bzl", 35),
     }
     assert "2 CUDA targets" in exposing.message and "//extension/cuda:caller_stream" in exposing.message
     assert "`//backends/cuda/runtime:cuda_platform`, `//extension/cuda:cuda_allocator`" in exposing.message

@@ -177,7 +177,9 @@ def test_fbcode_sees_headers_through_private_deps_xplat_does_not():
     }
     for cell, expected in (("fbcode", True), ("xplat", False)):
         graph = _graph(files, cell)
-        index = DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), {}, transitive=cell == "fbcode")
+        index = DependencyIndex.build(
+            graph, DependencyTable.of(graph), None, frozenset(), {}, transitive=cell == "fbcode"
+        )
         assert index.reaches("//a:a", ["//a:c"]) is expected
         assert index.reaches("//a:a", ["//a:b"])
 

@@ -44,7 +44,7 @@ class Runner:
         """`a.b.c`, `'text'`, ==, !=, &&, || and always(): what action.yml uses."""
         python = _REFERENCE.sub(lambda m: repr(self.lookup(m.group(1), m.group(2))), expression)
         python = python.replace("&&", " and ").replace("||", " or ").replace("always()", "True")
-        return eval(python, {"__builtins__": {}})  # noqa: S307 - our own action.yml, in a test
+        return eval(python, {"__builtins__": {}})
 
     def substitute(self, text: str) -> str:
         return _EXPRESSION.sub(lambda m: str(self.evaluate(m.group(1))), str(text))
@@ -55,8 +55,14 @@ class Runner:
         env = {**self.env, "GITHUB_OUTPUT": str(output)}
         env.update({key: self.substitute(value) for key, value in step.get("env", {}).items()})
         cwd = self.substitute(step.get("working-directory", "${{ github.workspace }}"))
-        result = subprocess.run(["bash", "-e", "-c", self.substitute(step["run"])], cwd=cwd, env=env,
-                                capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            ["bash", "-e", "-c", self.substitute(step["run"])],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         if "id" in step:
             pairs = [line.split("=", 1) for line in output.read_text().splitlines() if "=" in line]
             self.contexts["steps"][step["id"]] = {"outputs": dict(pairs)}
@@ -64,25 +70,40 @@ class Runner:
         return result.returncode
 
 
-@pytest.mark.parametrize("case, fail_level, job_status", [
-    ("pr24817-cuda-outside-fbcode", "", 1),
-    ("pr24817-cuda-outside-fbcode", "blocker", 1),
-    ("clean-cpu-target", "", 0),
-])
+@pytest.mark.parametrize(
+    "case, fail_level, job_status",
+    [
+        ("pr24817-cuda-outside-fbcode", "", 1),
+        ("pr24817-cuda-outside-fbcode", "blocker", 1),
+        ("clean-cpu-target", "", 0),
+    ],
+)
 def test_the_action_reviews_the_pull_request_end_to_end(case_repo, tmp_path, case, fail_level, job_status):
     repo, base, head = case_repo(case)
-    event = {"action": "opened", "number": 7, "pull_request": {"number": 7, "base": {"sha": base}, "head": {"sha": head}}}
+    event = {
+        "action": "opened",
+        "number": 7,
+        "pull_request": {"number": 7, "base": {"sha": base}, "head": {"sha": head}},
+    }
     event_path = tmp_path / "event.json"
     event_path.write_text(json.dumps(event))
     summary = tmp_path / "summary.md"
     temp = tmp_path / "runner-temp"
     temp.mkdir()
     env = {
-        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path),
-        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(event_path),
-        "GITHUB_WORKSPACE": str(repo), "GITHUB_STEP_SUMMARY": str(summary), "GITHUB_ACTION_PATH": str(ROOT),
-        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "pytorch/executorch", "GITHUB_SHA": head,
-        "RUNNER_TEMP": str(temp), "PYTHONPATH": str(ROOT),
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_WORKSPACE": str(repo),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "pytorch/executorch",
+        "GITHUB_SHA": head,
+        "RUNNER_TEMP": str(temp),
+        "PYTHONPATH": str(ROOT),
     }
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
@@ -107,7 +128,9 @@ def test_the_action_reviews_the_pull_request_end_to_end(case_repo, tmp_path, cas
     document = json.loads(sarif.read_text())
     assert_valid_sarif(document)
     run = document["runs"][0]
-    assert run["versionControlProvenance"] == [{"repositoryUri": "https://github.com/pytorch/executorch", "revisionId": head}]
+    assert run["versionControlProvenance"] == [
+        {"repositoryUri": "https://github.com/pytorch/executorch", "revisionId": head}
+    ]
     assert run["automationDetails"] == {"id": "pr-check/"}
     outputs = runner.contexts["steps"]["review"]["outputs"]
     assert outputs["findings"] == str(len(run["results"])) and outputs["status"] == str(job_status)
@@ -124,9 +147,14 @@ def test_the_action_reviews_the_pull_request_end_to_end(case_repo, tmp_path, cas
 def test_the_action_reports_a_bad_event_as_a_usage_error(tmp_path):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"ref": "refs/heads/main"}))
-    result = subprocess.run([sys.executable, "-m", "pr_check.cli", "action", "--sarif", str(tmp_path / "x.sarif")],
-                            capture_output=True, text=True, cwd=ROOT, timeout=60,
-                            env={**os.environ, "GITHUB_EVENT_PATH": str(event)})
+    result = subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", "action", "--sarif", str(tmp_path / "x.sarif")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        env={**os.environ, "GITHUB_EVENT_PATH": str(event)},
+    )
     assert result.returncode == 2 and "run the action on pull_request" in result.stderr
 
 

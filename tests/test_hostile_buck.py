@@ -28,8 +28,24 @@ def test_deeply_nested_buck_is_a_finding_and_the_rest_is_still_reviewed(case_rep
     git(repo, "add", "hostile/BUCK")
     git(repo, "commit", "-q", "-m", "hostile")
     result = subprocess.run(
-        [sys.executable, "-m", "pr_check.cli", "review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--format", "json"],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pr_check.cli",
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            base,
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
     )
     assert result.returncode == 1, result.stderr
     findings = json.loads(result.stdout)["findings"]

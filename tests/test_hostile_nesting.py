@@ -30,9 +30,24 @@ AFTER = "add_library(after STATIC after.cpp)\n"
 
 def review_json(repo: Path, base: str) -> tuple[int, list[dict], str]:
     result = subprocess.run(
-        [sys.executable, "-m", "pr_check.cli", "review", "--repo", str(repo), "--base", base, "--head", "HEAD",
-         "--format", "json"],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pr_check.cli",
+            "review",
+            "--repo",
+            str(repo),
+            "--base",
+            base,
+            "--head",
+            "HEAD",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
     )
     findings = json.loads(result.stdout)["findings"] if result.stdout.strip() else []
     return result.returncode, findings, result.stderr
@@ -42,7 +57,9 @@ def test_the_whole_archive_finding_survives_5000_nested_ifs_in_front_of_it(case_
     repo, base, _ = case_repo("whole-archive-public-scope")
     path = repo / "backends/cuda/CMakeLists.txt"
     original = path.read_text()
-    pair_line = original.splitlines().index("    PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive") + 1
+    pair_line = (
+        original.splitlines().index("    PUBLIC -Wl,--whole-archive aoti_common_shims_slim -Wl,--no-whole-archive") + 1
+    )
     path.write_text(DEEP_IFS + original)
     git(repo, "commit", "-q", "-am", "5,000 nested if(TRUE) ahead of the whole-archive change")
 
@@ -84,14 +101,23 @@ HOSTILE_CMAKE = {
     # name: (text, line of the limit, what the limit says)
     "if": (_nested("if(TRUE)\n", "endif()\n"), MAX_BLOCK_DEPTH + 1, "blocks nested deeper than"),
     "foreach": (_nested("foreach(x a)\n", "endforeach()\n"), MAX_BLOCK_DEPTH + 1, "blocks nested deeper than"),
-    "while": ("while(TRUE)\n" * DEPTH + "break()\nendwhile()\n" * DEPTH, MAX_BLOCK_DEPTH + 1,
-              "blocks nested deeper than"),
+    "while": (
+        "while(TRUE)\n" * DEPTH + "break()\nendwhile()\n" * DEPTH,
+        MAX_BLOCK_DEPTH + 1,
+        "blocks nested deeper than",
+    ),
     "block": (_nested("block()\n", "endblock()\n"), MAX_BLOCK_DEPTH + 1, "blocks nested deeper than"),
     "parentheses": ("if(" + "(" * DEPTH + "TRUE" + ")" * DEPTH + ")\nendif()\n", 1, "parentheses nested deeper than"),
     "references": ("set(x " + "${" * DEPTH + "a" + "}" * DEPTH + ")\n", 1, "`${}` references nested deeper than"),
-    "generator expressions": ("add_library(a STATIC a.cpp)\ntarget_link_options(a PUBLIC "
-                              + "$<$<BOOL:1>:" * DEPTH + "x" + ">" * DEPTH + ")\n", 2,
-                              "generator expressions nested deeper than"),
+    "generator expressions": (
+        "add_library(a STATIC a.cpp)\ntarget_link_options(a PUBLIC "
+        + "$<$<BOOL:1>:" * DEPTH
+        + "x"
+        + ">" * DEPTH
+        + ")\n",
+        2,
+        "generator expressions nested deeper than",
+    ),
     "definitions": (_nested("function(f)\n", "endfunction()\n"), None, None),
 }
 
@@ -121,10 +147,12 @@ def test_every_bound_at_once_stays_inside_pythons_recursion_limit():
     # to MAX_BLOCK_DEPTH and every argument kind nested to its bound: the deepest the evaluator
     # ever recurses (about 450 frames; it ends when started 500 frames down, not 550). Started 250
     # frames down, as a check deep in the pipeline would start it, it ends with a limit.
-    bottom = ("if(" + "(" * MAX_NESTING + "TRUE" + ")" * MAX_NESTING + ")\n"
-              "  target_link_options(a PUBLIC " + "$<$<BOOL:1>:" * (MAX_NESTING // 2) + "x" + ">" * (MAX_NESTING // 2) + ")\n"
-              "  set(v " + "${" * MAX_NESTING + "a" + "}" * MAX_NESTING + ")\n"
-              "endif()\n")
+    bottom = (
+        "if(" + "(" * MAX_NESTING + "TRUE" + ")" * MAX_NESTING + ")\n"
+        "  target_link_options(a PUBLIC " + "$<$<BOOL:1>:" * (MAX_NESTING // 2) + "x" + ">" * (MAX_NESTING // 2) + ")\n"
+        "  set(v " + "${" * MAX_NESTING + "a" + "}" * MAX_NESTING + ")\n"
+        "endif()\n"
+    )
     blocks = MAX_BLOCK_DEPTH - 1
     files = {
         "CMakeLists.txt": "add_library(a STATIC a.cpp)\ninclude(a.cmake)\n" + AFTER,
@@ -191,8 +219,16 @@ def test_deep_braces_inside_a_function_are_not_walked():
 def test_a_gate_finding_survives_deep_if_namespace_and_brace_nesting_in_its_header(case_repo):
     repo, base, _ = case_repo("llm-gate-declaration-outside")
     header = repo / "backends/cuda/runtime/cuda_kv_cache.h"
-    hostile = ("".join(f"#if DEEP_{i}\n" for i in range(DEPTH)) + "namespace deep {\n" * DEPTH + "}\n" * DEPTH
-               + "#endif\n" * DEPTH + "inline void braces() " + "{" * DEPTH + "}" * DEPTH + "\n")
+    hostile = (
+        "".join(f"#if DEEP_{i}\n" for i in range(DEPTH))
+        + "namespace deep {\n" * DEPTH
+        + "}\n" * DEPTH
+        + "#endif\n" * DEPTH
+        + "inline void braces() "
+        + "{" * DEPTH
+        + "}" * DEPTH
+        + "\n"
+    )
     original = header.read_text()
     header.write_text(original + hostile)
     git(repo, "commit", "-q", "-am", "a header nested 5,000 deep three ways")

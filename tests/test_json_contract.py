@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 
 from bot.render.json import render_json
-from pr_check.review import review_repository
 from fixtures.cases import CASES
+from pr_check.review import review_repository
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "bot/render/report.schema.json").read_text())
 
@@ -24,9 +24,24 @@ def test_every_fixture_review_matches_the_schema(case, case_repo, tmp_path):
 
 def test_the_schema_rejects_a_finding_without_evidence():
     finding = {
-        "rule": "cuda-guard-missing", "severity": "blocker", "path": "a", "line": 1, "end_line": 1,
-        "target": None, "cell": "xplat", "title": "t", "message": "m", "fingerprint": "0" * 16, "fix": None,
+        "rule": "cuda-guard-missing",
+        "severity": "blocker",
+        "path": "a",
+        "line": 1,
+        "end_line": 1,
+        "target": None,
+        "cell": "xplat",
+        "title": "t",
+        "message": "m",
+        "fingerprint": "0" * 16,
+        "fix": None,
     }
-    document = {"version": 1, "base": "", "head": "", "findings": [finding], "smoke": {"required": False, "reasons": []}}
+    document = {
+        "version": 1,
+        "base": "",
+        "head": "",
+        "findings": [finding],
+        "smoke": {"required": False, "reasons": []},
+    }
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, SCHEMA)

@@ -14,9 +14,9 @@ import pytest
 
 from bot import engine
 from bot.check import Example
-from pr_check.review import review_repository
 from bot.tree import Gitlink
 from checks import BY_ID
+from pr_check.review import review_repository
 from tests.test_check_examples import _snapshot
 
 RUNTIME = "backends/cuda/runtime/targets.bzl"
@@ -90,7 +90,12 @@ def test_export_dynamic_evidence_spans_both_builds_and_suggests_the_flag(reports
 def test_whole_archive_fix_moves_the_pair_to_private(reports):
     (finding,) = reports["whole-archive-public-scope"].findings
     assert finding.fix.line == 41
-    assert finding.fix.replacement.split() == ["PRIVATE", "-Wl,--whole-archive", "aoti_common_shims_slim", "-Wl,--no-whole-archive"]
+    assert finding.fix.replacement.split() == [
+        "PRIVATE",
+        "-Wl,--whole-archive",
+        "aoti_common_shims_slim",
+        "-Wl,--no-whole-archive",
+    ]
     assert ("backends/aoti/CMakeLists.txt", 6) in {(e.path, e.line) for e in finding.evidence}
 
 
@@ -120,7 +125,9 @@ def _run(rule: str, base: dict, head: dict) -> set[tuple[str, int]]:
 
 _CMAKE = "add_subdirectory(backends/cuda)\n"
 _SHIMS_CMAKE = "add_library(aoti_cuda_shims SHARED runtime/memory.cpp runtime/guard.cpp)\n"
-_SHIMS_BUCK = 'cxx_library(\n    name = "shims",\n    srcs = [\n        "guard.cpp",\n        "memory.cpp",\n    ],\n)\n'
+_SHIMS_BUCK = (
+    'cxx_library(\n    name = "shims",\n    srcs = [\n        "guard.cpp",\n        "memory.cpp",\n    ],\n)\n'
+)
 _SOURCES = {"CMakeLists.txt": _CMAKE, "backends/cuda/runtime/memory.cpp": "", "backends/cuda/runtime/guard.cpp": ""}
 
 
@@ -160,11 +167,7 @@ def test_whole_archive_of_a_static_library_is_not_reported():
 def test_two_sources_of_one_force_linked_library_defining_a_symbol():
     head = {
         "backends/aoti/BUCK": (
-            "cxx_library(\n"
-            '    name = "shims",\n'
-            '    srcs = ["a.cpp", "b.cpp"],\n'
-            "    link_whole = True,\n"
-            ")\n"
+            'cxx_library(\n    name = "shims",\n    srcs = ["a.cpp", "b.cpp"],\n    link_whole = True,\n)\n'
         ),
         "backends/aoti/a.cpp": 'extern "C" int aoti_torch_device_type_cuda(void) { return 1; }\n',
         "backends/aoti/b.cpp": 'extern "C" {\nint aoti_torch_device_type_cuda(void) { return 1; }\n}\n',

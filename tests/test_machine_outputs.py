@@ -24,8 +24,9 @@ CASES = ("pr24817-cuda-outside-fbcode", "pr24643-shim-linkage", "clean-cpu-targe
 
 
 def pr_check(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          input=stdin, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=cwd, input=stdin, timeout=300
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -41,11 +42,18 @@ def test_cli_sarif_validates_against_the_oasis_schema(case_repo, case):
 
 def test_sarif_of_every_kind_of_finding_validates():
     suppressed = replace(MINOR, suppressed="built only by the Jetson toolchain")
-    document = render_sarif(report([GUARD, CRASH], suppressed=[suppressed], stats=ReviewStats(config=ConfigSource("local", "x.toml"))),
-                            checks.ALL, "0.1.0", repository_uri="https://github.com/pytorch/executorch", category="pr-check")
+    document = render_sarif(
+        report([GUARD, CRASH], suppressed=[suppressed], stats=ReviewStats(config=ConfigSource("local", "x.toml"))),
+        checks.ALL,
+        "0.1.0",
+        repository_uri="https://github.com/pytorch/executorch",
+        category="pr-check",
+    )
     assert_valid_sarif(document)
     run = document["runs"][0]
-    assert run["versionControlProvenance"] == [{"repositoryUri": "https://github.com/pytorch/executorch", "revisionId": HEAD}]
+    assert run["versionControlProvenance"] == [
+        {"repositoryUri": "https://github.com/pytorch/executorch", "revisionId": HEAD}
+    ]
     assert run["automationDetails"] == {"id": "pr-check/"} and run["properties"]["config"]["source"] == "local"
     crash = next(r for r in run["results"] if r["ruleId"] == "internal-error")
     assert crash["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".github/pr-check.toml"
@@ -77,7 +85,10 @@ def test_rdjson_is_a_reviewdog_diagnostic_result():
     document = render_rdjson(report([GUARD, MINOR]))
     assert document["source"] == {"name": "pr-check"} and document["severity"] == "ERROR"
     first = document["diagnostics"][0]
-    assert first["location"] == {"path": "backends/cuda/targets.bzl", "range": {"start": {"line": 100}, "end": {"line": 100}}}
+    assert first["location"] == {
+        "path": "backends/cuda/targets.bzl",
+        "range": {"start": {"line": 100}, "end": {"line": 100}},
+    }
     assert first["code"] == {"value": "cuda-guard-missing"} and first["severity"] == "ERROR"
     assert first["suggestions"][0]["range"] == {"start": {"line": 101, "column": 1}, "end": {"line": 102, "column": 1}}
     assert first["related_locations"][0]["location"]["path"] == "backends/cuda/targets.bzl"

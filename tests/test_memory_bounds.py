@@ -19,7 +19,7 @@ BUCKCONFIG = (
     "[repositories]\n  root = .\n  shim = shim\n  shim_et = shim_et\n"
     "[repository_aliases]\n  fbsource = shim_et\n  fbcode_macros = shim\n"
 )
-WRAPPER = 'def _lib(**kwargs):\n    native.cxx_library(**kwargs)\nruntime = struct(cxx_library = _lib, is_oss = True)\n'
+WRAPPER = "def _lib(**kwargs):\n    native.cxx_library(**kwargs)\nruntime = struct(cxx_library = _lib, is_oss = True)\n"
 TARGETS = (
     'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
     "def define_common_targets():\n"
@@ -28,16 +28,18 @@ TARGETS = (
 
 
 def _tree():
-    return memory_tree({
-        ".buckconfig": BUCKCONFIG,
-        "shim": Gitlink("1" * 40),
-        "shim_et/tools": Symlink("../shim/tools"),
-        "shim_et/xplat/executorch/build/runtime_wrapper.bzl": WRAPPER,
-        "pkg/BUCK": 'load(":targets.bzl", "define_common_targets")\ndefine_common_targets()\n',
-        "pkg/targets.bzl": TARGETS,
-        "pkg/lib.cpp": "int f() { return 1; }\n",
-        "pkg/lib.h": "int f();\n",
-    })
+    return memory_tree(
+        {
+            ".buckconfig": BUCKCONFIG,
+            "shim": Gitlink("1" * 40),
+            "shim_et/tools": Symlink("../shim/tools"),
+            "shim_et/xplat/executorch/build/runtime_wrapper.bzl": WRAPPER,
+            "pkg/BUCK": 'load(":targets.bzl", "define_common_targets")\ndefine_common_targets()\n',
+            "pkg/targets.bzl": TARGETS,
+            "pkg/lib.cpp": "int f() { return 1; }\n",
+            "pkg/lib.h": "int f();\n",
+        }
+    )
 
 
 def test_an_evaluator_and_its_tree_are_freed_once_the_package_is_evaluated():

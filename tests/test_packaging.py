@@ -15,7 +15,16 @@ import pytest
 
 from fixtures.cases import build_case_repository
 from pr_check.cli import APP_MODULES
-from tests.packaging import PACKAGES, PRUNED, ROOT, clean_environment, copy_tracked_tree, installed_distributions, make_venv, tracked_files
+from tests.packaging import (
+    PACKAGES,
+    PRUNED,
+    ROOT,
+    clean_environment,
+    copy_tracked_tree,
+    installed_distributions,
+    make_venv,
+    tracked_files,
+)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -25,8 +34,12 @@ def wheel(tmp_path_factory) -> Path:
     """pr-check's wheel, built (with build isolation, as pip does for users) from a copy of the tracked tree."""
     source = copy_tracked_tree(tmp_path_factory.mktemp("wheel-source"))
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(source)],
-                   check=True, env=clean_environment(), capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(source)],
+        check=True,
+        env=clean_environment(),
+        capture_output=True,
+    )
     [built] = out.glob("pr_check-*.whl")
     return built
 
@@ -35,20 +48,35 @@ def wheel(tmp_path_factory) -> Path:
 def cli_venv(tmp_path_factory, wheel) -> Path:
     """A clean venv with `pip install <wheel>` (no extras): its bin directory."""
     bin_dir = make_venv(tmp_path_factory.mktemp("cli-venv") / "venv")
-    subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
-                   check=True, env=clean_environment(), capture_output=True)
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(wheel)],
+        check=True,
+        env=clean_environment(),
+        capture_output=True,
+    )
     return bin_dir
 
 
 def _run(bin_dir: Path, cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(bin_dir / "pr-check"), *args], cwd=cwd, capture_output=True, text=True,
-                          env=env or clean_environment(), timeout=300)
+    return subprocess.run(
+        [str(bin_dir / "pr-check"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env or clean_environment(),
+        timeout=300,
+    )
 
 
 def test_the_wheel_holds_every_file_of_its_packages(wheel):
     names = {name for name in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in name}
-    expected = {name for name in tracked_files() if name.startswith(tuple(f"{p}/" for p in PACKAGES))
-                and not name.startswith(PRUNED) and "__pycache__" not in name}
+    expected = {
+        name
+        for name in tracked_files()
+        if name.startswith(tuple(f"{p}/" for p in PACKAGES))
+        and not name.startswith(PRUNED)
+        and "__pycache__" not in name
+    }
     assert sorted(expected - names) == []  # fixtures' DESCRIPTION, TARGETS, .buckconfig, .ci/ scripts...
     assert sorted(names - expected) == []
     # The bundled example cases are data the demo discovers at run time, so check a few by name.
@@ -87,9 +115,16 @@ def test_serve_without_the_app_extra_says_what_to_install(cli_venv, tmp_path):
     usage = _run(cli_venv, tmp_path, "serve", "--help")
     assert usage.returncode == 0 and usage.stdout.startswith("usage: pr-check serve"), usage.stderr
     key = tmp_path / "app.pem"
-    key.write_text("-----BEGIN PRIVATE KEY-----\nnot used: the service stops before reading it\n-----END PRIVATE KEY-----\n")
-    env = {**clean_environment(), "PR_CHECK_WEBHOOK_SECRET": "s", "PR_CHECK_APP_ID": "1",
-           "PR_CHECK_PRIVATE_KEY_FILE": str(key), "PR_CHECK_DATA_DIR": str(tmp_path / "data")}
+    key.write_text(
+        "-----BEGIN PRIVATE KEY-----\nnot used: the service stops before reading it\n-----END PRIVATE KEY-----\n"
+    )
+    env = {
+        **clean_environment(),
+        "PR_CHECK_WEBHOOK_SECRET": "s",
+        "PR_CHECK_APP_ID": "1",
+        "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+        "PR_CHECK_DATA_DIR": str(tmp_path / "data"),
+    }
     serve = _run(cli_venv, tmp_path, "serve", env=env)
     assert serve.returncode == 2
     assert "pip install 'pr-check[app]'" in serve.stderr and "Traceback" not in serve.stderr

@@ -23,7 +23,9 @@ def diff(*files: str) -> str:
 
 
 MODIFY = "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -3,2 +3,2 @@\n 3\n-4\n+four\n"
-DELETE = "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+DELETE = (
+    "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+)
 ADD = "diff --git a/new.txt b/new.txt\nnew file mode 100755\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+new\n\\ No newline at end of file\n"
 RENAME = "diff --git a/a.txt b/b.txt\nsimilarity index 80%\nrename from a.txt\nrename to b.txt\n--- a/a.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-1\n+one\n 2\n"
 
@@ -35,7 +37,11 @@ def test_modify_add_delete_apply_and_keep_symlinks():
     assert tree.read_text("a.txt") == "1\n2\n3\nfour\n5\n"
     assert tree.read_text("new.txt") == "new" and tree.entry("new.txt").mode == "100755"
     assert tree.read_link("link") == "a.txt" and tree.read_text("link") == tree.read_text("a.txt")
-    assert {c.path: c.status for c in head.changes.files} == {"a.txt": "modified", "gone.txt": "deleted", "new.txt": "added"}
+    assert {c.path: c.status for c in head.changes.files} == {
+        "a.txt": "modified",
+        "gone.txt": "deleted",
+        "new.txt": "added",
+    }
     assert tree.revision.startswith("bbbbbbbbbbbb+diff:")
 
 
@@ -49,23 +55,32 @@ def test_a_hunk_shifted_as_a_whole_applies_like_git_apply():
     assert apply_diff(BASE, shifted).tree.read_text("a.txt") == "1\n2\n3\nfour\n5\n"
 
 
-@pytest.mark.parametrize("text, message", [
-    (MODIFY.replace(" 3\n-4", " 3\n-40"), "hunk 1 (@@ -3,2 @@) does not apply"),
-    (ADD.replace("new.txt", "a.txt"), "already exists at the base revision"),
-    (DELETE.replace("gone.txt", "absent.txt"), "does not exist at the base revision"),
-    ("diff --git a/m.bin b/m.bin\nnew file mode 100644\nBinary files /dev/null and b/m.bin differ\n", "binary change"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (MODIFY.replace(" 3\n-4", " 3\n-40"), "hunk 1 (@@ -3,2 @@) does not apply"),
+        (ADD.replace("new.txt", "a.txt"), "already exists at the base revision"),
+        (DELETE.replace("gone.txt", "absent.txt"), "does not exist at the base revision"),
+        (
+            "diff --git a/m.bin b/m.bin\nnew file mode 100644\nBinary files /dev/null and b/m.bin differ\n",
+            "binary change",
+        ),
+    ],
+)
 def test_what_does_not_apply_is_rejected(text, message):
     with pytest.raises(PatchDoesNotApply, match=message.replace("(", r"\(").replace(")", r"\)")):
         apply_diff(BASE, text)
 
 
-@pytest.mark.parametrize("text", [
-    MODIFY.replace("@@ -3,2 +3,2 @@", "@@ -a,b +c,d @@"),
-    MODIFY.replace("a/a.txt", "a/../outside.txt").replace("b/a.txt", "b/../outside.txt"),
-    "--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-root\n+evil\n",
-    MODIFY.replace("a.txt", ".git/hooks/pre-commit"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        MODIFY.replace("@@ -3,2 +3,2 @@", "@@ -a,b +c,d @@"),
+        MODIFY.replace("a/a.txt", "a/../outside.txt").replace("b/a.txt", "b/../outside.txt"),
+        "--- /etc/passwd\n+++ /etc/passwd\n@@ -1 +1 @@\n-root\n+evil\n",
+        MODIFY.replace("a.txt", ".git/hooks/pre-commit"),
+    ],
+)
 def test_malformed_headers_and_escaping_paths_are_rejected(text):
     with pytest.raises(MalformedDiff):
         apply_diff(BASE, text)
@@ -78,14 +93,24 @@ def test_a_removed_line_that_looks_like_a_header_is_content():
 
 
 def pr_check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          input=stdin, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        input=stdin,
+        timeout=300,
+    )
 
 
 def _force_link_diff(repo: Path) -> str:
     targets = repo / "runtime/core/targets.bzl"  # linked into the pybindings extension
     original = targets.read_text()
-    targets.write_text(original.replace('        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1))
+    targets.write_text(
+        original.replace(
+            '        visibility = ["PUBLIC"],\n', '        link_whole = True,\n        visibility = ["PUBLIC"],\n', 1
+        )
+    )
     text = git(repo, "diff") + "\n"
     targets.write_text(original)  # the work tree is clean again: the diff alone defines the head
     return text
@@ -96,7 +121,9 @@ def test_diff_with_a_clean_work_tree_reviews_the_diff(case_repo):
     text = _force_link_diff(repo)
     result = pr_check("review", "--repo", str(repo), "--diff", "-", "--format", "json", stdin=text)
     document = json.loads(result.stdout)
-    assert [(f["rule"], f["path"]) for f in document["findings"]] == [("link-whole-without-python-dlopen", "runtime/core/targets.bzl")]
+    assert [(f["rule"], f["path"]) for f in document["findings"]] == [
+        ("link-whole-without-python-dlopen", "runtime/core/targets.bzl")
+    ]
     assert document["head"].startswith(document["base"][:12] + "+diff:")
 
 

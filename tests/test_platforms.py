@@ -133,13 +133,17 @@ def test_what_a_target_links_is_a_fact_of_the_platform():
         memory_tree({".buckconfig": "[repositories]\n  root = .\n", "slim/BUCK": BUCK, "slim/targets.bzl": TARGETS_BZL})
     )
     assert set(linkage.dependency_closure(model, "xplat", "//slim:tensor", ANDROID_ARM64)) == {
-        "//slim:tensor", "//slim:storage", "//slim:core",
+        "//slim:tensor",
+        "//slim:storage",
+        "//slim:core",
     }
     with_cuda = linkage.dependency_closure(model, "xplat", "//slim:tensor", LINUX_X86_64_CUDA)
     assert linkage.path_to(with_cuda, "//slim:cuda_guard") == ("//slim:tensor", "//slim:storage", "//slim:cuda_guard")
     assert "//slim:cuda_guard" in linkage.dependency_closure(model, "xplat", "//slim:tensor")  # any configuration
     assert set(linkage.dependents_closure(model, "xplat", "//slim:cuda_guard", LINUX_X86_64)) == {
-        "//slim:cuda_guard", "//slim:uses_guard", "//slim:says_android",
+        "//slim:cuda_guard",
+        "//slim:uses_guard",
+        "//slim:says_android",
     }
 
 

@@ -66,7 +66,9 @@ def _expected_incompatible(graph, have: set[str]) -> set[str]:
     for label, target in graph.targets.items():
         any_of = _strings(_configured(target.attrs.get("compatible_with"), have))
         all_of = _strings(_configured(target.attrs.get("target_compatible_with"), have))
-        if (any_of and not any(_parts(k) <= have for k in any_of)) or (all_of and not all(_parts(k) <= have for k in all_of)):
+        if (any_of and not any(_parts(k) <= have for k in any_of)) or (
+            all_of and not all(_parts(k) <= have for k in all_of)
+        ):
             excluded.add(label)
         deps[label] = [
             normalize_label(s, target.package)

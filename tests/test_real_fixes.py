@@ -39,8 +39,9 @@ def _fix_commit(clone, commit: str, cache_dir):
         report = review_trees(base_tree, head, parse_diff(repo.diff_trees(base, tree_id)), cache=cache)
         return report, head
 
-    start = subprocess.run(["git", "-C", str(clone), "rev-parse", f"{commit}^{{tree}}"], check=True,
-                           capture_output=True, text=True).stdout.strip()
+    start = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", f"{commit}^{{tree}}"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     return fix_until_settled(start, review, repo.tree_with_files), repo
 
 
@@ -56,9 +57,9 @@ def test_undeclared_header_dep_is_fixed_as_the_maintainers_fixed_it(shared_clone
         known = {f.fingerprint for f in run.first.findings}
         assert not [f for f in run.report.findings if f.severity > Severity.INFO and f.fingerprint not in known]
         patch = repo.diff_trees(run.start, run.final)
-        assert [line for line in patch.splitlines() if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))] == [
-            '+        ":cuda_platform",'
-        ]
+        assert [
+            line for line in patch.splitlines() if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+        ] == ['+        ":cuda_platform",']
         assert "+++ b/backends/cuda/runtime/TARGETS" in patch
         # The same insertion point as the maintainers' commit: right above ":runtime_shims".
         after = repo.tree_object(run.final, "fixed").read_text("backends/cuda/runtime/TARGETS")

@@ -21,7 +21,9 @@ BASELINE = json.loads((Path(__file__).parent / "real_tree" / "layout_baseline.js
 # Findings judged false after reading history (real_tree/verdicts.toml): the baseline minus these.
 _VERDICTS = tomllib.loads((Path(__file__).parent / "real_tree" / "verdicts.toml").read_text())["finding"]
 JUDGED_FALSE = {(v["commit"], v["rule"], v["path"]) for v in _VERDICTS if not v["verdict"]}
-JUDGED_FALSE_EVERYWHERE = {(v["commit"], v["rule"], v.get("cell")) for v in _VERDICTS if not v["verdict"] and v.get("every")}
+JUDGED_FALSE_EVERYWHERE = {
+    (v["commit"], v["rule"], v.get("cell")) for v in _VERDICTS if not v["verdict"] and v.get("every")
+}
 
 
 def _finding_rows(report) -> list[list]:
@@ -32,7 +34,8 @@ def _finding_rows(report) -> list[list]:
 def test_real_commit_findings_are_unchanged(sha, executorch_mirror, real_tree_cache):
     report = review_repository(executorch_mirror, f"{sha}^", sha, cache_dir=real_tree_cache)
     expected = [
-        row for row in BASELINE[sha]
+        row
+        for row in BASELINE[sha]
         if (sha[:10], row[0], row[3]) not in JUDGED_FALSE and (sha[:10], row[0], row[2]) not in JUDGED_FALSE_EVERYWHERE
     ]
     assert _finding_rows(report) == expected

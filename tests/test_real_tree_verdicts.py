@@ -20,7 +20,8 @@ def test_every_verdict_has_a_reason():
 def test_judged_finding(verdict, executorch_mirror, real_tree_cache):
     report = review_repository(executorch_mirror, f"{verdict['commit']}^", verdict["commit"], cache_dir=real_tree_cache)
     in_cell = [
-        f for f in report.findings
+        f
+        for f in report.findings
         if verdict.get("cell") in (None, f.cell) and verdict.get("severity") in (None, f.severity.label)
     ]
     if verdict.get("every"):

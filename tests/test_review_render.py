@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from bot.diff import parse_diff
 from bot.model import Evidence, Finding, Fix, Severity
-from pr_check.review import SMOKE_VERIFIED_RULES
 from bot.render.github_review import (
     ANNOTATIONS_PER_REQUEST,
     COMMENT_BODY_LIMIT,
@@ -23,21 +22,39 @@ from bot.render.github_review import (
     render_comment_body,
 )
 from bot.render.smoke_check_run import SmokeLinked, smoke_from_workflow_run, smoke_never_reported
+from pr_check.review import SMOKE_VERIFIED_RULES
 
 HEAD = "c" * 40
 # BUCK: lines 3-6 in one hunk (4 and 5 added); lines 20-22 in a second hunk (21 added).
 DIFF = parse_diff(
-    "diff --git a/BUCK b/BUCK\n--- a/BUCK\n+++ b/BUCK\n"
-    "@@ -3,2 +3,4 @@\n a\n+b\n+c\n d\n"
-    "@@ -18,2 +20,3 @@\n x\n+y\n z\n"
+    "diff --git a/BUCK b/BUCK\n--- a/BUCK\n+++ b/BUCK\n@@ -3,2 +3,4 @@\n a\n+b\n+c\n d\n@@ -18,2 +20,3 @@\n x\n+y\n z\n"
 )
 
 
-def finding(line: int = 4, *, rule: str = "link-whole-without-python-dlopen", severity: Severity = Severity.MINOR,
-            fingerprint: str = "fp1", fix: Fix | None = None, end_line: int | None = None, message: str = "why") -> Finding:
-    return Finding(rule=rule, severity=severity, title="Title", path="BUCK", line=line, end_line=end_line or line,
-                   message=message, fingerprint=fingerprint, target="//:shims", cell="fbcode",
-                   evidence=(Evidence("BUCK", 1, "defined here"),), fix=fix)
+def finding(
+    line: int = 4,
+    *,
+    rule: str = "link-whole-without-python-dlopen",
+    severity: Severity = Severity.MINOR,
+    fingerprint: str = "fp1",
+    fix: Fix | None = None,
+    end_line: int | None = None,
+    message: str = "why",
+) -> Finding:
+    return Finding(
+        rule=rule,
+        severity=severity,
+        title="Title",
+        path="BUCK",
+        line=line,
+        end_line=end_line or line,
+        message=message,
+        fingerprint=fingerprint,
+        target="//:shims",
+        cell="fbcode",
+        evidence=(Evidence("BUCK", 1, "defined here"),),
+        fix=fix,
+    )
 
 
 def posted(comment_id: int, item: Finding, line: int | None, **state) -> PostedComment:
@@ -147,9 +164,15 @@ def test_check_conclusions_follow_the_worst_severity():
 
 def test_annotations_go_in_batches_of_fifty_and_the_summary_fits_githubs_limit():
     many = [finding(n, fingerprint=f"fp{n}", message="m" * 2000) for n in range(1, 121)]
-    output = render_check_run(findings=many, off_diff=many[10:], suppressed_count=2, base_sha="b" * 40,
-                              head_sha=HEAD, smoke_reasons=["x.cu: CUDA source changed"],
-                              full_report_pointer="See reports/x.json.")
+    output = render_check_run(
+        findings=many,
+        off_diff=many[10:],
+        suppressed_count=2,
+        base_sha="b" * 40,
+        head_sha=HEAD,
+        smoke_reasons=["x.cu: CUDA source changed"],
+        full_report_pointer="See reports/x.json.",
+    )
     assert [len(batch) for batch in output.annotation_batches] == [ANNOTATIONS_PER_REQUEST, ANNOTATIONS_PER_REQUEST, 20]
     assert output.requests_needed == 3
     assert "annotations" in output.output(2) and "annotations" not in output.output(3)
@@ -158,8 +181,15 @@ def test_annotations_go_in_batches_of_fifty_and_the_summary_fits_githubs_limit()
     assert "CUDA-touching" in output.summary and "2 findings suppressed" in output.summary
     first = output.annotation_batches[0][0]
     assert (first["path"], first["start_line"], first["annotation_level"]) == ("BUCK", 1, "warning")
-    empty = render_check_run(findings=[], off_diff=[], suppressed_count=0, base_sha="b" * 40, head_sha=HEAD,
-                             smoke_reasons=[], full_report_pointer="")
+    empty = render_check_run(
+        findings=[],
+        off_diff=[],
+        suppressed_count=0,
+        base_sha="b" * 40,
+        head_sha=HEAD,
+        smoke_reasons=[],
+        full_report_pointer="",
+    )
     assert (empty.conclusion, empty.title, empty.requests_needed) == ("success", "No issues", 1)
 
 
@@ -171,8 +201,12 @@ SMOKE = SMOKE_VERIFIED_RULES  # the renderer is told which rules the smoke job s
 
 def test_the_smoke_verified_rules_are_the_checks_tagged_so():
     # The link contract of the CUDA shims, which the GPU smoke job exercises (smoke/): read from tags.
-    assert SMOKE_VERIFIED_RULES == {"link-export-dynamic-missing", "link-whole-without-python-dlopen",
-                                    "link-whole-archive-public", "shim-duplicate-symbol"}
+    assert {
+        "link-export-dynamic-missing",
+        "link-whole-without-python-dlopen",
+        "link-whole-archive-public",
+        "shim-duplicate-symbol",
+    } == SMOKE_VERIFIED_RULES
 
 
 def test_findings_the_smoke_job_proves_carry_a_smoke_line_with_its_own_marker():
@@ -188,11 +222,17 @@ def test_findings_the_smoke_job_proves_carry_a_smoke_line_with_its_own_marker():
     assert "**waiting for a maintainer**" in waiting and "`/pr-check smoke`" in waiting
     assert "**not required**" in render_comment_body(item, placement, SmokeNote("not-required", HEAD), SMOKE)
     # Other rules, and a caller that knows nothing of the smoke job: no line.
-    assert marked_smoke(render_comment_body(finding(4, rule="dep-undeclared-header"), placement,
-                                            SmokeNote("pending", HEAD), SMOKE)) is None
+    assert (
+        marked_smoke(
+            render_comment_body(finding(4, rule="dep-undeclared-header"), placement, SmokeNote("pending", HEAD), SMOKE)
+        )
+        is None
+    )
     assert marked_smoke(render_comment_body(item, placement)) is None
     # A body trimmed to GitHub's limit keeps both markers.
-    long = render_comment_body(finding(4, message="m" * COMMENT_BODY_LIMIT), placement, SmokeNote("pending", HEAD), SMOKE)
+    long = render_comment_body(
+        finding(4, message="m" * COMMENT_BODY_LIMIT), placement, SmokeNote("pending", HEAD), SMOKE
+    )
     assert len(long) <= COMMENT_BODY_LIMIT and marked_smoke(long) is not None and marked_fingerprint(long) == "fp1"
 
 
@@ -202,8 +242,13 @@ def test_a_smoke_result_rewrites_only_the_smoke_line_of_comments_about_that_head
     pending = render_comment_body(item, placement, SmokeNote("pending", HEAD), SMOKE)
     comments = [
         PostedComment(1, "BUCK", 4, None, pending, html_url="https://x/pull/1#discussion_r1"),
-        PostedComment(2, "BUCK", 21, None, render_comment_body(finding(21, fingerprint="fp2"), None,
-                                                               SmokeNote("pending", OLD_HEAD), SMOKE)),  # another head
+        PostedComment(
+            2,
+            "BUCK",
+            21,
+            None,
+            render_comment_body(finding(21, fingerprint="fp2"), None, SmokeNote("pending", OLD_HEAD), SMOKE),
+        ),  # another head
         PostedComment(3, "BUCK", 5, None, render_comment_body(finding(5, rule="other", fingerprint="fp3"), None)),
     ]
     failed = SmokeNote("completed", HEAD, conclusion="failure", run_url=RUN_URL)
@@ -213,9 +258,13 @@ def test_a_smoke_result_rewrites_only_the_smoke_line_of_comments_about_that_head
     assert f"GPU smoke job **failed** on `ccccccc`: [workflow run]({RUN_URL})." in body
     assert "The link contract this finding describes failed on a real GPU" in body
     assert body.replace(marked_smoke(body).line, "") == pending.replace(marked_smoke(pending).line, "")
-    assert plan.linked == (SmokeLinked("link-whole-without-python-dlopen", "BUCK", 4, "https://x/pull/1#discussion_r1"),)
+    assert plan.linked == (
+        SmokeLinked("link-whole-without-python-dlopen", "BUCK", 4, "https://x/pull/1#discussion_r1"),
+    )
     # Applied again: nothing to edit, the same links.
-    again = plan_smoke_lines([PostedComment(1, "BUCK", 4, None, body, html_url="https://x/pull/1#discussion_r1")], failed)
+    again = plan_smoke_lines(
+        [PostedComment(1, "BUCK", 4, None, body, html_url="https://x/pull/1#discussion_r1")], failed
+    )
     assert again.edits == () and again.linked == plan.linked
     passed = plan_smoke_lines(comments[:1], SmokeNote("completed", HEAD, conclusion="success", run_url=RUN_URL))
     assert "**passed**" in passed.edits[0][1] and "did not reproduce on a real GPU" in passed.edits[0][1]
@@ -237,7 +286,9 @@ def test_a_review_of_the_same_head_carries_the_smoke_result_along():
         assert plan.kept == (1,) and plan.edits == ()
     # The finding's text changed: the edit keeps the result line.
     reworded = finding(4, message="new text")
-    [(comment_id, body)] = plan_review([reworded], DIFF, [standing], reviewed, HEAD, SmokeNote("pending", HEAD), SMOKE).edits
+    [(comment_id, body)] = plan_review(
+        [reworded], DIFF, [standing], reviewed, HEAD, SmokeNote("pending", HEAD), SMOKE
+    ).edits
     assert comment_id == 1 and "new text" in body and "GPU smoke job **failed**" in body
     # A new head: the old result no longer speaks for it; the line says what is known of the new head.
     newer = "d" * 40
@@ -249,12 +300,18 @@ def test_a_review_of_the_same_head_carries_the_smoke_result_along():
 
 
 def test_the_smoke_check_links_the_findings_it_bears_on():
-    linked = (SmokeLinked("link-export-dynamic-missing", "backends/cuda/runtime/targets.bzl", 10, "https://x/1#discussion_r5"),
-              SmokeLinked("shim-duplicate-symbol", "BUCK", None, "https://x/1#discussion_r6"))
+    linked = (
+        SmokeLinked(
+            "link-export-dynamic-missing", "backends/cuda/runtime/targets.bzl", 10, "https://x/1#discussion_r5"
+        ),
+        SmokeLinked("shim-duplicate-symbol", "BUCK", None, "https://x/1#discussion_r6"),
+    )
     done = smoke_from_workflow_run("completed", "failure", RUN_URL, "prc-0123456789abcdef", linked)
     assert (done.status, done.conclusion, done.details_url) == ("completed", "failure", RUN_URL)
-    assert "- [`link-export-dynamic-missing` at `backends/cuda/runtime/targets.bzl:10`](https://x/1#discussion_r5)" \
+    assert (
+        "- [`link-export-dynamic-missing` at `backends/cuda/runtime/targets.bzl:10`](https://x/1#discussion_r5)"
         in done.summary
+    )
     assert "- [`shim-duplicate-symbol` at `BUCK` (outdated)](https://x/1#discussion_r6)" in done.summary
     assert "Findings" not in smoke_from_workflow_run("completed", "success", RUN_URL, "prc-0123456789abcdef").summary
     silent = smoke_never_reported(3600, "prc-0123456789abcdef", linked)
@@ -268,8 +325,16 @@ def test_the_fail_level_of_the_base_config_decides_the_conclusion():
     assert check_conclusion([minor], Severity.MINOR) == "failure"
     assert check_conclusion([major], Severity.BLOCKER) == "neutral"  # below the bar: visible, not blocking
     assert check_conclusion([finding(severity=Severity.INFO)], Severity.INFO) == "failure"
-    output = render_check_run(findings=[minor], off_diff=[], suppressed_count=0, base_sha="a" * 40, head_sha=HEAD,
-                              smoke_reasons=[], full_report_pointer="", fail_level=Severity.MINOR)
+    output = render_check_run(
+        findings=[minor],
+        off_diff=[],
+        suppressed_count=0,
+        base_sha="a" * 40,
+        head_sha=HEAD,
+        smoke_reasons=[],
+        full_report_pointer="",
+        fail_level=Severity.MINOR,
+    )
     assert output.conclusion == "failure"
 
 
@@ -288,8 +353,15 @@ def test_a_finding_that_comes_back_after_its_thread_said_fixed_gets_a_new_commen
 
 def test_a_finding_without_a_path_is_in_the_summary_but_not_an_annotation():
     whole = Finding("internal-error", Severity.MAJOR, "Crashed", "", 0, 0, "the review process crashed", "fp9")
-    output = render_check_run(findings=[whole, finding(4)], off_diff=[whole], suppressed_count=0, base_sha="a" * 40,
-                              head_sha=HEAD, smoke_reasons=[], full_report_pointer="")
+    output = render_check_run(
+        findings=[whole, finding(4)],
+        off_diff=[whole],
+        suppressed_count=0,
+        base_sha="a" * 40,
+        head_sha=HEAD,
+        smoke_reasons=[],
+        full_report_pointer="",
+    )
     assert [a["path"] for batch in output.annotation_batches for a in batch] == ["BUCK"]
     assert "internal-error" in output.summary
 
@@ -304,7 +376,7 @@ def test_check_run_external_ids_name_the_pull_request():
 
 def test_a_fix_outside_the_diff_is_a_collapsed_patch_in_the_comment():
     # The finding sits on added line 4; its fix rewrites line 10, which no hunk shows.
-    fix = Fix("BUCK", 10, 11, "    deps = [\":a\", \":b\"],", "Declare the dep", "    deps = [\n        \":a\",")
+    fix = Fix("BUCK", 10, 11, '    deps = [":a", ":b"],', "Declare the dep", '    deps = [\n        ":a",')
     item = finding(4, fix=fix)
     placement = place_finding(item, DIFF)
     assert (placement.line, placement.suggestion) == (4, None)
@@ -325,8 +397,8 @@ def test_a_fix_outside_the_diff_is_a_collapsed_patch_in_the_comment():
         "+++ b/BUCK\n"
         "@@ -10,2 +10,1 @@\n"
         "-    deps = [\n"
-        "-        \":a\",\n"
-        "+    deps = [\":a\", \":b\"],\n"
+        '-        ":a",\n'
+        '+    deps = [":a", ":b"],\n'
         "```\n"
         "\n"
         "</details>\n"
@@ -348,9 +420,7 @@ def test_a_fix_in_another_file_is_a_patch_of_that_file():
 def test_an_old_fix_without_its_original_lines_shows_the_replacement_folded():
     fix = Fix("BUCK", 10, 10, "new text", "Use this")
     body = render_comment_body(finding(4, fix=fix), place_finding(finding(4, fix=fix), DIFF))
-    assert (
-        "<details><summary>Use this (BUCK:10): replacement</summary>\n\n```\nnew text\n```\n\n</details>"
-    ) in body
+    assert ("<details><summary>Use this (BUCK:10): replacement</summary>\n\n```\nnew text\n```\n\n</details>") in body
     assert "```diff" not in body
 
 
@@ -362,8 +432,15 @@ def test_a_patch_holding_backticks_gets_a_longer_fence():
 
 def test_the_check_run_text_folds_each_fix_as_a_patch():
     fix = Fix("BUCK", 10, 10, "b", "Swap", "a")
-    output = render_check_run(findings=[finding(4, fix=fix)], off_diff=[], suppressed_count=0, base_sha="b" * 40,
-                              head_sha=HEAD, smoke_reasons=(), full_report_pointer="see the report")
+    output = render_check_run(
+        findings=[finding(4, fix=fix)],
+        off_diff=[],
+        suppressed_count=0,
+        base_sha="b" * 40,
+        head_sha=HEAD,
+        smoke_reasons=(),
+        full_report_pointer="see the report",
+    )
     assert output.text == (
         "### `link-whole-without-python-dlopen` at `BUCK:4`\n"
         "\n"

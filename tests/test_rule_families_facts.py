@@ -26,7 +26,10 @@ target_link_libraries(runner PRIVATE registry objects backend plugin)
 
 
 def _model():
-    files = {"CMakeLists.txt": _LINKS, **{f"{n}.cpp": "int f();\n" for n in ("core", "kernels", "registry", "objects", "backend", "plugin", "main")}}
+    files = {
+        "CMakeLists.txt": _LINKS,
+        **{f"{n}.cpp": "int f();\n" for n in ("core", "kernels", "registry", "objects", "backend", "plugin", "main")},
+    }
     return evaluate_cmake(memory_tree(files), DEFAULT_PROFILE)
 
 
@@ -34,7 +37,12 @@ def test_a_link_takes_own_objects_object_libraries_and_archives_linked_whole():
     units = {(u.target, u.how) for u in cmake_links.linked_units(_model(), "runner")}
     # kernels: a static library replays its PRIVATE whole-archive pair at the consumer's link;
     # backend: names itself for its consumers; core stays inside the shared plugin.
-    assert units == {("runner", "sources"), ("objects", "objects"), ("kernels", "whole-archive"), ("backend", "whole-archive")}
+    assert units == {
+        ("runner", "sources"),
+        ("objects", "objects"),
+        ("kernels", "whole-archive"),
+        ("backend", "whole-archive"),
+    }
 
 
 def test_archives_a_link_takes_on_demand_are_the_rest_of_its_static_libraries():
@@ -69,12 +77,21 @@ def test_a_config_names_what_it_tests_with_target():
 
 
 def test_the_macro_table_reads_defines_tests_and_build_flags():
-    source = scan_file("a.h", b'#if __has_warning("-Wfloat") && defined(ET_LOG_ENABLED) // X_IN_COMMENT\n#  define ET_X 1\n#undef ET_Y\n')
+    source = scan_file(
+        "a.h",
+        b'#if __has_warning("-Wfloat") && defined(ET_LOG_ENABLED) // X_IN_COMMENT\n#  define ET_X 1\n#undef ET_Y\n',
+    )
     assert dict(source.defined) == {"ET_X": 2, "ET_Y": 3}
     assert set(dict(source.tested)) == {"__has_warning", "ET_LOG_ENABLED"}
-    build = scan_file("kernels/CMakeLists.txt", b"target_compile_definitions(k PRIVATE ET_USE_THREADPOOL=1)\nset(F -DET_FLAG)\n")
+    build = scan_file(
+        "kernels/CMakeLists.txt", b"target_compile_definitions(k PRIVATE ET_USE_THREADPOOL=1)\nset(F -DET_FLAG)\n"
+    )
     assert set(dict(build.defined)) == {"k", "PRIVATE", "ET_USE_THREADPOOL", "ET_FLAG"}
-    assert is_platform_macro("__ANDROID__") and is_platform_macro("TARGET_OS_IPHONE") and not is_platform_macro("ET_USE_THREADPOOL")
+    assert (
+        is_platform_macro("__ANDROID__")
+        and is_platform_macro("TARGET_OS_IPHONE")
+        and not is_platform_macro("ET_USE_THREADPOOL")
+    )
 
 
 def test_two_edits_make_a_typo_three_do_not():

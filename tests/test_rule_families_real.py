@@ -44,7 +44,11 @@ def test_tensor_attribute_back_in_cuda_shims_is_a_duplicate_symbol(executorch_mi
     assert set(by_symbol) == {"aoti_torch_get_device_type", "aoti_torch_device_type_cuda"}, found
     finding = by_symbol["aoti_torch_get_device_type"]
     assert (finding.rule, finding.path, finding.line, finding.target) == (
-        "link-duplicate-symbol", "backends/cuda/CMakeLists.txt", 237, "aoti_cuda_shims")
+        "link-duplicate-symbol",
+        "backends/cuda/CMakeLists.txt",
+        237,
+        "aoti_cuda_shims",
+    )
     evidence = {(e.path, e.line) for e in finding.evidence}
     assert ("backends/cuda/runtime/shims/tensor_attribute.cpp", 16) in evidence
     assert ("backends/aoti/common_shims_slim.cpp", 99) in evidence
@@ -73,7 +77,9 @@ def _matches(finding, entry) -> bool:
 def test_corpus_regression_caught_at_introducer_and_silent_at_fix(entry, executorch_mirror, real_tree_cache):
     selected = (checks.BY_ID[entry["rule"]],)
     cache = {"cache_dir": real_tree_cache}
-    broke = pipeline.review_repository(executorch_mirror, f"{entry['introducer']}^", entry["introducer"], checks=selected, **cache)
+    broke = pipeline.review_repository(
+        executorch_mirror, f"{entry['introducer']}^", entry["introducer"], checks=selected, **cache
+    )
     assert [f for f in broke.findings if _matches(f, entry)], [(f.rule, f.path, f.message) for f in broke.findings]
     repaired = pipeline.review_repository(executorch_mirror, f"{entry['fix']}^", entry["fix"], checks=selected, **cache)
     assert not [f for f in repaired.findings if _matches(f, entry)]
@@ -90,7 +96,8 @@ def test_misspelt_threadpool_gate_is_found_before_its_fix_and_gone_after(executo
     cache = EvaluationCache(real_tree_cache)
     found = pipeline.scan_tree(before, checks=selected, cache=cache).findings
     assert [(f.rule, f.path, f.line, f.target) for f in found] == [
-        ("gate-macro-misspelt", "kernels/portable/cpu/util/reduce_util.h", 835, "ET_UE_THREADPOOL")]
+        ("gate-macro-misspelt", "kernels/portable/cpu/util/reduce_util.h", 835, "ET_UE_THREADPOOL")
+    ]
     assert found[0].fix is not None and "#ifdef ET_USE_THREADPOOL" in found[0].fix.replacement
     assert not pipeline.scan_tree(after, checks=selected, cache=cache).findings
 
@@ -130,4 +137,6 @@ def test_scan_of_the_aug_2026_tree_reports_only_judged_findings(executorch_mirro
     found = sorted((f.rule, f.path, f.line) for f in report.findings)
     assert found == sorted((f["rule"], f["path"], f["line"]) for f in judged["findings"])
     for near in judged["near_miss"]:
-        assert not [f for f in report.findings if f.rule == near["rule"] and near["subject"] in (f.message + (f.target or ""))]
+        assert not [
+            f for f in report.findings if f.rule == near["rule"] and near["subject"] in (f.message + (f.target or ""))
+        ]

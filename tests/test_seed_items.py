@@ -46,7 +46,11 @@ def _graph(cell: str, *targets: BuckTarget) -> CellGraph:
     [
         # The internal cells mount the repository under //executorch/; their //other is elsewhere.
         ("fbcode", "//executorch/extension/pybindings:pybindings.cpp", "extension/pybindings/pybindings.cpp"),
-        ("xplat", "fbsource//xplat/executorch/extension/pybindings:pybindings.cpp", "extension/pybindings/pybindings.cpp"),
+        (
+            "xplat",
+            "fbsource//xplat/executorch/extension/pybindings:pybindings.cpp",
+            "extension/pybindings/pybindings.cpp",
+        ),
         ("fbcode", "//extension/pybindings:pybindings.cpp", None),
         # Open-source buck2 roots the repository at //, after the wrapper rewrote //executorch/.
         ("oss", "//extension/pybindings:pybindings.cpp", "extension/pybindings/pybindings.cpp"),
@@ -70,8 +74,14 @@ def test_an_export_file_with_src_names_that_file_and_other_rules_name_none():
     assert xref.label_file("//runtime/core:error_header", "kernels", graph) == "runtime/core/error.h"
     assert xref.label_file("//runtime/core:headers", "kernels", graph) is None
     assert xref.label_file("//runtime/core:undefined.h", "kernels", graph) is None
-    user = _target("oss", "kernels", "k", "cxx_library", srcs=["k.cpp", "//runtime/core:error_header"],
-                   exported_headers={"error.h": ":missing", "k.h": "k.h"})
+    user = _target(
+        "oss",
+        "kernels",
+        "k",
+        "cxx_library",
+        srcs=["k.cpp", "//runtime/core:error_header"],
+        exported_headers={"error.h": ":missing", "k.h": "k.h"},
+    )
     assert xref.label_source_paths(user, graph) == ("runtime/core/error.h",)
 
 
@@ -99,7 +109,9 @@ def test_link_whole_is_reported_where_every_other_force_linked_library_of_the_fi
     (finding,) = report.findings
     assert "(2: `common_shims`, `delegate_handle`)" in finding.message
     assert {(e.path, e.line) for e in finding.evidence} == {
-        ("backends/aoti/targets.bzl", 21), ("backends/aoti/targets.bzl", 4), ("backends/aoti/targets.bzl", 13),
+        ("backends/aoti/targets.bzl", 21),
+        ("backends/aoti/targets.bzl", 4),
+        ("backends/aoti/targets.bzl", 13),
     }
     assert finding.fix.replacement == "        link_whole = True,\n        supports_python_dlopen = True,"
 
@@ -159,22 +171,24 @@ def test_cache_values_come_from_defaults_presets_sets_and_scripts_not_docs():
     from bot.cmake.cache_values import cache_values, variable_assignments
     from bot.tree import memory_tree
 
-    tree = memory_tree({
-        "tools/cmake/preset/default.cmake": (
-            'define_overridable_option(EXECUTORCH_PAL_DEFAULT "Which PAL" STRING "posix")\n'
-            'option(EXECUTORCH_BUILD_CUDA "CUDA" OFF)\n'
-        ),
-        "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
-        "zephyr/CMakeLists.txt": 'set(EXECUTORCH_PAL_DEFAULT "zephyr")\nset(EXECUTORCH_PAL_DEFAULT ${OTHER})\n',
-        "CMakePresets.json": (
-            '{"configurePresets": [{"name": "cuda", "cacheVariables": '
-            '{"EXECUTORCH_BUILD_CUDA": {"type": "BOOL", "value": "ON"}, "EXECUTORCH_PAL_DEFAULT": "posix"}}]}'
-        ),
-        ".ci/scripts/build-pico.sh": "cmake -DEXECUTORCH_PAL_DEFAULT:STRING=minimal \\\n  -DEXECUTORCH_BUILD_CUDA=$CUDA ..\n",
-        "examples/pico/build_firmware.sh": "cmake -DEXECUTORCH_PAL_DEFAULT='minimal' ..\n# cmake -DEXECUTORCH_PAL_DEFAULT=commented ..\n",
-        "docs/source/pal.md": "cmake -DEXECUTORCH_PAL_DEFAULT=tutorial ..\n",
-        "examples/run.py": 'subprocess.run(["cmake", "-DEXECUTORCH_PAL_DEFAULT=python"])\n',
-    })
+    tree = memory_tree(
+        {
+            "tools/cmake/preset/default.cmake": (
+                'define_overridable_option(EXECUTORCH_PAL_DEFAULT "Which PAL" STRING "posix")\n'
+                'option(EXECUTORCH_BUILD_CUDA "CUDA" OFF)\n'
+            ),
+            "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
+            "zephyr/CMakeLists.txt": 'set(EXECUTORCH_PAL_DEFAULT "zephyr")\nset(EXECUTORCH_PAL_DEFAULT ${OTHER})\n',
+            "CMakePresets.json": (
+                '{"configurePresets": [{"name": "cuda", "cacheVariables": '
+                '{"EXECUTORCH_BUILD_CUDA": {"type": "BOOL", "value": "ON"}, "EXECUTORCH_PAL_DEFAULT": "posix"}}]}'
+            ),
+            ".ci/scripts/build-pico.sh": "cmake -DEXECUTORCH_PAL_DEFAULT:STRING=minimal \\\n  -DEXECUTORCH_BUILD_CUDA=$CUDA ..\n",
+            "examples/pico/build_firmware.sh": "cmake -DEXECUTORCH_PAL_DEFAULT='minimal' ..\n# cmake -DEXECUTORCH_PAL_DEFAULT=commented ..\n",
+            "docs/source/pal.md": "cmake -DEXECUTORCH_PAL_DEFAULT=tutorial ..\n",
+            "examples/run.py": 'subprocess.run(["cmake", "-DEXECUTORCH_PAL_DEFAULT=python"])\n',
+        }
+    )
     assert cache_values(tree, "EXECUTORCH_PAL_DEFAULT") == {"posix", "android", "zephyr", "minimal"}
     assert cache_values(tree, "EXECUTORCH_BUILD_CUDA") == {"OFF", "ON"}  # `$CUDA` is no literal value
     hows = {(a.value, a.path, a.line, a.how) for a in variable_assignments(tree)["EXECUTORCH_PAL_DEFAULT"]}
@@ -187,23 +201,25 @@ def test_a_source_path_written_with_a_variable_names_one_existing_file_per_value
     from bot.cmake.cache_values import sources_by_variable
     from bot.tree import memory_tree
 
-    tree = memory_tree({
-        "tools/cmake/preset/default.cmake": (
-            'set(EXECUTORCH_PAL_DEFAULT "posix" CACHE STRING "PAL")\n'
-            'set(EXECUTORCH_PAL_DEFAULT_FILE_PATH\n'
-            '    "${PROJECT_SOURCE_DIR}/runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp" CACHE STRING "")\n'
-        ),
-        "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
-        "tools/cmake/preset/windows.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT windows)\n",  # no such file
-        "backends/vk/CMakeLists.txt": "add_library(vk STATIC ${CMAKE_CURRENT_SOURCE_DIR}/${VK_IMPL}_impl.cpp impl/${VK_IMPL}.cpp)\n",
-        "backends/vk/CMakePresets.json": "{}",
-        "scripts/build_vk.sh": "cmake -DVK_IMPL=mesa ..\n",
-        "backends/vk/mesa_impl.cpp": "",
-        "backends/vk/impl/mesa.cpp": "",
-        "runtime/platform/default/posix.cpp": "",
-        "runtime/platform/default/android.cpp": "",
-        "runtime/platform/default/minimal.cpp": "",
-    })
+    tree = memory_tree(
+        {
+            "tools/cmake/preset/default.cmake": (
+                'set(EXECUTORCH_PAL_DEFAULT "posix" CACHE STRING "PAL")\n'
+                "set(EXECUTORCH_PAL_DEFAULT_FILE_PATH\n"
+                '    "${PROJECT_SOURCE_DIR}/runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp" CACHE STRING "")\n'
+            ),
+            "tools/cmake/preset/android.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT android)\n",
+            "tools/cmake/preset/windows.cmake": "set_overridable_option(EXECUTORCH_PAL_DEFAULT windows)\n",  # no such file
+            "backends/vk/CMakeLists.txt": "add_library(vk STATIC ${CMAKE_CURRENT_SOURCE_DIR}/${VK_IMPL}_impl.cpp impl/${VK_IMPL}.cpp)\n",
+            "backends/vk/CMakePresets.json": "{}",
+            "scripts/build_vk.sh": "cmake -DVK_IMPL=mesa ..\n",
+            "backends/vk/mesa_impl.cpp": "",
+            "backends/vk/impl/mesa.cpp": "",
+            "runtime/platform/default/posix.cpp": "",
+            "runtime/platform/default/android.cpp": "",
+            "runtime/platform/default/minimal.cpp": "",
+        }
+    )
     found = sources_by_variable(tree)
     assert sorted(found) == [
         "backends/vk/impl/mesa.cpp",

@@ -70,8 +70,8 @@ def seed_24643(base: FileTree, first_posted: bool = False):
     macro = base.read_text(macro_path) or ""
     macro = replaced(
         macro,
-        'types = [], compiler_flags = []):\n',
-        'types = [], compiler_flags = [], use_cuda = False):\n'
+        "types = [], compiler_flags = []):\n",
+        "types = [], compiler_flags = [], use_cuda = False):\n"
         "    preprocessor_flags = []\n"
         "    external_deps = []\n"
         "    if use_cuda:\n"
@@ -84,7 +84,11 @@ def seed_24643(base: FileTree, first_posted: bool = False):
         '            "-DEXECUTORCH_PYTHON_MODULE_NAME={}".format(python_module_name),\n        ],',
         '            "-DEXECUTORCH_PYTHON_MODULE_NAME={}".format(python_module_name),\n        ] + preprocessor_flags,',
     )
-    macro = replaced(macro, '            "libtorch_python",\n        ],', '            "libtorch_python",\n        ] + external_deps,')
+    macro = replaced(
+        macro,
+        '            "libtorch_python",\n        ],',
+        '            "libtorch_python",\n        ] + external_deps,',
+    )
     build = replaced(
         base.read_text("extension/pybindings/BUCK") or "",
         'fbcode_target(_kind = runtime.python_library,\n    name = "portable_lib",',
@@ -189,15 +193,25 @@ def test_link_whole_without_the_flag_every_other_force_linked_library_of_the_fil
     ]
     finding = found[0]
     assert "every other force-linked library in `backends/aoti/targets.bzl` (4:" in finding.message
-    assert {e.line for e in finding.evidence} >= {42, 65, 83, 121}  # the four that set it (aoti_common_slim moved down 2)
-    assert (finding.fix.line, finding.fix.replacement) == (109, "        link_whole = True,\n        supports_python_dlopen = True,")
+    assert {e.line for e in finding.evidence} >= {
+        42,
+        65,
+        83,
+        121,
+    }  # the four that set it (aoti_common_slim moved down 2)
+    assert (finding.fix.line, finding.fix.replacement) == (
+        109,
+        "        link_whole = True,\n        supports_python_dlopen = True,",
+    )
 
 
 def test_once_cuda_lib_links_the_shims_the_finding_says_so(review_24643):
     # cuda_lib -> cuda_backend -> aoti_common_slim -> common_shims_slim: a Python extension now
     # links the force-linked library; one finding, with that reason.
     found = [f for f in review_24643.findings if f.rule == "link-whole-without-python-dlopen"]
-    assert [(f.path, f.line, f.target) for f in found] == [("backends/aoti/targets.bzl", 109, "//backends/aoti:common_shims_slim")]
+    assert [(f.path, f.line, f.target) for f in found] == [
+        ("backends/aoti/targets.bzl", 109, "//backends/aoti:common_shims_slim")
+    ]
     assert "in a Python extension its unreferenced symbols can be dropped" in found[0].message
 
 
@@ -221,12 +235,22 @@ def test_statically_linked_fbcode_test_of_the_shims_without_export_dynamic(revie
     # not exported without -Wl,--export-dynamic, which CMake's aoti_cuda_shims gives its consumers.
     found = [f for f in review_24643.findings if f.rule == "link-export-dynamic-missing"]
     assert [(f.path, f.line, f.target, f.cell, f.severity) for f in found] == [
-        ("backends/aoti/tests/targets.bzl", 64, "//backends/aoti/tests:test_common_shims_slim_link", "fbcode", Severity.MAJOR)
+        (
+            "backends/aoti/tests/targets.bzl",
+            64,
+            "//backends/aoti/tests:test_common_shims_slim_link",
+            "fbcode",
+            Severity.MAJOR,
+        )
     ]
     finding = found[0]
     assert "`//backends/cuda/runtime:runtime_shims`" in finding.message and "`aoti_cuda_shims`" in finding.message
-    assert ("backends/cuda/CMakeLists.txt", "aoti_cuda_shims") in {(e.path, e.note.split("`")[1]) for e in finding.evidence}
-    assert finding.fix.replacement.endswith('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],')
+    assert ("backends/cuda/CMakeLists.txt", "aoti_cuda_shims") in {
+        (e.path, e.note.split("`")[1]) for e in finding.evidence
+    }
+    assert finding.fix.replacement.endswith(
+        '        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],'
+    )
 
 
 # ---------------------------------------------------------------------------------------------

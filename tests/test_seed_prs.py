@@ -60,9 +60,12 @@ def test_24817_the_select_guarded_slimtensor_layer_is_not_a_cuda_target_on_cpu(r
     # The seven false blockers of 0adf87b: storage's CUDA deps sit under select(has_cuda).
     flagged = {f.target for f in reviews[24817].findings if f.rule == "cuda-guard-missing"}
     for label in (
-        "//backends/aoti/slim/core:storage", "//backends/aoti/slim/core:slimtensor",
-        "//backends/aoti/slim/factory:empty", "//backends/aoti/slim/factory:from_blob",
-        "//backends/aoti/slim/factory:from_etensor", "//backends/aoti:common_shims_slim",
+        "//backends/aoti/slim/core:storage",
+        "//backends/aoti/slim/core:slimtensor",
+        "//backends/aoti/slim/factory:empty",
+        "//backends/aoti/slim/factory:from_blob",
+        "//backends/aoti/slim/factory:from_etensor",
+        "//backends/aoti:common_shims_slim",
         "//backends/aoti:aoti_common_slim",
     ):
         assert label not in flagged
@@ -75,7 +78,10 @@ def test_24817_guard_fixes_follow_the_package(reviews):
     assert fixes["//backends/cuda/runtime:cuda_allocator"].replacement.endswith("**cuda_kwargs")
     # extension/cuda's targets.bzl is read by fbcode and OSS too: the guard applies outside fbcode only.
     caller_stream = fixes["//extension/cuda:caller_stream"].replacement
-    assert '**({} if is_fbcode() else {"compatible_with": ["ovr_config//cuda:has_cuda"], "platforms": [CXX]})' in caller_stream
+    assert (
+        '**({} if is_fbcode() else {"compatible_with": ["ovr_config//cuda:has_cuda"], "platforms": [CXX]})'
+        in caller_stream
+    )
     assert 'load("@fbsource//tools/build_defs:platform_defs.bzl", "CXX")' in caller_stream
 
 
@@ -123,7 +129,10 @@ def test_24643_item2_export_dynamic(reviews):
 @pytest.mark.xfail(strict=False, reason=f"sources given as labels (pybindings.cpp -> pybindings_cuda.h): {PART_B}")
 def test_24643_item3_use_cuda_misses_cuda_allocator(reviews):
     assert _found(
-        reviews[24643], "dep-undeclared-header", "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl", "cuda_allocator"
+        reviews[24643],
+        "dep-undeclared-header",
+        "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl",
+        "cuda_allocator",
     ) or _found(reviews[24643], "dep-undeclared-header", "extension/pybindings/pybindings_cuda.h", "cuda_allocator")
 
 

@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "smoke_backend_mini"
 MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
 TOOLS = find_toolset()
-needs_compilers = pytest.mark.skipif(TOOLS.cxx is None or TOOLS.nvcc is None or TOOLS.cuda_include is None,
-                                     reason="needs g++ and nvcc with its toolkit")
+needs_compilers = pytest.mark.skipif(
+    TOOLS.cxx is None or TOOLS.nvcc is None or TOOLS.cuda_include is None, reason="needs g++ and nvcc with its toolkit"
+)
 SHIMS = "backends/cuda/CMakeLists.txt"
 WHOLE = "PRIVATE cuda_platform -Wl,--whole-archive aoti_common_shims_slim\n          -Wl,--no-whole-archive"
 
@@ -53,8 +54,14 @@ def _plan(tree: Path):
 def test_plan_builds_the_backend_and_what_it_links_in_dependency_order():
     plan = _plan(MINI)
     names = [target.name for target in plan.targets]
-    assert set(names) == {"extension_cuda", "aoti_common_shims_slim", "executorch_core", "cuda_platform",
-                          "aoti_cuda_shims", "aoti_cuda_backend"}
+    assert set(names) == {
+        "extension_cuda",
+        "aoti_common_shims_slim",
+        "executorch_core",
+        "cuda_platform",
+        "aoti_cuda_shims",
+        "aoti_cuda_backend",
+    }
     assert names.index("aoti_common_shims_slim") < names.index("aoti_cuda_shims") < names.index("aoti_cuda_backend")
     assert names.index("executorch_core") < names.index("cuda_platform")
     assert plan.target("aoti_cuda_shims").output_name == "libaoti_cuda_shims.so"
@@ -97,7 +104,9 @@ def test_private_whole_archive_does_not_reach_the_host_but_public_does(tmp_path)
 
 
 def test_plan_names_what_the_model_cannot_evaluate(tmp_path):
-    tree = _copy(tmp_path, {SHIMS: ("PUBLIC CUDA::cudart extension_cuda", "PUBLIC CUDA::cudart Vendor::blas extension_cuda")})
+    tree = _copy(
+        tmp_path, {SHIMS: ("PUBLIC CUDA::cudart extension_cuda", "PUBLIC CUDA::cudart Vendor::blas extension_cuda")}
+    )
     gaps = {gap.name: gap for gap in _plan(tree).gaps}
     assert "the model defines no such target" in gaps["Vendor::blas"].reason
     assert gaps["Vendor::blas"].origin == (SHIMS, 16)
@@ -110,7 +119,8 @@ def test_the_core_runtime_is_built_from_the_lists_in_build_variables():
     # The sources come from build_variables.bzl through execute_process, in the order its sorted() gives.
     assert [step.source for step in core.compile_steps] == ["runtime/executor/program.cpp", "runtime/platform/log.cpp"]
     assert [(gap.name, gap.origin) for gap in plan.generated] == [
-        ("schema/include/executorch/schema/mini_program_generated.h", ("CMakeLists.txt", 15))]
+        ("schema/include/executorch/schema/mini_program_generated.h", ("CMakeLists.txt", 15))
+    ]
 
 
 def test_each_archive_is_linked_after_everything_that_needs_it():
@@ -133,7 +143,7 @@ def test_plan_survives_json():
 
 
 def test_added_lines_reads_hunks():
-    diff = ("--- a/x.cu\n+++ b/x.cu\n@@ -1,2 +1,3 @@\n a\n+b\n c\n@@ -10,0 +11,1 @@\n+d\n")
+    diff = "--- a/x.cu\n+++ b/x.cu\n@@ -1,2 +1,3 @@\n a\n+b\n c\n@@ -10,0 +11,1 @@\n+d\n"
     assert added_lines(diff) == {"x.cu": frozenset({2, 11})}
 
 
@@ -152,8 +162,13 @@ def clean_run(tmp_path_factory):
 @needs_compilers
 def test_the_miniature_compiles_links_and_exports_its_shims(clean_run):
     assert clean_run.compile.status == "passed", clean_run.compile.reason
-    assert clean_run.exported == {"aoti_torch_dtype_float32", "aoti_torch_device_type_cuda", "aoti_torch_get_numel",
-                                  "aoti_torch_cuda_allocate", "aoti_torch_cuda_fill"}
+    assert clean_run.exported == {
+        "aoti_torch_dtype_float32",
+        "aoti_torch_device_type_cuda",
+        "aoti_torch_get_numel",
+        "aoti_torch_cuda_allocate",
+        "aoti_torch_cuda_fill",
+    }
     assert clean_run.exports.status == "passed"
     assert clean_run.duplicates.status == "passed", clean_run.duplicates.reason
     assert clean_run.host.status == "passed", clean_run.host.reason
@@ -166,13 +181,19 @@ def _fake_wrapper(tmp_path: Path) -> dict:
     """A library shaped like an AOTInductor wrapper only in what it needs from the process: one shim that
     the whole archive provides. It has no model container, so a host that loads it stops there."""
     source = tmp_path / "wrapper.c"
-    source.write_text("extern int aoti_torch_dtype_float32(void);\nint wrapper_dtype(void) { return aoti_torch_dtype_float32(); }\n")
+    source.write_text(
+        "extern int aoti_torch_dtype_float32(void);\nint wrapper_dtype(void) { return aoti_torch_dtype_float32(); }\n"
+    )
     library = tmp_path / "wrapper.so"
     assert os.system(f"{TOOLS.cc or 'cc'} -shared -fPIC {source} -o {library}") == 0
     package = tmp_path / "package"
     package.mkdir()
-    return {"wrapper": str(library), "needed_symbols": ["aoti_torch_dtype_float32"], "input_shape": [1, 1],
-            "package": str(package / "standalone.pt2")}
+    return {
+        "wrapper": str(library),
+        "needed_symbols": ["aoti_torch_dtype_float32"],
+        "input_shape": [1, 1],
+        "package": str(package / "standalone.pt2"),
+    }
 
 
 @needs_compilers
@@ -180,8 +201,13 @@ def test_the_host_loads_a_wrapper_through_the_shims_it_links(tmp_path, clean_run
     from smoke.backend_load import load_and_run
 
     outputs = clean_run.build.outputs
-    outcome = load_and_run(_fake_wrapper(tmp_path), Path(outputs[HOST_NAME]), Path(outputs["aoti_cuda_shims"]),
-                           clean_run.exported, tmp_path / "load-run")
+    outcome = load_and_run(
+        _fake_wrapper(tmp_path),
+        Path(outputs[HOST_NAME]),
+        Path(outputs["aoti_cuda_shims"]),
+        clean_run.exported,
+        tmp_path / "load-run",
+    )
     # Loaded (every symbol resolved from the PR's shims), then stopped at the missing model container.
     assert outcome.status == "failed" and "lacks the model container" in outcome.reason, outcome.reason
     assert outcome.details["missing"] == []
@@ -194,8 +220,13 @@ def test_without_the_whole_archive_the_wrapper_does_not_load_in_the_host(tmp_pat
     tree = _copy(tmp_path, {SHIMS: (WHOLE, "PRIVATE cuda_platform aoti_common_shims_slim")})
     run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
     assert run.host.status == "passed", run.host.reason
-    outcome = load_and_run(_fake_wrapper(tmp_path), Path(run.build.outputs[HOST_NAME]),
-                           Path(run.build.outputs["aoti_cuda_shims"]), run.exported, tmp_path / "load-run")
+    outcome = load_and_run(
+        _fake_wrapper(tmp_path),
+        Path(run.build.outputs[HOST_NAME]),
+        Path(run.build.outputs["aoti_cuda_shims"]),
+        run.exported,
+        tmp_path / "load-run",
+    )
     assert outcome.status == "failed"
     assert "undefined symbol: aoti_torch_dtype_float32" in outcome.reason, outcome.reason
     assert outcome.details["missing"] == ["aoti_torch_dtype_float32"]
@@ -214,9 +245,15 @@ def test_dropping_whole_archive_loses_the_archive_shims_by_name(tmp_path, clean_
 
 @needs_compilers
 def test_a_shim_made_static_is_reported_lost(tmp_path, clean_run):
-    tree = _copy(tmp_path, {"backends/aoti/common_shims_slim.cpp": (
-        "int32_t aoti_torch_device_type_cuda(void) { return 1; }",
-        "}\nstatic int32_t aoti_torch_device_type_cuda_hidden(void) { return 1; }\nextern \"C\" {")})
+    tree = _copy(
+        tmp_path,
+        {
+            "backends/aoti/common_shims_slim.cpp": (
+                "int32_t aoti_torch_device_type_cuda(void) { return 1; }",
+                '}\nstatic int32_t aoti_torch_device_type_cuda_hidden(void) { return 1; }\nextern "C" {',
+            )
+        },
+    )
     header = tree / "backends/aoti/common_shims_slim.h"
     header.write_text(header.read_text().replace("int32_t aoti_torch_device_type_cuda(void);\n", ""))
     run = run_backend(_plan(tree), tree, tmp_path / "build", TOOLS)
@@ -262,8 +299,10 @@ def test_without_a_gpu_load_run_is_skipped_not_failed(tmp_path):
 
 # -- the real tree (slow) -------------------------------------------------------------------------------
 
-slow = pytest.mark.skipif(os.environ.get("PR_CHECK_SLOW") != "1" or not MIRROR.is_dir(),
-                          reason="set PR_CHECK_SLOW=1 with the mirror fetched: compiles the real CUDA shims")
+slow = pytest.mark.skipif(
+    os.environ.get("PR_CHECK_SLOW") != "1" or not MIRROR.is_dir(),
+    reason="set PR_CHECK_SLOW=1 with the mirror fetched: compiles the real CUDA shims",
+)
 
 
 @slow
@@ -274,7 +313,10 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
     assert base.compile.status == "passed", base.compile.reason
     assert len(base.exported) >= 40 and base.exports.status == "passed"
     # The core runtime comes from build_variables.bzl; only the sources needing flatc's header are left out.
-    assert base.host.status == "passed" and base.duplicates.status == "passed", (base.host.reason, base.duplicates.reason)
+    assert base.host.status == "passed" and base.duplicates.status == "passed", (
+        base.host.reason,
+        base.duplicates.reason,
+    )
     assert all("program_generated.h" in entry for entry in base.build.not_generated) and base.build.not_generated
     for name, regress in REGRESSIONS.items():
         if name == "sort-wrong-index":
@@ -287,8 +329,13 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
         if name == "no-whole-archive":
             from smoke.backend_load import load_and_run
 
-            loaded = load_and_run(_fake_wrapper(tmp_path / name), Path(run.build.outputs[HOST_NAME]),
-                                  Path(run.build.outputs["aoti_cuda_shims"]), run.exported, tmp_path / f"{name}-load")
+            loaded = load_and_run(
+                _fake_wrapper(tmp_path / name),
+                Path(run.build.outputs[HOST_NAME]),
+                Path(run.build.outputs["aoti_cuda_shims"]),
+                run.exported,
+                tmp_path / f"{name}-load",
+            )
             assert "undefined symbol: aoti_torch_dtype_float32" in loaded.reason, loaded.reason
         if name == "cu-syntax-error":
             assert (new[0].kind, new[0].path, new[0].line) == ("compile-error", regression.path, regression.line)
@@ -297,7 +344,8 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
             diff = tree_diff(clean, tree)
             new = compare(backend_summary(base), backend_summary(run), diff, tree)
             assert [(item.kind, item.path, item.line) for item in new] == [
-                ("link-error", regression.path, regression.line)], new
+                ("link-error", regression.path, regression.line)
+            ], new
             assert "multiple definition of `aoti_torch_get_device_type`" in new[0].message
             assert "common_shims_slim.cpp" in new[0].message and "tensor_attribute.cpp" in new[0].message
         else:
@@ -321,8 +369,20 @@ def test_run_with_a_tree_reports_the_backend_stages(tmp_path):
 
     tree = _copy(tmp_path)
     report_path = tmp_path / "report.json"
-    code = main(["run", "--backend-only", "--tree", str(tree), "--base-tree", str(tree),
-                 "--build-dir", str(tmp_path / "build"), "--report", str(report_path)])
+    code = main(
+        [
+            "run",
+            "--backend-only",
+            "--tree",
+            str(tree),
+            "--base-tree",
+            str(tree),
+            "--build-dir",
+            str(tmp_path / "build"),
+            "--report",
+            str(report_path),
+        ]
+    )
     report = json.loads(report_path.read_text())
     statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
     assert statuses["compile"] == statuses["exports"] == statuses["backend-host"] == "passed"

@@ -6,9 +6,9 @@ import json
 import re
 
 from bot.smoke_decision import is_documentation
+from fixtures.cases import git
 from pr_check.review import review_repository
 from smoke.report import StageResult, build_report, describe_report
-from fixtures.cases import git
 
 
 def _commit(repo, path: str, text: str) -> str:
@@ -45,7 +45,12 @@ def _stage(name: str, status: str) -> StageResult:
 
 
 def test_smoke_never_says_passed_when_stages_were_skipped():
-    stages = (_stage("machine", "passed"), _stage("link-contract", "skipped"), _stage("canary", "skipped"), _stage("host", "skipped"))
+    stages = (
+        _stage("machine", "passed"),
+        _stage("link-contract", "skipped"),
+        _stage("canary", "skipped"),
+        _stage("host", "skipped"),
+    )
     report = build_report({}, stages, {}, {}, None)
     verdict = describe_report(report).splitlines()[-1]
     assert verdict == "smoke: incomplete: 1 of 4 stages passed, 3 skipped (link-contract, canary, host)"

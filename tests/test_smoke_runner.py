@@ -71,6 +71,7 @@ def _contract_as_canary(contract) -> CanaryWrapper:
 
 # --- the link contract --------------------------------------------------------------------------------
 
+
 def test_contract_sources_compile_into_an_archive_a_library_and_four_hosts(contract):
     assert contract.kernel == ("cuda" if TOOLCHAIN.nvcc else "cpu-stand-in")
     assert contract.library.is_file()
@@ -130,7 +131,11 @@ def test_link_contract_stage_passes_without_a_gpu_and_skips_only_the_kernel_run(
     assert outcome.reason.endswith("kernel run skipped: no GPU") or "no nvcc" in outcome.reason
     by_way = {(c["whole_archive"], c["export_dynamic"]): c for c in outcome.details["combinations"]}
     assert {way: c["loaded"] for way, c in by_way.items()} == {
-        (False, False): False, (False, True): False, (True, False): False, (True, True): True}
+        (False, False): False,
+        (False, True): False,
+        (True, False): False,
+        (True, True): True,
+    }
     assert by_way[(True, True)]["ran"] is None
 
 
@@ -146,9 +151,11 @@ def test_without_nvcc_the_load_contract_is_still_proven_with_a_cpu_stand_in(tmp_
 
 # --- the host under test ------------------------------------------------------------------------------
 
+
 def test_host_that_exports_every_needed_shim_passes_and_loads_the_canary(contract, tmp_path):
-    config = HostConfig(repo=tmp_path, build_command=None, host=_host(contract, GOOD_WAY),
-                        load_args=("--load-only", "{library}"))
+    config = HostConfig(
+        repo=tmp_path, build_command=None, host=_host(contract, GOOD_WAY), load_args=("--load-only", "{library}")
+    )
     outcome = check_host(config, _contract_as_canary(contract), canary_reason="")
     assert (outcome.status, outcome.reason) == ("passed", "host exports every symbol the canary needs and loaded it")
     assert outcome.details["load"]["stdout"] == "loaded\n"
@@ -207,16 +214,26 @@ def test_unknown_smoke_config_key_is_a_usage_error(tmp_path, capsys):
 
 # --- the host's shim archive, proven by loading through csrc/load_canary.c ------------------------------
 
+
 def _archive_config(contract, tmp_path) -> HostConfig:
     return HostConfig(repo=tmp_path, build_command=None, host=None, load_args=None, archive=contract.archive)
 
 
 def test_loader_linked_with_the_shim_archive_loads_the_probe_and_the_canary(contract, tmp_path):
-    outcome = check_host(_archive_config(contract, tmp_path), _contract_as_canary(contract), canary_reason="",
-                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
-    assert (outcome.status, outcome.reason) == ("passed", (
-        "a loader linked with libaoti_shim.a exports all 1 needed symbols and loaded "
-        "the symbol probe and the canary's wrapper"))
+    outcome = check_host(
+        _archive_config(contract, tmp_path),
+        _contract_as_canary(contract),
+        canary_reason="",
+        cc=TOOLCHAIN.cc,
+        work_dir=tmp_path / "loader",
+    )
+    assert (outcome.status, outcome.reason) == (
+        "passed",
+        (
+            "a loader linked with libaoti_shim.a exports all 1 needed symbols and loaded "
+            "the symbol probe and the canary's wrapper"
+        ),
+    )
     archive = outcome.details["archive"]
     assert archive["messages"] == [f"loaded: {tmp_path / 'loader/libsymbol_probe.so'}", f"loaded: {contract.library}"]
     assert archive["missing_symbols"] == []
@@ -225,12 +242,14 @@ def test_loader_linked_with_the_shim_archive_loads_the_probe_and_the_canary(cont
 
 def test_shim_the_archive_lacks_fails_with_the_loaders_exact_message(contract, tmp_path):
     wrapper = CanaryWrapper(contract.library, (SHIM_SYMBOL, "aoti_torch_cuda_mm_out"))
-    outcome = check_host(_archive_config(contract, tmp_path), wrapper, canary_reason="",
-                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    outcome = check_host(
+        _archive_config(contract, tmp_path), wrapper, canary_reason="", cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader"
+    )
     probe = tmp_path / "loader/libsymbol_probe.so"
     assert outcome.status == "failed"
-    assert outcome.reason == (f"a loader linked with libaoti_shim.a could not load: "
-                              f"{probe}: undefined symbol: aoti_torch_cuda_mm_out")
+    assert outcome.reason == (
+        f"a loader linked with libaoti_shim.a could not load: {probe}: undefined symbol: aoti_torch_cuda_mm_out"
+    )
     assert outcome.details["archive"]["missing_symbols"] == ["aoti_torch_cuda_mm_out"]
     # The canary library itself needs only the shim the archive has, so it still loads.
     assert outcome.details["archive"]["messages"][1] == f"loaded: {contract.library}"
@@ -238,19 +257,22 @@ def test_shim_the_archive_lacks_fails_with_the_loaders_exact_message(contract, t
 
 def test_a_wrapper_linked_against_libtorch_is_not_loaded_only_probed(contract, tmp_path):
     wrapper = CanaryWrapper(contract.library, (SHIM_SYMBOL,), needed_libraries=("libtorch.so", "libc.so.6"))
-    outcome = check_host(_archive_config(contract, tmp_path), wrapper, canary_reason="",
-                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    outcome = check_host(
+        _archive_config(contract, tmp_path), wrapper, canary_reason="", cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader"
+    )
     assert outcome.status == "passed"
-    assert outcome.reason.endswith("loaded the symbol probe (the wrapper itself links libtorch, "
-                                   "so loading it would prove nothing)")
+    assert outcome.reason.endswith(
+        "loaded the symbol probe (the wrapper itself links libtorch, so loading it would prove nothing)"
+    )
     assert outcome.details["archive"]["wrapper_loaded_too"] is False
     assert len(outcome.details["archive"]["messages"]) == 1
 
 
 def test_archive_and_executable_are_both_checked_and_either_fails_the_stage(contract, tmp_path):
     config = HostConfig(tmp_path, None, _host(contract, LinkWay(True, False)), None, archive=contract.archive)
-    outcome = check_host(config, _contract_as_canary(contract), canary_reason="",
-                         cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader")
+    outcome = check_host(
+        config, _contract_as_canary(contract), canary_reason="", cc=TOOLCHAIN.cc, work_dir=tmp_path / "loader"
+    )
     assert outcome.status == "failed"
     assert outcome.reason.startswith("host does not export 1 of the 1 symbols the canary needs: ")
     assert "; a loader linked with libaoti_shim.a exports all 1 needed symbols" in outcome.reason
@@ -262,23 +284,31 @@ def test_missing_archive_or_compiler_fails_rather_than_passing(contract, tmp_pat
     no_cc = check_host(_archive_config(contract, tmp_path), _contract_as_canary(contract), "", cc=None)
     assert (no_file.status, no_file.reason) == ("failed", f"host archive not found: {tmp_path / 'libnothing.a'}")
     assert (no_cc.status, no_cc.reason) == (
-        "failed", "host_archive is configured but no C compiler was found to link the loader")
+        "failed",
+        "host_archive is configured but no C compiler was found to link the loader",
+    )
 
 
-@pytest.mark.parametrize(("with_archive", "expected"), [(True, "loaded: {library}"),
-                                                         (False, "dlopen failed: {library}: undefined symbol: {symbol}")])
+@pytest.mark.parametrize(
+    ("with_archive", "expected"),
+    [(True, "loaded: {library}"), (False, "dlopen failed: {library}: undefined symbol: {symbol}")],
+)
 def test_load_canary_reports_what_dlopen_said(contract, tmp_path, with_archive, expected):
     """The harness itself: a self-made library needing one shim, loaded with and without the archive."""
     library = tmp_path / "libneeds_shim.so"
     source = tmp_path / "needs_shim.c"
     source.write_text(symbol_probe_source((SHIM_SYMBOL,)))
     loader_object = tmp_path / "load_canary.o"
-    commands = [[TOOLCHAIN.cc, "-shared", "-fPIC", str(source), "-o", str(library)],
-                [TOOLCHAIN.cc, "-c", str(LOADER_SOURCE), "-o", str(loader_object)]]
+    commands = [
+        [TOOLCHAIN.cc, "-shared", "-fPIC", str(source), "-o", str(library)],
+        [TOOLCHAIN.cc, "-c", str(LOADER_SOURCE), "-o", str(loader_object)],
+    ]
     if with_archive:
         commands.append(link_loader_command(TOOLCHAIN.cc, loader_object, contract.archive, (), tmp_path / "loader"))
     else:
-        commands.append([TOOLCHAIN.cc, str(loader_object), "-Wl,--export-dynamic", "-ldl", "-o", str(tmp_path / "loader")])
+        commands.append(
+            [TOOLCHAIN.cc, str(loader_object), "-Wl,--export-dynamic", "-ldl", "-o", str(tmp_path / "loader")]
+        )
     for command in commands:
         assert run_command(command, timeout=60).ok, command
     result = run_command([str(tmp_path / "loader"), str(library)], timeout=60)
@@ -295,10 +325,15 @@ def test_symbol_probe_references_every_symbol_once():
 def test_archive_flags_and_config_keys_reach_the_host_config(tmp_path):
     (tmp_path / ".github").mkdir()
     (tmp_path / ".github/pr-check.toml").write_text(
-        '[smoke]\nhost_archive = "out/libshims.a"\nhost_link_args = ["-lcudart"]\n')
+        '[smoke]\nhost_archive = "out/libshims.a"\nhost_link_args = ["-lcudart"]\n'
+    )
     from_file = read_host_config(tmp_path)
     from_flags = read_host_config(tmp_path, archive="other.a", link_args="-lfoo -lbar")
-    assert (from_file.archive, from_file.link_args, from_file.host) == (tmp_path / "out/libshims.a", ("-lcudart",), None)
+    assert (from_file.archive, from_file.link_args, from_file.host) == (
+        tmp_path / "out/libshims.a",
+        ("-lcudart",),
+        None,
+    )
     assert (from_flags.archive, from_flags.link_args) == (tmp_path / "other.a", ("-lfoo", "-lbar"))
     (tmp_path / ".github/pr-check.toml").write_text('[smoke]\nhost_link_args = "-lcudart"\n')
     with pytest.raises(SmokeConfigError, match="host_link_args must be a list of strings"):
@@ -306,6 +341,7 @@ def test_archive_flags_and_config_keys_reach_the_host_config(tmp_path):
 
 
 # --- the canary's compiler: one that links libstdc++ dynamically ---------------------------------------
+
 
 def _static_runtime_compiler(tmp_path: Path) -> Path:
     """A wrapper script like /opt/gcc/bin/g++ on the H200 machine: it links libstdc++ statically."""
@@ -321,8 +357,10 @@ def test_a_compiler_that_links_libstdcxx_statically_is_skipped_for_one_that_does
     choice = choose_compiler((static, TOOLCHAIN.cxx), tmp_path / "probe")
     assert [probe.linkage for probe in choice.probes] == ["static", "shared"]
     assert choice.path == TOOLCHAIN.cxx
-    assert choice.reason == (f"{TOOLCHAIN.cxx} links libstdc++ dynamically; skipped {static}: "
-                             "links libstdc++ statically into shared libraries")
+    assert choice.reason == (
+        f"{TOOLCHAIN.cxx} links libstdc++ dynamically; skipped {static}: "
+        "links libstdc++ statically into shared libraries"
+    )
     only_static = choose_compiler((static,), tmp_path / "probe-2")
     assert only_static.path is None
     assert only_static.reason.startswith("no C++ compiler links libstdc++ dynamically")
@@ -351,7 +389,10 @@ def test_canary_children_get_the_chosen_compiler_and_a_fresh_cache(tmp_path, mon
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/stale/cache")
     monkeypatch.setenv("CXX", "/opt/gcc/bin/g++")
     environment = child_environment(CompilerChoice("/usr/bin/g++", ()), tmp_path)
-    assert (environment["CXX"], environment["TORCHINDUCTOR_CACHE_DIR"]) == ("/usr/bin/g++", str(tmp_path / "inductor-cache"))
+    assert (environment["CXX"], environment["TORCHINDUCTOR_CACHE_DIR"]) == (
+        "/usr/bin/g++",
+        str(tmp_path / "inductor-cache"),
+    )
     unchanged = child_environment(CompilerChoice(None, ()), tmp_path)
     assert unchanged["CXX"] == "/opt/gcc/bin/g++"
 
@@ -385,14 +426,26 @@ def stand_in_canary(tmp_path, monkeypatch):
     script = tmp_path / "fake_canary.py"
     script.write_text(FAKE_CANARY_CHILD)
     monkeypatch.setattr(canary, "CANARY_SCRIPT", script)
-    facts = MachineFacts((), None, None, None, Tool(None, None), Tool(None, None), Tool(TOOLCHAIN.cxx, None),
-                         TorchFacts(True, "stand-in", cuda_available=True), "", None, "")
+    facts = MachineFacts(
+        (),
+        None,
+        None,
+        None,
+        Tool(None, None),
+        Tool(None, None),
+        Tool(TOOLCHAIN.cxx, None),
+        TorchFacts(True, "stand-in", cuda_available=True),
+        "",
+        None,
+        "",
+    )
     return lambda: canary.compile_canary(tmp_path / "build", facts, timeout=120)
 
 
 @needs_cxx
 def test_canary_stage_builds_with_a_shared_libstdcxx_compiler_even_when_cxx_links_it_statically(
-        stand_in_canary, tmp_path, monkeypatch):
+    stand_in_canary, tmp_path, monkeypatch
+):
     monkeypatch.setenv("CXX", str(_static_runtime_compiler(tmp_path)))
     outcome = stand_in_canary()
     assert outcome.stage.status == "passed", outcome.stage.reason
@@ -417,19 +470,24 @@ def test_a_crash_of_a_wrapper_with_its_own_libstdcxx_is_explained(stand_in_canar
         "compiled (wrapper needs 1 aoti_torch_* symbols), but aoti_load_package and run failed: killed by signal 11 "
         f"while loading the package: no output; the wrapper carries its own libstdc++ ({static} links it "
         f"statically), a second C++ runtime in the process; no C++ compiler links libstdc++ dynamically into "
-        f"shared libraries (tried: {static} (static))")
+        f"shared libraries (tried: {static} (static))"
+    )
 
 
 # --- the canary's failure reasons (the canary itself needs PyTorch with CUDA) ---------------------------
 
+
 def test_a_crashed_canary_is_described_by_its_phase_and_fatal_error():
     # The stderr of the measured H200 run, shortened: aoti_load_package crashed in PyTorch 2.11.
-    stderr = ("canary: loading the package\nFatal Python error: Segmentation fault\n\n"
-              "Current thread 0x00007f (most recent call first):\n  File \"_package.py\", line 1045 in _load_aoti\n\n"
-              "Extension modules: numpy._core._multiarray_umath, torch._C (total: 2)\n")
+    stderr = (
+        "canary: loading the package\nFatal Python error: Segmentation fault\n\n"
+        'Current thread 0x00007f (most recent call first):\n  File "_package.py", line 1045 in _load_aoti\n\n'
+        "Extension modules: numpy._core._multiarray_umath, torch._C (total: 2)\n"
+    )
     crashed = CommandResult("python canary_model.py run out", -11, "", stderr, 30.0)
     assert describe_child_failure(crashed) == (
-        "killed by signal 11 while loading the package: Fatal Python error: Segmentation fault")
+        "killed by signal 11 while loading the package: Fatal Python error: Segmentation fault"
+    )
 
 
 def test_a_canary_exception_is_described_by_its_last_line():
@@ -439,6 +497,7 @@ def test_a_canary_exception_is_described_by_its_last_line():
 
 
 # --- the report and exit codes ------------------------------------------------------------------------
+
 
 def _stage(status: str) -> StageResult:
     return StageResult("s", status, "", 0.0, {})
@@ -463,8 +522,14 @@ def _run_cli(tmp_path: Path, *arguments: str, path: str | None = None) -> tuple[
         env.update(PATH=path, CUDA_HOME=str(tmp_path / "no-cuda"))
         env.pop("CC", None)
     report = tmp_path / "report.json"
-    completed = subprocess.run([sys.executable, "-m", "smoke", *arguments, "--report", str(report)],
-                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [sys.executable, "-m", "smoke", *arguments, "--report", str(report)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return completed.returncode, json.loads(report.read_text())
 
 
@@ -481,11 +546,19 @@ def test_run_without_gpu_writes_the_report_and_never_fails_for_want_of_a_gpu(tmp
         assert set(stage) == {"name", "status", "reason", "seconds", "details"}
         assert isinstance(stage["seconds"], float) and stage["reason"]
     statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
-    assert statuses == {"doctor": "skipped", "link-contract": "passed",
-                        "canary": "skipped", "host-under-test": "skipped"}
+    assert statuses == {
+        "doctor": "skipped",
+        "link-contract": "passed",
+        "canary": "skipped",
+        "host-under-test": "skipped",
+    }
     combinations = report["link_contract"]["combinations"]
     assert [(c["whole_archive"], c["export_dynamic"], c["loaded"], c["ran"]) for c in combinations] == [
-        (False, False, False, None), (False, True, False, None), (True, False, False, None), (True, True, True, None)]
+        (False, False, False, None),
+        (False, True, False, None),
+        (True, False, False, None),
+        (True, True, True, None),
+    ]
     assert all(c["message"].endswith(f"undefined symbol: {SHIM_SYMBOL}") for c in combinations[:3])
     assert report["canary"]["needed_symbols"] == []
 
@@ -526,6 +599,7 @@ def test_doctor_text_has_one_line_per_fact(capsys):
 
 # --- the workflow template ----------------------------------------------------------------------------
 
+
 def test_workflow_command_prints_the_template_file(capsys):
     assert main(["workflow"]) == 0
     assert capsys.readouterr().out == WORKFLOW_TEMPLATE.read_text()
@@ -561,14 +635,16 @@ def test_workflow_template_dispatches_with_the_inputs_and_names_runs_and_reports
 
 # --- on a GPU -----------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def gpu_report(tmp_path_factory):
     """One full run on the GPU, build outputs kept so later tests can use the compiled canary."""
     if not HAS_GPU:
         pytest.skip("no working nvidia-smi")
     work = tmp_path_factory.mktemp("gpu-run")
-    returncode = main(["run", "--report", str(work / "report.json"), "--build-dir", str(work / "build"),
-                       "--require-gpu"])
+    returncode = main(
+        ["run", "--report", str(work / "report.json"), "--build-dir", str(work / "build"), "--require-gpu"]
+    )
     return returncode, json.loads((work / "report.json").read_text())
 
 
@@ -622,4 +698,7 @@ def test_contract_host_lacks_most_shims_a_real_canary_needs(gpu_report, contract
     assert outcome.status == "failed"
     assert SHIM_SYMBOL not in outcome.details["missing_symbols"]
     assert set(outcome.details["missing_symbols"]) == set(wrapper.needed_symbols) - {
-        "aoti_torch_dtype_float32", "aoti_torch_dtype_int64", "aoti_torch_device_type_cuda"}
+        "aoti_torch_dtype_float32",
+        "aoti_torch_dtype_int64",
+        "aoti_torch_device_type_cuda",
+    }

@@ -26,26 +26,33 @@ from smoke.schema_gen import find_flatc, flatc_options, generate_schemas
 
 TOOLS = find_toolset()
 FLATC = find_flatc()
-needs_flatc = pytest.mark.skipif(FLATC is None, reason="no flatc: the executorch wheel is not installed here "
-                                                       "(smoke/device/fetch_wheels.sh downloads it; set SMOKE_FLATC to "
-                                                       "its executorch/data/bin/flatc)")
-needs_cxx = pytest.mark.skipif(TOOLS.cxx is None or TOOLS.cuda_include is None,
-                               reason="needs g++ and the CUDA toolkit's headers")
+needs_flatc = pytest.mark.skipif(
+    FLATC is None,
+    reason="no flatc: the executorch wheel is not installed here "
+    "(smoke/device/fetch_wheels.sh downloads it; set SMOKE_FLATC to "
+    "its executorch/data/bin/flatc)",
+)
+needs_cxx = pytest.mark.skipif(
+    TOOLS.cxx is None or TOOLS.cuda_include is None, reason="needs g++ and the CUDA toolkit's headers"
+)
 
 
 @pytest.fixture(scope="module")
 def real_tree(executorch_mirror, tmp_path_factory) -> Path:
     if not (FLATBUFFERS_MIRROR / "HEAD").exists():
-        pytest.skip(f"no google/flatbuffers mirror at {FLATBUFFERS_MIRROR} (set SMOKE_FLATBUFFERS_MIRROR): the "
-                    "generated headers include the submodule's flatbuffers/flatbuffers.h")
+        pytest.skip(
+            f"no google/flatbuffers mirror at {FLATBUFFERS_MIRROR} (set SMOKE_FLATBUFFERS_MIRROR): the "
+            "generated headers include the submodule's flatbuffers/flatbuffers.h"
+        )
     return extract(executorch_mirror, "refs/heads/main", tmp_path_factory.mktemp("main"))
 
 
 def test_flatc_options_are_read_from_the_trees_own_custom_command(tmp_path):
     (tmp_path / "schema").mkdir()
     (tmp_path / "schema/CMakeLists.txt").write_text(
-        'add_custom_command(\n  OUTPUT ${_outputs}\n  COMMAND flatc --cpp --cpp-std c++11 --gen-mutable\n'
-        '          --scoped-enums -o\n          "${_out}" ${_schema_srcs}\n)\n')
+        "add_custom_command(\n  OUTPUT ${_outputs}\n  COMMAND flatc --cpp --cpp-std c++11 --gen-mutable\n"
+        '          --scoped-enums -o\n          "${_out}" ${_schema_srcs}\n)\n'
+    )
     assert flatc_options(tmp_path, "schema") == ["--cpp", "--cpp-std", "c++11", "--gen-mutable", "--scoped-enums"]
     assert flatc_options(tmp_path, "extension/flat_tensor/serialize") is None
 
@@ -67,10 +74,15 @@ def test_the_plan_adds_a_runtime_host_with_the_loader_and_the_ptd_reader(real_tr
     linked = [item.value for item in host.link_items if item.kind.startswith("target")]
     assert {"aoti_cuda_backend", "extension_data_loader", "extension_flat_tensor", "executorch_core"} <= set(linked)
     # The backend archive is taken whole through its own usage requirements, as by a static runner.
-    assert any("--whole-archive" in item.value and "aoti_cuda_backend" in item.value for item in host.link_items
-               if item.kind == "option")
-    assert [step.source for step in host.compile_steps] == ["@smoke/runtime_host.cpp",
-                                                            "kernels/portable/cpu/op__device_copy.cpp"]
+    assert any(
+        "--whole-archive" in item.value and "aoti_cuda_backend" in item.value
+        for item in host.link_items
+        if item.kind == "option"
+    )
+    assert [step.source for step in host.compile_steps] == [
+        "@smoke/runtime_host.cpp",
+        "kernels/portable/cpu/op__device_copy.cpp",
+    ]
     generated = {gap.name.rsplit("/", 1)[-1] for gap in plan.generated}
     assert {"program_generated.h", "flat_tensor_generated.h"} <= generated
 
@@ -83,14 +95,19 @@ def test_the_wheels_flatc_generates_the_headers_and_the_loader_and_host_compile(
     schema = generate_schemas(real_tree, layout.binary_root, FLATC)
     assert schema.status == "passed", schema.reason
     assert (layout.binary_root / "schema/include/executorch/schema/program_generated.h").is_file()
-    assert (layout.binary_root / "extension/flat_tensor/include/executorch/extension/flat_tensor/serialize/"
-                                 "flat_tensor_generated.h").is_file()
+    assert (
+        layout.binary_root / "extension/flat_tensor/include/executorch/extension/flat_tensor/serialize/"
+        "flat_tensor_generated.h"
+    ).is_file()
     plan = plan_build(model_of_directory(real_tree))
     steps = {step.source: step for target in plan.targets for step in target.compile_steps}
     steps.update({step.source: step for step in plan.runtime_host.compile_steps})
     # The loader, the .ptd reader and the host: each includes a generated header or the loader's API.
-    for source in ("runtime/executor/program.cpp", "extension/flat_tensor/flat_tensor_data_map.cpp",
-                   "@smoke/runtime_host.cpp"):
+    for source in (
+        "runtime/executor/program.cpp",
+        "extension/flat_tensor/flat_tensor_data_map.cpp",
+        "@smoke/runtime_host.cpp",
+    ):
         command = compile_command(steps[source], layout, replace(TOOLS, ccache=None))
         result = subprocess.run(command, capture_output=True, text=True, cwd=layout.build_dir, timeout=600)
         assert result.returncode == 0, f"{source}: {result.stderr[-2000:]}"
@@ -101,12 +118,16 @@ def test_the_wrapper_is_cut_out_of_the_programs_data_by_its_own_header(tmp_path)
     if cc is None:
         pytest.skip("needs a C compiler")
     source = tmp_path / "wrapper.c"
-    source.write_text("extern int aoti_torch_dtype_float32(void);\nint f(void) { return aoti_torch_dtype_float32(); }\n")
+    source.write_text(
+        "extern int aoti_torch_dtype_float32(void);\nint f(void) { return aoti_torch_dtype_float32(); }\n"
+    )
     library = tmp_path / "wrapper.so"
     subprocess.run([cc, "-shared", "-fPIC", str(source), "-o", str(library)], check=True)
     data = tmp_path / "aoti_cuda_blob.ptd"
     # A stray ELF magic before it (not a 64-bit little-endian header) and other data after it.
-    data.write_bytes(b"FH01" + b"\x00" * 60 + b"\x7fELF\x01\x01" + b"\x00" * 100 + library.read_bytes() + b"\xaa" * 4096)
+    data.write_bytes(
+        b"FH01" + b"\x00" * 60 + b"\x7fELF\x01\x01" + b"\x00" * 100 + library.read_bytes() + b"\xaa" * 4096
+    )
     cut = extract_wrapper([str(data)], tmp_path / "cut.so")
     assert cut is not None and cut.read_bytes() == library.read_bytes()
     assert extract_wrapper([str(source)], tmp_path / "none.so") is None
@@ -115,10 +136,16 @@ def test_the_wrapper_is_cut_out_of_the_programs_data_by_its_own_header(tmp_path)
 def _summary(program_status: str, wrong: int = 0) -> dict:
     kernels = {"aoti_torch_cuda_sort_stable": "backends/cuda/runtime/shims/sort.cu"}
     reason = "CudaBackend::execute ran the program but 16384 of 16384 values differ from eager" if wrong else "ok"
-    return {"errors": [], "exported": ["aoti_torch_cuda_sort_stable"], "duplicated": [], "link_problems": [],
-            "statuses": {"compile": "passed", "program-run": program_status},
-            "reasons": {"compile": "ok", "program-run": reason},
-            "program_kernels": kernels, "program_wrong_values": wrong}
+    return {
+        "errors": [],
+        "exported": ["aoti_torch_cuda_sort_stable"],
+        "duplicated": [],
+        "link_problems": [],
+        "statuses": {"compile": "passed", "program-run": program_status},
+        "reasons": {"compile": "ok", "program-run": reason},
+        "program_kernels": kernels,
+        "program_wrong_values": wrong,
+    }
 
 
 def test_a_wrong_result_is_placed_at_the_changed_line_of_the_kernel_the_program_calls(executorch_mirror, tmp_path):
@@ -128,7 +155,8 @@ def test_a_wrong_result_is_placed_at_the_changed_line_of_the_kernel_the_program_
     diff = tree_diff(base, head)
     new = compare(_summary("passed"), _summary("failed", wrong=16384), diff, head)
     assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
-        ("wrong-result", regression.path, regression.line, True)], new
+        ("wrong-result", regression.path, regression.line, True)
+    ], new
     assert "aoti_torch_cuda_sort_stable" in new[0].message
     # Outside the diff, the kernel's definition is named instead, and not blamed on the pull request.
     outside = compare(_summary("passed"), _summary("failed", wrong=3), "", head)
@@ -136,8 +164,10 @@ def test_a_wrong_result_is_placed_at_the_changed_line_of_the_kernel_the_program_
     assert outside[0].path == "backends/cuda/runtime/shims/sort.cu" and outside[0].line > regression.line
 
 
-slow = pytest.mark.skipif(os.environ.get("PR_CHECK_SLOW") != "1", reason="set PR_CHECK_SLOW=1: builds the real "
-                                                                           "tree's C++ (minutes on 2 cores)")
+slow = pytest.mark.skipif(
+    os.environ.get("PR_CHECK_SLOW") != "1",
+    reason="set PR_CHECK_SLOW=1: builds the real tree's C++ (minutes on 2 cores)",
+)
 
 
 @slow
@@ -148,8 +178,13 @@ def test_the_runtime_host_links_the_trees_loader_and_backend(real_tree, tmp_path
 
     plan = plan_build(model_of_directory(real_tree))
     # The .cu shims only add symbols to the shim library; the C++ is what the loader and host need.
-    plan = replace(plan, targets=tuple(replace(target, compile_steps=tuple(
-        step for step in target.compile_steps if step.language != "CUDA")) for target in plan.targets))
+    plan = replace(
+        plan,
+        targets=tuple(
+            replace(target, compile_steps=tuple(step for step in target.compile_steps if step.language != "CUDA"))
+            for target in plan.targets
+        ),
+    )
     run = run_backend(plan, real_tree, tmp_path / "build", TOOLS)
     assert run.schema.status == "passed" and run.compile.status == "passed", (run.schema.reason, run.compile.reason)
     assert run.runtime_host.status == "passed", run.runtime_host.reason

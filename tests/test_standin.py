@@ -50,24 +50,33 @@ def gh(repo_shas: tuple[str, str, str]):
     path, base, head = repo_shas
     with GitHubStandIn(APP_ID, app_key_pair().public_pem) as standin:
         standin.add_repo(OWNER, NAME, bare_git_path=path, permissions={"alice": "write", "mo": "maintain"})
-        standin.add_pull(OWNER, NAME, NUMBER, head, base, "feature", "main", "alice", "CONTRIBUTOR",
-                         binary_paths=("img.bin",))
+        standin.add_pull(
+            OWNER, NAME, NUMBER, head, base, "feature", "main", "alice", "CONTRIBUTOR", binary_paths=("img.bin",)
+        )
         yield standin
 
 
 def client(gh: GitHubStandIn, per_page: int = 100) -> Github:
     auth = Auth.AppAuth(APP_ID, app_key_pair().private_pem.decode())
     return Github(
-        auth=auth.get_installation_auth(1), base_url=gh.base_url, retry=None, seconds_between_requests=None,
-        seconds_between_writes=None, per_page=per_page, timeout=5,
+        auth=auth.get_installation_auth(1),
+        base_url=gh.base_url,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+        per_page=per_page,
+        timeout=5,
     )
 
 
 def integration(gh: GitHubStandIn) -> GithubIntegration:
     # GithubIntegration throttles too (0.25 s between requests) unless told not to.
     return GithubIntegration(
-        auth=Auth.AppAuth(APP_ID, app_key_pair().private_pem.decode()), base_url=gh.base_url, retry=None,
-        seconds_between_requests=None, seconds_between_writes=None,
+        auth=Auth.AppAuth(APP_ID, app_key_pair().private_pem.decode()),
+        base_url=gh.base_url,
+        retry=None,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
     )
 
 
@@ -154,15 +163,22 @@ def test_pull_and_files_paginate_with_link_headers(gh: GitHubStandIn, repo_shas:
     assert pr.url == f"{gh.base_url}/repos/{OWNER}/{NAME}/pulls/{NUMBER}"
     files = {f.filename: f for f in pr.get_files()}
     assert {name: f.status for name, f in files.items()} == {
-        "BUCK": "modified", "CMakeLists.txt": "modified", "img.bin": "modified",
-        "src/gone.h": "removed", "src/new.cu": "added",
+        "BUCK": "modified",
+        "CMakeLists.txt": "modified",
+        "img.bin": "modified",
+        "src/gone.h": "removed",
+        "src/new.cu": "added",
     }
     assert files["img.bin"].patch is None
     assert files["BUCK"].patch.startswith("@@ -2,7 +2,8 @@")
     assert (files["BUCK"].additions, files["BUCK"].deletions) == (2, 1)
     assert len(files["src/new.cu"].sha) == 40
     opened = gh.pull_request_payload(OWNER, NAME, NUMBER)
-    assert (opened["action"], opened["pull_request"]["head"]["sha"], opened["installation"]["id"]) == ("opened", head, 1)
+    assert (opened["action"], opened["pull_request"]["head"]["sha"], opened["installation"]["id"]) == (
+        "opened",
+        head,
+        1,
+    )
     pages = [r for r in gh.request_log if r["path"].endswith("/files")]
     assert [r["query"].get("page") for r in pages] == [None, "2", "3"]
 
@@ -229,7 +245,9 @@ def test_review_with_valid_comments_is_stored(gh: GitHubStandIn, repo_shas: tupl
     assert (review.state, review.commit_id, review.user.login) == ("COMMENTED", head, gh.bot_login)
     stored = gh.review_comments(OWNER, NAME, NUMBER)
     assert [(c["path"], c["side"], c["start_line"], c["line"]) for c in stored] == [
-        ("BUCK", "RIGHT", None, 6), ("BUCK", "LEFT", None, 5), ("BUCK", "RIGHT", 3, 6),
+        ("BUCK", "RIGHT", None, 6),
+        ("BUCK", "LEFT", None, 5),
+        ("BUCK", "RIGHT", 3, 6),
         ("CMakeLists.txt", "RIGHT", None, 26),
     ]
     assert stored[0]["diff_hunk"].splitlines()[-1] == "+buck line 5b"
@@ -342,7 +360,8 @@ def test_check_run_annotations_accumulate_and_limits(gh: GitHubStandIn, repo_sha
     with pytest.raises(GithubException) as refused:
         run.edit(output={"title": "t", "summary": "s", "annotations": annotations(51)})
     assert (refused.value.status, refused.value.data["message"]) == (
-        422, "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied.",
+        422,
+        "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied.",
     )
     with pytest.raises(GithubException) as too_long:
         run.edit(output={"title": "t", "summary": "s" * 65536})
@@ -378,7 +397,9 @@ def test_workflow_dispatch_with_run_details_and_completion(gh: GitHubStandIn, re
 
     payload = gh.complete_run(OWNER, NAME, run.id, "success")
     assert (payload["action"], payload["workflow_run"]["conclusion"], payload["workflow_run"]["pull_requests"]) == (
-        "completed", "success", [],
+        "completed",
+        "success",
+        [],
     )
     assert repo.get_workflow_run(run.id).conclusion == "success"
     with pytest.raises(GithubException) as refused:

@@ -58,8 +58,13 @@ def test_a_package_result_gone_from_the_store_means_evaluating_again_not_a_parti
     tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
     _evaluate(tmp_path, tree)
     results = [path for path in _paths(tmp_path) if isinstance(_stored(path), PackageResult)]
-    packs = [path for path in _paths(tmp_path) if isinstance(_stored(path), tuple) and _stored(path)
-             and all(isinstance(r, PackageResult) for r in _stored(path))]
+    packs = [
+        path
+        for path in _paths(tmp_path)
+        if isinstance(_stored(path), tuple)
+        and _stored(path)
+        and all(isinstance(r, PackageResult) for r in _stored(path))
+    ]
     assert len(results) == 2 and len(packs) == 1
     for path in results + packs:  # evicted: the manifest and the indexes now name results that are gone
         os.unlink(path)
@@ -71,8 +76,13 @@ def test_a_package_result_gone_from_the_store_means_evaluating_again_not_a_parti
 def test_a_cell_whose_pack_was_evicted_is_composed_from_its_package_results_and_packed_again(tmp_path):
     tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
     evaluated = _evaluate(tmp_path, tree)
-    packs = [path for path in _paths(tmp_path) if isinstance(_stored(path), tuple) and _stored(path)
-             and all(isinstance(r, PackageResult) for r in _stored(path))]
+    packs = [
+        path
+        for path in _paths(tmp_path)
+        if isinstance(_stored(path), tuple)
+        and _stored(path)
+        and all(isinstance(r, PackageResult) for r in _stored(path))
+    ]
     assert len(packs) == 1
     os.unlink(packs[0])
     composed = _evaluate(tmp_path, tree)

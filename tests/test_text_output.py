@@ -52,7 +52,9 @@ def test_quiet_is_one_line_per_finding():
 def test_verbose_lists_suppressions_smoke_and_checks():
     suppressed = replace(GUARD, suppressed="Jetson only")
     text = render_text(report([MINOR], suppressed=[suppressed]), TextOptions(verbosity=VERBOSE))
-    assert text == """\
+    assert (
+        text
+        == """\
 pr-check review 111111111111..222222222222: 1 file changed
 
 MINOR    link-whole-without-python-dlopen  extension/pybindings/targets.bzl:7
@@ -66,12 +68,15 @@ GPU smoke job: not required
 Checks run: cuda-guard-missing
 Time: 0.5 s
 """
+    )
 
 
 def test_scan_statistics_golden():
     scan = report([GUARD, MINOR, CRASH], base="", files=0)
     text = render_text(scan, TextOptions(statistics=True, notes=("revision: refs/heads/main",)))
-    assert text == """\
+    assert (
+        text
+        == """\
 pr-check scan 222222222222: the whole tree, 3 findings
 revision: refs/heads/main
 
@@ -92,6 +97,7 @@ Findings by directory:
 
 Summary: 1 blocker, 1 major, 1 minor
 """
+    )
 
 
 def test_smoke_reasons_are_capped_unless_verbose():
@@ -107,8 +113,14 @@ def test_color_only_when_asked():
 
 
 def _piped(*args: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "pr_check.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                            env={"PATH": "/usr/bin:/bin", "COLUMNS": "40", "TERM": "xterm-256color"}, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "pr_check.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "40", "TERM": "xterm-256color"},
+        timeout=300,
+    )
     assert result.returncode in (0, 1), result.stderr
     return result.stdout
 

@@ -48,8 +48,17 @@ def test_commands_parse(line, parsed):
     assert parse_command(line) == parsed
 
 
-@pytest.mark.parametrize("line", ["/pr-check smok", "/pr-check explain", "/pr-check smoke now", '/pr-check "x',
-                                  "/pr-check --help", "/pr-check fix now"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "/pr-check smok",
+        "/pr-check explain",
+        "/pr-check smoke now",
+        '/pr-check "x',
+        "/pr-check --help",
+        "/pr-check fix now",
+    ],
+)
 def test_bad_arguments_give_usage(line):
     result = parse_command(line)
     assert isinstance(result, CommandError)
@@ -113,7 +122,11 @@ def test_deliveries_become_jobs():
     opened = job_from_delivery("pull_request", _example("pull_request.opened.json"))
     assert isinstance(opened, PullRequestPushed)
     assert (opened.repo.full_name, opened.number, opened.head_sha[:7], opened.repo.installation_id) == (
-        "Codertocat/Hello-World", 2, "ec26c3e", 1)
+        "Codertocat/Hello-World",
+        2,
+        "ec26c3e",
+        1,
+    )
     assert job_from_json(job_to_json(opened)) == opened
     assert isinstance(job_from_delivery("pull_request", _example("pull_request.synchronize.json")), PullRequestPushed)
     run = job_from_delivery("workflow_run", _example("workflow_run.completed.json"))

@@ -19,8 +19,13 @@ OPENED = {
     "number": 9,
     "repository": {"name": "executorch", "owner": {"login": "pytorch"}},
     "installation": {"id": 1},
-    "pull_request": {"number": 9, "draft": False, "updated_at": "2026-08-01T10:00:00Z",
-                     "head": {"sha": "a" * 40, "ref": "f"}, "base": {"sha": "b" * 40, "ref": "main"}},
+    "pull_request": {
+        "number": 9,
+        "draft": False,
+        "updated_at": "2026-08-01T10:00:00Z",
+        "head": {"sha": "a" * 40, "ref": "f"},
+        "base": {"sha": "b" * 40, "ref": "main"},
+    },
 }
 
 
@@ -51,8 +56,11 @@ def test_signature_check_matches_githubs_documented_vector():
 def test_a_bad_or_missing_signature_is_refused_and_nothing_is_queued(app):
     assert app.deliver("pull_request", OPENED, secret=b"not the secret").status_code == 401
     body = json.dumps(OPENED).encode()
-    missing = app.client.post(f"{app.url}/webhook", content=body,
-                              headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4())})
+    missing = app.client.post(
+        f"{app.url}/webhook",
+        content=body,
+        headers={"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": str(uuid.uuid4())},
+    )
     assert missing.status_code == 401
     assert _queued(app) == 0 and app.queue.store.keys("active") == []
 
@@ -63,9 +71,11 @@ def test_malformed_json_and_missing_headers_are_400(app):
     body = json.dumps(OPENED).encode()
     from tests.standin import sign_webhook
 
-    no_event = app.client.post(f"{app.url}/webhook", content=body,
-                               headers={"X-Hub-Signature-256": sign_webhook(SECRET, body),
-                                        "X-GitHub-Delivery": str(uuid.uuid4())})
+    no_event = app.client.post(
+        f"{app.url}/webhook",
+        content=body,
+        headers={"X-Hub-Signature-256": sign_webhook(SECRET, body), "X-GitHub-Delivery": str(uuid.uuid4())},
+    )
     assert no_event.status_code == 400
     assert _queued(app) == 0
 
@@ -84,20 +94,31 @@ def test_the_same_delivery_twice_is_one_job_even_across_a_restart(app):
 
 
 def test_events_that_need_no_work_are_acknowledged_and_dropped(app):
-    on_an_issue = {"action": "created", "issue": {"number": 1}, "comment": {"id": 5, "body": "/pr-check"},
-                   "repository": OPENED["repository"], "sender": {"login": "alice", "type": "User"}}
-    for event, payload in (("ping", {"zen": "Keep it logically awesome.", "hook_id": 1}),
-                           ("issue_comment", on_an_issue),
-                           ("installation", {"action": "created", "installation": {"id": 1}}),
-                           ("pull_request", {**OPENED, "action": "closed"})):
+    on_an_issue = {
+        "action": "created",
+        "issue": {"number": 1},
+        "comment": {"id": 5, "body": "/pr-check"},
+        "repository": OPENED["repository"],
+        "sender": {"login": "alice", "type": "User"},
+    }
+    for event, payload in (
+        ("ping", {"zen": "Keep it logically awesome.", "hook_id": 1}),
+        ("issue_comment", on_an_issue),
+        ("installation", {"action": "created", "installation": {"id": 1}}),
+        ("pull_request", {**OPENED, "action": "closed"}),
+    ):
         response = app.deliver(event, payload)
         assert (response.status_code, response.json()["outcome"]) == (202, "ignored"), event
     assert _queued(app) == 0
 
 
 def test_health_and_metrics(app):
-    assert app.client.get(f"{app.url}/healthz").json() == {"status": "ok", "workers_alive": 0, "jobs_active": 0,
-                                                           "oldest_job_age_s": 0.0}
+    assert app.client.get(f"{app.url}/healthz").json() == {
+        "status": "ok",
+        "workers_alive": 0,
+        "jobs_active": 0,
+        "oldest_job_age_s": 0.0,
+    }
     app.deliver("pull_request", OPENED)
     app.deliver("pull_request", OPENED, secret=b"wrong")
     text = app.client.get(f"{app.url}/metrics").text
@@ -120,8 +141,12 @@ def test_health_and_metrics(app):
 def test_settings_are_validated_with_named_errors(tmp_path):
     key = tmp_path / "app.pem"
     key.write_bytes(app_key_pair().private_pem)
-    base = {"PR_CHECK_WEBHOOK_SECRET": "s", "PR_CHECK_APP_ID": "1", "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-            "PR_CHECK_DATA_DIR": str(tmp_path)}
+    base = {
+        "PR_CHECK_WEBHOOK_SECRET": "s",
+        "PR_CHECK_APP_ID": "1",
+        "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+        "PR_CHECK_DATA_DIR": str(tmp_path),
+    }
     settings = load_settings(base)
     assert settings.github_api_url == "https://api.github.com"
     assert settings.queue_url == f"sqlite:///{tmp_path / 'queue.sqlite3'}"
@@ -139,8 +164,12 @@ def test_settings_are_validated_with_named_errors(tmp_path):
 def test_fix_pushing_is_off_unless_turned_on(tmp_path):
     key = tmp_path / "app.pem"
     key.write_bytes(app_key_pair().private_pem)
-    base = {"PR_CHECK_WEBHOOK_SECRET": "s", "PR_CHECK_APP_ID": "1", "PR_CHECK_PRIVATE_KEY_FILE": str(key),
-            "PR_CHECK_DATA_DIR": str(tmp_path)}
+    base = {
+        "PR_CHECK_WEBHOOK_SECRET": "s",
+        "PR_CHECK_APP_ID": "1",
+        "PR_CHECK_PRIVATE_KEY_FILE": str(key),
+        "PR_CHECK_DATA_DIR": str(tmp_path),
+    }
     assert load_settings(base).fix_push is False
     assert load_settings({**base, "PR_CHECK_FIX_PUSH": "1"}).fix_push is True
     assert load_settings({**base, "PR_CHECK_FIX_PUSH": "off"}).fix_push is False

@@ -53,8 +53,14 @@ async def _read_capped(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | None = None, *,
-               max_body_bytes: int = MAX_BODY_BYTES, stalled_after_s: float = STALLED_AFTER_S) -> FastAPI:
+def create_app(
+    webhook_secret: bytes,
+    queue: JobQueue,
+    metrics: WebMetrics | None = None,
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    stalled_after_s: float = STALLED_AFTER_S,
+) -> FastAPI:
     """The FastAPI application over a queue."""
     metrics = metrics or new_web_metrics(queue.store)
     app = FastAPI(title="pr-check", docs_url=None, redoc_url=None, openapi_url=None)
@@ -105,8 +111,9 @@ def create_app(webhook_secret: bytes, queue: JobQueue, metrics: WebMetrics | Non
             state = await run_in_threadpool(_health, queue)
         except _Unhealthy as unhealthy:
             store_state.seen(unhealthy.store, unhealthy.reason)
-            return JSONResponse({"status": "unavailable", "store": unhealthy.store, "reason": unhealthy.reason},
-                                status_code=503)
+            return JSONResponse(
+                {"status": "unavailable", "store": unhealthy.store, "reason": unhealthy.reason}, status_code=503
+            )
         except Exception:
             log.exception("state store is unreachable")
             return JSONResponse({"status": "unavailable"}, status_code=503)
@@ -167,5 +174,9 @@ def _health(queue: JobQueue) -> dict:
     except StoreUnavailable as error:
         raise _Unhealthy("unwritable", str(error)) from None
     active, oldest = queue.oldest_active_age()
-    return {"workers_alive": len(queue.store.keys(WORKERS_NAMESPACE)), "jobs_active": active,
-            "oldest_job_age_s": round(oldest, 1), "oldest": oldest}
+    return {
+        "workers_alive": len(queue.store.keys(WORKERS_NAMESPACE)),
+        "jobs_active": active,
+        "oldest_job_age_s": round(oldest, 1),
+        "oldest": oldest,
+    }

@@ -21,10 +21,19 @@ def serve(argv: list[str]) -> int:
     parser.add_argument("--host", default=os.environ.get("PR_CHECK_HOST", "0.0.0.0"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8080")))
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--worker", dest="embedded_worker", action="store_true", default=None,
-                       help="also run a worker process (the default with a SQLite queue)")
-    group.add_argument("--no-worker", dest="embedded_worker", action="store_false",
-                       help="only receive webhooks (run `pr-check worker` elsewhere)")
+    group.add_argument(
+        "--worker",
+        dest="embedded_worker",
+        action="store_true",
+        default=None,
+        help="also run a worker process (the default with a SQLite queue)",
+    )
+    group.add_argument(
+        "--no-worker",
+        dest="embedded_worker",
+        action="store_false",
+        help="only receive webhooks (run `pr-check worker` elsewhere)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
@@ -39,8 +48,9 @@ def serve(argv: list[str]) -> int:
     from webhooks.queue import open_queue
 
     try:
-        queue = open_queue(settings.queue_url, lease_s=settings.job_lease_s,
-                           allow_volatile_redis=settings.allow_volatile_redis)
+        queue = open_queue(
+            settings.queue_url, lease_s=settings.job_lease_s, allow_volatile_redis=settings.allow_volatile_redis
+        )
     except PrCheckError as error:
         print(f"pr-check serve: {error}", file=sys.stderr)
         return error.exit_code

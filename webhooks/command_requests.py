@@ -21,12 +21,12 @@ from webhooks.commands import (
 )
 from webhooks.fix_push import push_fixes
 from webhooks.jobs import CommandCommented
+from webhooks.namespaces import Namespace
 from webhooks.queue import Attempt
 from webhooks.review_job import review_pull
 from webhooks.services import Services
 from webhooks.smoke_approval import NotApproved, approved_head
 from webhooks.smoke_runs import dispatch_smoke, recorded_reasons
-from webhooks.namespaces import Namespace
 
 REPLY_TTL_S = 30 * 24 * 3600.0
 
@@ -82,9 +82,15 @@ def _smoke(services: Services, client, job: CommandCommented, installation: int,
     reasons = recorded_reasons(services, job.repo, job.number, approved.head_sha)
     outcome = dispatch_smoke(services, client, job.repo, installation, approved, reasons, requested_by=job.commenter)
     if approved.head_sha != pull.head_sha:
-        _reply_once(services, client, job, (
-            f"@{job.commenter}, the GPU smoke job runs on `{approved.head_sha[:12]}`, the head you approved. "
-            f"The pull request has moved on to `{pull.head_sha[:12]}` since; that commit needs an approval of its own."))
+        _reply_once(
+            services,
+            client,
+            job,
+            (
+                f"@{job.commenter}, the GPU smoke job runs on `{approved.head_sha[:12]}`, the head you approved. "
+                f"The pull request has moved on to `{pull.head_sha[:12]}` since; that commit needs an approval of its own."
+            ),
+        )
     return "smoke-" + outcome
 
 

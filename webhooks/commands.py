@@ -1,10 +1,10 @@
 """`/pr-check` comments: parsing, who may run what, and the replies. Pure.
 
-    /pr-check              review the pull request again at its head
-    /pr-check smoke [SHA]  run the GPU smoke job on the head of the comment's time, or on SHA (write permission)
-    /pr-check fix          push one commit with the review's fixes to the pull request's branch (write permission)
-    /pr-check explain ID   what a rule checks and why
-    /pr-check help         this text
+/pr-check              review the pull request again at its head
+/pr-check smoke [SHA]  run the GPU smoke job on the head of the comment's time, or on SHA (write permission)
+/pr-check fix          push one commit with the review's fixes to the pull request's branch (write permission)
+/pr-check explain ID   what a rule checks and why
+/pr-check help         this text
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 COMMAND_PREFIX = "/pr-check"
 
@@ -55,8 +55,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
-    parser = _Parser(prog=COMMAND_PREFIX, add_help=False, exit_on_error=False,
-                     usage=f"{COMMAND_PREFIX} [smoke [SHA] | fix | explain RULE | help]")
+    parser = _Parser(
+        prog=COMMAND_PREFIX,
+        add_help=False,
+        exit_on_error=False,
+        usage=f"{COMMAND_PREFIX} [smoke [SHA] | fix | explain RULE | help]",
+    )
     actions = parser.add_subparsers(dest="action", parser_class=_Parser, metavar="{smoke,fix,explain,help}")
     smoke = actions.add_parser("smoke", add_help=False, help="run the GPU smoke job (needs write permission)")
     smoke.add_argument("sha", nargs="?", type=_sha, help="the head commit approved (default: the head when commenting)")
@@ -145,11 +149,15 @@ def refusal_text(command: Command, commenter: str, pr_author: str = "") -> str:
     if command.action == "smoke":
         need = "The GPU smoke job runs this pull request's code on our GPU machines, so it needs write access to the repository."
     elif command.action == "fix" and commenter.lower() == pr_author.lower():
-        return (f"Thanks, @{commenter}. `/pr-check fix` pushes to this branch as the App, so it needs write access "
-                "to the repository. You can apply the same fixes yourself: accept the suggestions in the review, "
-                "or run `pr-check fix` in your checkout and push the result.")
+        return (
+            f"Thanks, @{commenter}. `/pr-check fix` pushes to this branch as the App, so it needs write access "
+            "to the repository. You can apply the same fixes yourself: accept the suggestions in the review, "
+            "or run `pr-check fix` in your checkout and push the result."
+        )
     elif command.action == "fix":
-        need = "`/pr-check fix` pushes a commit to this pull request's branch, so it needs write access to the repository."
+        need = (
+            "`/pr-check fix` pushes a commit to this pull request's branch, so it needs write access to the repository."
+        )
     else:
         need = "A re-review can be asked for by the pull request's author or by anyone with write access."
     return f"Thanks, @{commenter}. {need} A maintainer can run it for you."

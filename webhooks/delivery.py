@@ -14,18 +14,30 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Union
+from typing import Union
 
 from webhooks.jobs import Ignored, Job, job_from_delivery
 
 MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub does not send payloads over 25 MB
 _DELIVERY_ID = re.compile(r"^[A-Za-z0-9-]{1,100}$")
 # The events a metric may be labelled with; any other (signed) name counts as "other".
-KNOWN_EVENTS = frozenset({
-    "check_run", "check_suite", "installation", "installation_repositories", "issue_comment", "ping",
-    "pull_request", "pull_request_review", "pull_request_review_comment", "push", "workflow_run",
-})
+KNOWN_EVENTS = frozenset(
+    {
+        "check_run",
+        "check_suite",
+        "installation",
+        "installation_repositories",
+        "issue_comment",
+        "ping",
+        "pull_request",
+        "pull_request_review",
+        "pull_request_review_comment",
+        "push",
+        "workflow_run",
+    }
+)
 UNVERIFIED = "unverified"  # the event label of a delivery whose signature was not (yet) checked
 
 HeaderItems = Union[Mapping[str, str], Iterable[tuple[str, str]]]
@@ -77,8 +89,9 @@ def declared_too_large(headers: HeaderItems, max_body_bytes: int = MAX_BODY_BYTE
     return TOO_LARGE if length.isdigit() and int(length) > max_body_bytes else None
 
 
-def accept_delivery(secret: bytes, headers: HeaderItems, body: bytes, *,
-                    max_body_bytes: int = MAX_BODY_BYTES) -> Delivery | Rejection:
+def accept_delivery(
+    secret: bytes, headers: HeaderItems, body: bytes, *, max_body_bytes: int = MAX_BODY_BYTES
+) -> Delivery | Rejection:
     """Verify a delivery and read the work it asks for; any input gives a value, never an exception.
 
     `headers` as the server received them (names in any case; the first of a repeated name counts).
@@ -102,8 +115,13 @@ def accept_delivery(secret: bytes, headers: HeaderItems, body: bytes, *,
     try:
         work = job_from_delivery(event, payload)
     except Exception as error:  # job_from_delivery takes any shape (fuzzed); this is the last guard
-        return Rejection(400, "malformed", label, "payload has an unexpected shape",
-                         f"delivery {delivery_id}: payload could not be read ({type(error).__name__})")
+        return Rejection(
+            400,
+            "malformed",
+            label,
+            "payload has an unexpected shape",
+            f"delivery {delivery_id}: payload could not be read ({type(error).__name__})",
+        )
     return Delivery(delivery_id, label, work)
 
 

@@ -7,8 +7,8 @@ the fail level, because a review that could not look must never read as a pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePosixPath
-from typing import Sequence
 
 from bot.model import Finding, Severity, fingerprint
 from webhooks.isolation import FailureKind, Phase, ReviewFailed, Step
@@ -30,8 +30,9 @@ def concerned_path(phase: Phase, changed: Sequence[str]) -> str | None:
     have made the difference, since the base revision evaluated; otherwise any changed file can.
     """
     if phase.step is Step.BUCK_PACKAGES:
-        candidates = [path for path in changed
-                      if PurePosixPath(path).name in _BUILD_FILE_NAMES or path.endswith(".bzl")]
+        candidates = [
+            path for path in changed if PurePosixPath(path).name in _BUILD_FILE_NAMES or path.endswith(".bzl")
+        ]
     else:
         candidates = list(changed)
     return candidates[0] if len(candidates) == 1 else None
@@ -40,9 +41,12 @@ def concerned_path(phase: Phase, changed: Sequence[str]) -> str | None:
 def failure_finding(failed: ReviewFailed, changed: Sequence[str]) -> Finding:
     """The finding that stands for a review that did not finish."""
     path = concerned_path(failed.phase, changed) or ""
-    blame = (f"It was reading `{path}`, the one changed file that can have caused it."
-             if path else f"The pull request changes {len(changed)} file{'s' if len(changed) != 1 else ''}; "
-                          "the failure could not be pinned on one of them.")
+    blame = (
+        f"It was reading `{path}`, the one changed file that can have caused it."
+        if path
+        else f"The pull request changes {len(changed)} file{'s' if len(changed) != 1 else ''}; "
+        "the failure could not be pinned on one of them."
+    )
     message = (
         f"pr-check could not finish reviewing this commit: {failed.detail}, while {failed.phase}. {blame} "
         "Nothing from this pull request was executed. The check stays failed until a push is reviewed "

@@ -14,12 +14,12 @@ import dataclasses
 import logging
 
 from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
-from webhooks.github_api import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
 from bot.render.printable import is_printable_path
 from bot.repo import GitRepository
+from webhooks.github_api import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
 from webhooks.isolation import ReviewDone
-from webhooks.namespaces import Namespace
 from webhooks.jobs import CommandCommented
+from webhooks.namespaces import Namespace
 from webhooks.review_job import review_head
 from webhooks.services import Services
 
@@ -29,28 +29,37 @@ PUSHED_TTL_S = 30 * 24 * 3600.0
 _TEXT_MODES = ("100644", "100755")
 _LISTED = 30  # findings named in a reply; the commit message has them all
 
-ENABLE_HINT = ("An administrator of the App can turn it on with `PR_CHECK_FIX_PUSH=1`, after granting the App "
-               "**Contents: write** (see docs/deploy.md).")
+ENABLE_HINT = (
+    "An administrator of the App can turn it on with `PR_CHECK_FIX_PUSH=1`, after granting the App "
+    "**Contents: write** (see docs/deploy.md)."
+)
 
 
-def push_fixes(services: Services, client: RepositoryClient, job: CommandCommented, installation: int,
-               pull: PullRequest, reply) -> str:
+def push_fixes(
+    services: Services, client: RepositoryClient, job: CommandCommented, installation: int, pull: PullRequest, reply
+) -> str:
     """Carry out `/pr-check fix` for someone already allowed to ask; every answer goes through `reply`."""
     who = f"@{job.commenter}"
     if not services.settings.fix_push:
-        reply(f"{who}, pushing fixes is turned off for this App, so I did not push anything. {ENABLE_HINT} "
-              "Meanwhile the suggestions and patches in the review can be applied by hand, or with `pr-check fix` "
-              "in a checkout.")
+        reply(
+            f"{who}, pushing fixes is turned off for this App, so I did not push anything. {ENABLE_HINT} "
+            "Meanwhile the suggestions and patches in the review can be applied by hand, or with `pr-check fix` "
+            "in a checkout."
+        )
         return "fix-disabled"
     if not pull.head_repo:
-        reply(f"{who}, the branch of this pull request belongs to a fork that no longer exists, so there is "
-              "nowhere to push the fixes.")
+        reply(
+            f"{who}, the branch of this pull request belongs to a fork that no longer exists, so there is "
+            "nowhere to push the fixes."
+        )
         return "fix-no-head-repo"
     if pull.head_is_fork and not pull.maintainer_can_modify:
-        reply(f"{who}, this pull request comes from the fork `{pull.head_repo}`, whose author has not allowed edits "
-              "by maintainers, so the App may not push to its branch. The author can apply the suggestions and "
-              "patches in the review, run `pr-check fix` in their checkout, or tick \"Allow edits by maintainers\" "
-              "and ask again.")
+        reply(
+            f"{who}, this pull request comes from the fork `{pull.head_repo}`, whose author has not allowed edits "
+            "by maintainers, so the App may not push to its branch. The author can apply the suggestions and "
+            'patches in the review, run `pr-check fix` in their checkout, or tick "Allow edits by maintainers" '
+            "and ask again."
+        )
         return "fix-fork-closed"
     key = f"{job.repo.full_name.lower()}:{job.comment_id}"
     pushed = services.store.get(Namespace.COMMAND_FIX, key)
@@ -65,16 +74,21 @@ def push_fixes(services: Services, client: RepositoryClient, job: CommandComment
         return "fix-review-failed"
     # The Git Data API names files in UTF-8: a file whose name is not cannot be written through it.
     findings = [f for f in outcome.report.findings if f.fix is None or is_printable_path(f.fix.path)]
-    unnamed = tuple((f, f"GitHub's API cannot name `{f.fix.path}` (its name is not UTF-8); `pr-check fix` in a "
-                        "checkout applies it") for f in outcome.report.findings if f.fix and not is_printable_path(f.fix.path))
+    unnamed = tuple(
+        (f, f"GitHub's API cannot name `{f.fix.path}` (its name is not UTF-8); `pr-check fix` in a checkout applies it")
+        for f in outcome.report.findings
+        if f.fix and not is_printable_path(f.fix.path)
+    )
     with GitRepository(mirror) as repository:
         tree = repository.tree(pull.head_sha)
         plan = plan_fix_commit(findings, lambda path: _head_text(tree, path))
         plan = dataclasses.replace(plan, left=plan.left + unnamed)
         modes = {path: tree.entry(path).mode for path, _ in plan.files}
     if not plan.files:
-        reply(f"{who}, the review of `{pull.head_sha[:12]}` has no fix that applies, so there is nothing to push."
-              + _left_text(plan))
+        reply(
+            f"{who}, the review of `{pull.head_sha[:12]}` has no fix that applies, so there is nothing to push."
+            + _left_text(plan)
+        )
         return "fix-nothing"
 
     owner, _, name = pull.head_repo.partition("/")
@@ -84,15 +98,19 @@ def push_fixes(services: Services, client: RepositoryClient, job: CommandComment
     try:
         sha = target.push_commit(pull.head_ref, pull.head_sha, updates, message)
     except BranchMoved:
-        reply(f"{who}, the branch `{pull.head_ref}` moved on while I was reviewing `{pull.head_sha[:12]}`, so I did "
-              "not push fixes computed for an older head. Comment `/pr-check fix` again to fix the new head.")
+        reply(
+            f"{who}, the branch `{pull.head_ref}` moved on while I was reviewing `{pull.head_sha[:12]}`, so I did "
+            "not push fixes computed for an older head. Comment `/pr-check fix` again to fix the new head."
+        )
         return "fix-head-moved"
     except GitHubError as error:
         if error.status not in (403, 404):
             raise
         log.warning("push of fixes to %s:%s refused: %s", pull.head_repo, pull.head_ref, error)
-        reply(f"{who}, GitHub refused the push to `{pull.head_repo}` ({error.status} {error.message}). The App "
-              f"needs **Contents: write** on that repository. {ENABLE_HINT}")
+        reply(
+            f"{who}, GitHub refused the push to `{pull.head_repo}` ({error.status} {error.message}). The App "
+            f"needs **Contents: write** on that repository. {ENABLE_HINT}"
+        )
         return "fix-refused"
     services.store.put(Namespace.COMMAND_FIX, key, sha, ttl_s=PUSHED_TTL_S)
     reply(_pushed_text(who, sha, pull, plan))
@@ -113,8 +131,10 @@ def _head_text(tree, path: str) -> str | None:
 
 def _pushed_text(who: str, sha: str, pull: PullRequest, plan: FixCommit) -> str:
     count = len(plan.fixed)
-    lines = [f"{who}, pushed `{sha}` to `{pull.head_ref}`: it fixes {count} finding{'s' if count != 1 else ''} "
-             f"of the review of `{pull.head_sha[:12]}`:"]
+    lines = [
+        f"{who}, pushed `{sha}` to `{pull.head_ref}`: it fixes {count} finding{'s' if count != 1 else ''} "
+        f"of the review of `{pull.head_sha[:12]}`:"
+    ]
     lines += [f"- **{f.rule}** at `{f.path}:{f.line}`: {f.title}" for f in plan.fixed[:_LISTED]]
     if count > _LISTED:
         lines.append(f"- ... and {count - _LISTED} more (see the commit message)")

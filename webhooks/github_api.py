@@ -14,9 +14,10 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import requests
@@ -304,10 +305,9 @@ class GitHubApp:
             cached = self._tokens.get(installation_id)
             if cached is not None and cached[1] - time.time() > TOKEN_REFRESH_MARGIN_S:
                 return cached[0], cached[2]
-        grant = self._call("create installation token",
-                           lambda: self._integration.get_access_token(installation_id))
+        grant = self._call("create installation token", lambda: self._integration.get_access_token(installation_id))
         expires = grant.expires_at
-        expires_at = expires.replace(tzinfo=expires.tzinfo or timezone.utc).timestamp() if expires else time.time() + 3600
+        expires_at = expires.replace(tzinfo=expires.tzinfo or UTC).timestamp() if expires else time.time() + 3600
         client = Github(
             auth=Auth.Token(grant.token),
             base_url=self.base_url,
@@ -330,11 +330,15 @@ class GitHubApp:
         return self._client(installation_id)[0]
 
     def installation_id(self, owner: str, name: str) -> int:
-        _, data = self._call("get repository installation", lambda: self._integration.requester.requestJsonAndCheck(
-            "GET", f"/repos/{quote(owner)}/{quote(name)}/installation"))
+        _, data = self._call(
+            "get repository installation",
+            lambda: self._integration.requester.requestJsonAndCheck(
+                "GET", f"/repos/{quote(owner)}/{quote(name)}/installation"
+            ),
+        )
         return int(data["id"])
 
-    def repository(self, installation_id: int | None, owner: str, name: str) -> "GitHubRepository":
+    def repository(self, installation_id: int | None, owner: str, name: str) -> GitHubRepository:
         if installation_id is None:
             installation_id = self.installation_id(owner, name)
         _, client = self._client(installation_id)
@@ -347,17 +351,27 @@ class GitHubApp:
         url: str | None = "/app/hook/deliveries"
         parameters: dict[str, Any] | None = {"per_page": 100}
         for _ in range(MAX_PAGES):
-            headers, data = self._call("list hook deliveries",
-                                       lambda u=url, p=parameters: requester.requestJsonAndCheck("GET", u, parameters=p))
+            headers, data = self._call(
+                "list hook deliveries",
+                lambda u=url, p=parameters: requester.requestJsonAndCheck("GET", u, parameters=p),
+            )
             recent_on_page = 0
             for item in data or ():
                 delivered = _epoch(item.get("delivered_at"))
                 if delivered < since:
                     continue
                 recent_on_page += 1
-                found.append(HookDelivery(int(item["id"]), str(item.get("guid") or ""), int(item.get("status_code") or 0),
-                                          delivered, bool(item.get("redelivery")), str(item.get("event") or ""),
-                                          item.get("action")))
+                found.append(
+                    HookDelivery(
+                        int(item["id"]),
+                        str(item.get("guid") or ""),
+                        int(item.get("status_code") or 0),
+                        delivered,
+                        bool(item.get("redelivery")),
+                        str(item.get("event") or ""),
+                        item.get("action"),
+                    )
+                )
             url = _next(headers)
             parameters = None
             if url is None or not recent_on_page:  # newest first: a page all older ends the search
@@ -366,8 +380,11 @@ class GitHubApp:
 
     def redeliver(self, delivery_id: int) -> None:
         requester = self._integration.requester
-        self._call("redeliver hook delivery", lambda: requester.requestJsonAndCheck(
-            "POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"), idempotent=False)
+        self._call(
+            "redeliver hook delivery",
+            lambda: requester.requestJsonAndCheck("POST", f"/app/hook/deliveries/{int(delivery_id)}/attempts"),
+            idempotent=False,
+        )
 
     def close(self) -> None:
         with self._lock:
@@ -379,8 +396,9 @@ class GitHubApp:
 class GitHubRepository:
     """RepositoryClient over one installation's PyGithub requester."""
 
-    def __init__(self, requester, owner: str, name: str, call: _Caller,
-                 features: dict[str, bool] | None = None) -> None:
+    def __init__(
+        self, requester, owner: str, name: str, call: _Caller, features: dict[str, bool] | None = None
+    ) -> None:
         self._requester = requester
         self._call = call
         self._features = features if features is not None else {}  # what the server turned out to lack
@@ -392,15 +410,22 @@ class GitHubRepository:
         idempotent = verb in ("GET", "PUT", "DELETE", "PATCH") if idempotent is None else idempotent
         if "input" in kwargs:  # GitHub takes UTF-8: a file name that is not is sent escaped
             kwargs["input"] = printable(kwargs["input"])
-        _, data = self._call(operation, lambda: self._requester.requestJsonAndCheck(verb, self._base + path, **kwargs),
-                             idempotent=idempotent)
+        _, data = self._call(
+            operation,
+            lambda: self._requester.requestJsonAndCheck(verb, self._base + path, **kwargs),
+            idempotent=idempotent,
+        )
         return data
 
-    def _pages(self, operation: str, path: str, parameters: Mapping[str, Any] | None = None, wrap: str | None = None) -> Iterator[dict]:
+    def _pages(
+        self, operation: str, path: str, parameters: Mapping[str, Any] | None = None, wrap: str | None = None
+    ) -> Iterator[dict]:
         url: str | None = self._base + path
         params: dict[str, Any] | None = {"per_page": 100, **(parameters or {})}
         for _ in range(MAX_PAGES):
-            headers, data = self._call(operation, lambda u=url, p=params: self._requester.requestJsonAndCheck("GET", u, parameters=p))
+            headers, data = self._call(
+                operation, lambda u=url, p=params: self._requester.requestJsonAndCheck("GET", u, parameters=p)
+            )
             yield from (data.get(wrap) or ()) if wrap else (data or ())
             url = _next(headers)
             params = None
@@ -431,8 +456,9 @@ class GitHubRepository:
     def pull_diff(self, number: int) -> str:
         """The unified diff GitHub shows; past GitHub's size limits, rebuilt from the files endpoint."""
         try:
-            data = self._request("get pull request diff", "GET", f"/pulls/{int(number)}",
-                                 headers={"Accept": DIFF_MEDIA_TYPE})
+            data = self._request(
+                "get pull request diff", "GET", f"/pulls/{int(number)}", headers={"Accept": DIFF_MEDIA_TYPE}
+            )
             return str(data.get("data", "")) if isinstance(data, dict) else str(data)
         except GitHubError as error:
             if error.status != 406:
@@ -471,8 +497,9 @@ class GitHubRepository:
                 commit_id=str(item.get("commit_id") or ""),
                 html_url=str(item.get("html_url") or ""),
             )
-            for item in self._pages("list review comments", f"/pulls/{int(number)}/comments",
-                                    {"sort": "created", "direction": "asc"})
+            for item in self._pages(
+                "list review comments", f"/pulls/{int(number)}/comments", {"sort": "created", "direction": "asc"}
+            )
         ]
 
     def reviews(self, number: int) -> list[Review]:
@@ -490,8 +517,12 @@ class GitHubRepository:
 
     def create_review(self, number: int, *, commit_id: str, event: str, body: str, comments: Sequence[dict]) -> int:
         # Not retried on 5xx: the review may exist; the caller looks for its marker before posting again.
-        data = self._request("create review", "POST", f"/pulls/{int(number)}/reviews",
-                             input={"commit_id": commit_id, "event": event, "body": body, "comments": list(comments)})
+        data = self._request(
+            "create review",
+            "POST",
+            f"/pulls/{int(number)}/reviews",
+            input={"commit_id": commit_id, "event": event, "body": body, "comments": list(comments)},
+        )
         return int(data["id"])
 
     def edit_review_comment(self, comment_id: int, body: str) -> None:
@@ -505,13 +536,21 @@ class GitHubRepository:
                 raise
 
     def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> int:
-        data = self._request("reply to review comment", "POST",
-                             f"/pulls/{int(number)}/comments/{int(comment_id)}/replies", input={"body": body})
+        data = self._request(
+            "reply to review comment",
+            "POST",
+            f"/pulls/{int(number)}/comments/{int(comment_id)}/replies",
+            input={"body": body},
+        )
         return int(data["id"])
 
     def dismiss_review(self, number: int, review_id: int, message: str) -> None:
-        self._request("dismiss review", "PUT", f"/pulls/{int(number)}/reviews/{int(review_id)}/dismissals",
-                      input={"message": message, "event": "DISMISS"})
+        self._request(
+            "dismiss review",
+            "PUT",
+            f"/pulls/{int(number)}/reviews/{int(review_id)}/dismissals",
+            input={"message": message, "event": "DISMISS"},
+        )
 
     # conversation
     def create_issue_comment(self, number: int, body: str) -> int:
@@ -520,8 +559,13 @@ class GitHubRepository:
 
     def add_reaction(self, comment_id: int, content: str) -> None:
         # Posting the same reaction twice answers 200, so this is safe to repeat.
-        self._request("add reaction", "POST", f"/issues/comments/{int(comment_id)}/reactions",
-                      input={"content": content}, idempotent=True)
+        self._request(
+            "add reaction",
+            "POST",
+            f"/issues/comments/{int(comment_id)}/reactions",
+            input={"content": content},
+            idempotent=True,
+        )
 
     def collaborator_permission(self, login: str) -> str:
         """admin | maintain | write | triage | read | none; none when GitHub will not say."""
@@ -537,8 +581,12 @@ class GitHubRepository:
     def check_runs(self, head_sha: str, name: str) -> list[CheckRun]:
         return [
             _check_run(item)
-            for item in self._pages("list check runs", f"/commits/{quote(head_sha)}/check-runs",
-                                    {"check_name": name, "filter": "all"}, wrap="check_runs")
+            for item in self._pages(
+                "list check runs",
+                f"/commits/{quote(head_sha)}/check-runs",
+                {"check_name": name, "filter": "all"},
+                wrap="check_runs",
+            )
         ]
 
     def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun:
@@ -594,18 +642,31 @@ class GitHubRepository:
         ref = f"heads/{quote(branch, safe='/')}"
         current = self._request("get branch ref", "GET", f"/git/ref/{ref}")
         if current["object"]["sha"] != parent_sha:
-            raise BranchMoved("update branch", 422, f"{branch} is at {current['object']['sha'][:12]}, not {parent_sha[:12]}")
+            raise BranchMoved(
+                "update branch", 422, f"{branch} is at {current['object']['sha'][:12]}, not {parent_sha[:12]}"
+            )
         parent = self._request("get commit object", "GET", f"/git/commits/{quote(parent_sha)}")
         entries = []
         for file in files:
-            blob = self._request("create blob", "POST", "/git/blobs", idempotent=True,
-                                 input={"content": file.text, "encoding": "utf-8"})
+            blob = self._request(
+                "create blob", "POST", "/git/blobs", idempotent=True, input={"content": file.text, "encoding": "utf-8"}
+            )
             entries.append({"path": file.path, "mode": file.mode, "type": "blob", "sha": blob["sha"]})
         # Blobs, trees and commits are content-addressed: sending one again makes the same object.
-        tree = self._request("create tree", "POST", "/git/trees", idempotent=True,
-                             input={"base_tree": parent["tree"]["sha"], "tree": entries})
-        commit = self._request("create commit", "POST", "/git/commits", idempotent=True,
-                               input={"message": message, "tree": tree["sha"], "parents": [parent_sha]})
+        tree = self._request(
+            "create tree",
+            "POST",
+            "/git/trees",
+            idempotent=True,
+            input={"base_tree": parent["tree"]["sha"], "tree": entries},
+        )
+        commit = self._request(
+            "create commit",
+            "POST",
+            "/git/commits",
+            idempotent=True,
+            input={"message": message, "tree": tree["sha"], "parents": [parent_sha]},
+        )
         try:
             self._request("update branch", "PATCH", f"/git/refs/{ref}", input={"sha": commit["sha"], "force": False})
         except GitHubError as error:
@@ -613,6 +674,7 @@ class GitHubRepository:
                 raise BranchMoved(error.operation, error.status, error.message) from None
             raise
         return str(commit["sha"])
+
 
 def _check_run(data: Mapping) -> CheckRun:
     return CheckRun(
@@ -632,7 +694,7 @@ def _check_fields(fields: Mapping[str, Any]) -> dict:
         if value is None:
             continue
         if isinstance(value, datetime):
-            value = value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            value = value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body[key] = value
     return body
 
@@ -659,4 +721,4 @@ def _epoch(text: object) -> float:
 
 def utc_now() -> datetime:
     """Now, for check-run timestamps."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

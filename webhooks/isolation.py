@@ -24,10 +24,11 @@ import resource
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 PRELOAD = ["pr_check.review", "bot.render.json", "bot.diff"]
 _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
@@ -133,8 +134,9 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
     """Run one review in a child process and wait for it, at most until the deadline."""
     context = _forkserver()
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, request, limits, work or review_in_child),
-                            name="pr-check review", daemon=True)
+    child = context.Process(
+        target=_child, args=(sender, request, limits, work or review_in_child), name="pr-check review", daemon=True
+    )
     started = time.monotonic()
     child.start()
     sender.close()  # the child holds the only writer: end of file means it is gone
@@ -144,14 +146,18 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
             remaining = limits.deadline_s - (time.monotonic() - started)
             if remaining <= 0 or not receiver.poll(remaining):
                 _stop(child)
-                return ReviewFailed(FailureKind.TIMEOUT, f"the review did not finish within {limits.deadline_s:g} s", phase)
+                return ReviewFailed(
+                    FailureKind.TIMEOUT, f"the review did not finish within {limits.deadline_s:g} s", phase
+                )
             try:
                 message = receiver.recv()
             except (EOFError, OSError):
                 return _died(child, phase, limits)
             except Exception as error:  # a result that does not unpickle is the child's fault, not ours
                 _stop(child)
-                return ReviewFailed(FailureKind.ERROR, f"the review's result could not be read: {type(error).__name__}", phase)
+                return ReviewFailed(
+                    FailureKind.ERROR, f"the review's result could not be read: {type(error).__name__}", phase
+                )
             kind = message[0]
             if kind == "phase":
                 phase = message[1]
@@ -163,8 +169,11 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
                 return ReviewRefused(message[1])
             elif kind == "memory":
                 child.join(5)
-                return ReviewFailed(FailureKind.MEMORY, f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
-                                    message[1])
+                return ReviewFailed(
+                    FailureKind.MEMORY,
+                    f"the review ran out of its {_gib(limits.memory_bytes)} memory budget",
+                    message[1],
+                )
             else:  # "error"
                 child.join(5)
                 return ReviewFailed(FailureKind.ERROR, message[1], phase)
@@ -241,9 +250,13 @@ def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple
     from pr_check.review import review_repository
 
     phase(Step.EVALUATING)
-    report = review_repository(request.repo_path, request.base_sha, request.head_sha,
-                               cache_dir=Path(request.cache_dir),
-                               progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell))
+    report = review_repository(
+        request.repo_path,
+        request.base_sha,
+        request.head_sha,
+        cache_dir=Path(request.cache_dir),
+        progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell),
+    )
     phase(Step.WRITING_REPORT)
     if request.report_path is not None:
         from bot.render.json import render_json

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Callable, Mapping, Union
+from typing import Union
 
 from bot.render.check_run import pull_number_from_external_id
 from webhooks.commands import find_command_line
@@ -84,7 +85,9 @@ class WorkflowRunChanged:
 
 
 Job = Union[PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged]
-_KINDS: dict[str, type] = {cls.__name__: cls for cls in (PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged)}
+_KINDS: dict[str, type] = {
+    cls.__name__: cls for cls in (PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged)
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +147,15 @@ def _issue_comment(action: str | None, repo: RepoRef | None, payload: Mapping) -
         return Ignored("no /pr-check command")
     if repo is None or not _is_int(issue.get("number")) or not _is_int(comment.get("id")):
         return Ignored("issue_comment without repository, number or comment id")
-    return CommandCommented(repo, issue["number"], comment["id"], line, _login(comment.get("user")),
-                            _text(comment.get("author_association")) or "NONE",
-                            _timestamp(comment.get("created_at")))
+    return CommandCommented(
+        repo,
+        issue["number"],
+        comment["id"],
+        line,
+        _login(comment.get("user")),
+        _text(comment.get("author_association")) or "NONE",
+        _timestamp(comment.get("created_at")),
+    )
 
 
 def _check_run(action: str | None, repo: RepoRef | None, payload: Mapping) -> Job | Ignored | None:
@@ -179,11 +188,19 @@ def _workflow_run(action: str | None, repo: RepoRef | None, payload: Mapping) ->
     if repo is None or not _is_int(run.get("id")):
         return Ignored("workflow_run without repository or id")
     conclusion = run.get("conclusion")
-    return WorkflowRunChanged(repo, run["id"], _text(run.get("name")), _text(run.get("display_title")),
-                              _text(run.get("status")), conclusion if isinstance(conclusion, str) else None,
-                              _text(run.get("html_url")) or None, _text(run.get("head_sha")) or None,
-                              run["workflow_id"] if _is_int(run.get("workflow_id")) else None,
-                              _text(run.get("event")), _text(run.get("head_branch")) or None)
+    return WorkflowRunChanged(
+        repo,
+        run["id"],
+        _text(run.get("name")),
+        _text(run.get("display_title")),
+        _text(run.get("status")),
+        conclusion if isinstance(conclusion, str) else None,
+        _text(run.get("html_url")) or None,
+        _text(run.get("head_sha")) or None,
+        run["workflow_id"] if _is_int(run.get("workflow_id")) else None,
+        _text(run.get("event")),
+        _text(run.get("head_branch")) or None,
+    )
 
 
 _ROUTES: dict[str, _Route] = {

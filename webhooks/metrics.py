@@ -8,8 +8,8 @@ target shows the whole service.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
@@ -30,9 +30,11 @@ class WorkerMetrics:
         self.store = store
 
     def job_finished(self, kind: str, outcome: str, seconds: float) -> None:
-        amounts = {_SEP.join(("jobs", kind, outcome)): 1.0,
-                   _SEP.join(("job_seconds_sum", kind)): seconds,
-                   _SEP.join(("job_seconds_count", kind)): 1.0}
+        amounts = {
+            _SEP.join(("jobs", kind, outcome)): 1.0,
+            _SEP.join(("job_seconds_sum", kind)): seconds,
+            _SEP.join(("job_seconds_count", kind)): 1.0,
+        }
         for bound in JOB_SECONDS_BUCKETS:
             if seconds <= bound:
                 amounts[_SEP.join(("job_seconds_bucket", kind, repr(bound)))] = 1.0
@@ -54,8 +56,9 @@ class SharedMetricsCollector:
     def collect(self) -> Iterator:
         values = {tuple(key.split(_SEP)): float(value) for key, value in self.store.items(NAMESPACE).items()}
         jobs = CounterMetricFamily("pr_check_jobs", "Jobs finished, by kind and outcome", labels=["kind", "outcome"])
-        calls = CounterMetricFamily("pr_check_github_calls", "GitHub API calls, by operation and status",
-                                    labels=["operation", "status"])
+        calls = CounterMetricFamily(
+            "pr_check_github_calls", "GitHub API calls, by operation and status", labels=["operation", "status"]
+        )
         errors = CounterMetricFamily("pr_check_errors", "Worker errors, by where", labels=["where"])
         buckets: dict[str, dict[float, float]] = {}
         sums: dict[str, float] = {}
@@ -70,7 +73,9 @@ class SharedMetricsCollector:
                 buckets.setdefault(key[1], {})[float(key[2])] = value
             elif key[0] == "job_seconds_sum" and len(key) == 2:
                 sums[key[1]] = value
-        durations = HistogramMetricFamily("pr_check_job_duration_seconds", "Time to run a job, by kind", labels=["kind"])
+        durations = HistogramMetricFamily(
+            "pr_check_job_duration_seconds", "Time to run a job, by kind", labels=["kind"]
+        )
         for kind, total in sums.items():
             counts = buckets.get(kind, {})
             count = values.get(("job_seconds_count", kind), 0.0)
@@ -100,9 +105,19 @@ def new_web_metrics(store: StateStore | None) -> WebMetrics:
         registry.register(SharedMetricsCollector(store))
     return WebMetrics(
         registry=registry,
-        deliveries=Counter("pr_check_webhook_deliveries", "Webhook deliveries received, by event and outcome",
-                           ["event", "outcome"], registry=registry),
-        ack_seconds=Histogram("pr_check_webhook_ack_seconds", "Time to answer a webhook delivery", registry=registry,
-                              buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)),
-        web_errors=Counter("pr_check_webhook_errors", "Errors while accepting deliveries", ["where"], registry=registry),
+        deliveries=Counter(
+            "pr_check_webhook_deliveries",
+            "Webhook deliveries received, by event and outcome",
+            ["event", "outcome"],
+            registry=registry,
+        ),
+        ack_seconds=Histogram(
+            "pr_check_webhook_ack_seconds",
+            "Time to answer a webhook delivery",
+            registry=registry,
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0),
+        ),
+        web_errors=Counter(
+            "pr_check_webhook_errors", "Errors while accepting deliveries", ["where"], registry=registry
+        ),
     )

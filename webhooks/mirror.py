@@ -14,10 +14,10 @@ import fcntl
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from bot.errors import GitError
 
@@ -75,10 +75,13 @@ class Mirrors:
             if base_ref:
                 refspecs.append(f"+refs/heads/{base_ref}:refs/pr-check/base/{base_ref}")
             if not (self._has_commit(path, head_sha) and self._has_commit(path, base_sha)):
-                self._git(path, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote_url, *refspecs],
-                          token=token)
+                self._git(
+                    path, ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote_url, *refspecs], token=token
+                )
             if not self._has_commit(path, head_sha):
-                raise GitError(f"{owner}/{name}: head {head_sha[:12]} of pull request #{number} is not in refs/pull/{number}/head")
+                raise GitError(
+                    f"{owner}/{name}: head {head_sha[:12]} of pull request #{number} is not in refs/pull/{number}/head"
+                )
             base = base_sha if self._has_commit(path, base_sha) else f"refs/pr-check/base/{base_ref}"
             merge_base = self._git(path, ["merge-base", base, head_sha], token=None).strip()
         return FetchedPull(path, head_sha, merge_base)
@@ -94,8 +97,11 @@ class Mirrors:
     def _has_commit(self, path: Path, sha: str) -> bool:
         if not sha:
             return False
-        done = subprocess.run(["git", f"--git-dir={path}", "cat-file", "-e", f"{sha}^{{commit}}"],
-                              capture_output=True, env={**os.environ, **_GIT_ENV})
+        done = subprocess.run(
+            ["git", f"--git-dir={path}", "cat-file", "-e", f"{sha}^{{commit}}"],
+            capture_output=True,
+            env={**os.environ, **_GIT_ENV},
+        )
         return done.returncode == 0
 
     @contextmanager
@@ -113,12 +119,18 @@ class Mirrors:
         env = {**os.environ, **_GIT_ENV}
         if token:
             basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
-            env.update({
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "http.extraHeader",
-                "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
-            })
-        command = ["git", f"--git-dir={path}", *args] if args[0] != "init" else ["git", "init", "--bare", "--quiet", str(path)]
+            env.update(
+                {
+                    "GIT_CONFIG_COUNT": "1",
+                    "GIT_CONFIG_KEY_0": "http.extraHeader",
+                    "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+                }
+            )
+        command = (
+            ["git", f"--git-dir={path}", *args]
+            if args[0] != "init"
+            else ["git", "init", "--bare", "--quiet", str(path)]
+        )
         try:
             done = subprocess.run(command, capture_output=True, env=env, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:

@@ -18,9 +18,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Callable
 from urllib.parse import urlparse
 
 from huey import RedisHuey, SqliteHuey
@@ -38,8 +38,8 @@ from webhooks.jobs import (
     job_to_json,
     pull_request_key,
 )
-from webhooks.smoke_approval import record_head_seen
 from webhooks.namespaces import Namespace
+from webhooks.smoke_approval import record_head_seen
 from webhooks.store import StateStore, StoreUnavailable, open_store, queue_prefix, store_failures, unavailable_reason
 
 log = logging.getLogger("pr_check.queue")
@@ -72,7 +72,7 @@ class JobRecord:
         return json.dumps(asdict(self), sort_keys=True)
 
     @staticmethod
-    def from_json(text: str) -> "JobRecord":
+    def from_json(text: str) -> JobRecord:
         return JobRecord(**json.loads(text))
 
 
@@ -137,8 +137,11 @@ class QueueOutage:
                 self._pause = min(self._pause * 2, self.max_pause_s)
             pause = self._pause
         if first:
-            log.warning("the queue is unavailable (%s); retrying every 0.5 s, backing off to %.0f s, until it "
-                        "answers", reason, self.max_pause_s)
+            log.warning(
+                "the queue is unavailable (%s); retrying every 0.5 s, backing off to %.0f s, until it answers",
+                reason,
+                self.max_pause_s,
+            )
         return pause
 
     def answered(self) -> None:
@@ -195,11 +198,19 @@ def make_huey(queue_url: str, outage: QueueOutage | None = None) -> Huey:
 class JobQueue:
     """Submit jobs (web side) and run them under leases (worker side)."""
 
-    def __init__(self, huey: Huey, store: StateStore, *, lease_s: float = 120.0,
-                 runner: JobRunner | None = None,
-                 on_finished: Callable[[str, str, float], None] | None = None,
-                 give_up: GiveUp | None = None, max_job_s: float = 1800.0,
-                 verify: Callable[[], None] | None = None, outage: QueueOutage | None = None) -> None:
+    def __init__(
+        self,
+        huey: Huey,
+        store: StateStore,
+        *,
+        lease_s: float = 120.0,
+        runner: JobRunner | None = None,
+        on_finished: Callable[[str, str, float], None] | None = None,
+        give_up: GiveUp | None = None,
+        max_job_s: float = 1800.0,
+        verify: Callable[[], None] | None = None,
+        outage: QueueOutage | None = None,
+    ) -> None:
         self.huey = huey
         self.store = store
         self.outage = outage or QueueOutage()
@@ -209,8 +220,9 @@ class JobQueue:
         self._runner = runner
         self._give_up = give_up
         self._on_finished = on_finished or (lambda kind, outcome, seconds: None)
-        self._task = huey.task(name=TASK_NAME, retries=TASK_RETRIES, retry_delay=2, retry_backoff=2,
-                               context=True)(self._run_message)
+        self._task = huey.task(name=TASK_NAME, retries=TASK_RETRIES, retry_delay=2, retry_backoff=2, context=True)(
+            self._run_message
+        )
         self._owner_prefix = f"{socket.gethostname()}:{os.getpid()}"
         huey_log = logging.getLogger("huey")
         if _HUEY_FILTER not in huey_log.filters:
@@ -239,7 +251,9 @@ class JobQueue:
             return False
         if isinstance(job, PullRequestPushed):
             # The newest push per pull request, by GitHub's own clock: older jobs are dropped unrun.
-            self.store.put_if_newer(Namespace.LATEST_PUSH, pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha)
+            self.store.put_if_newer(
+                Namespace.LATEST_PUSH, pull_request_key(job.repo, job.number), job.pushed_at, job.head_sha
+            )
             # By GitHub's clock too: a smoke approval covers the head current when it was written.
             record_head_seen(self.store, job.repo, job.number, job.head_sha, job.pushed_at or now)
         self.store.put(Namespace.ACTIVE, job_id, "1")
@@ -277,8 +291,13 @@ class JobQueue:
             self._abandon(record, job, name, owner, kind)
             return
         attempt = Attempt(job_id, record.attempts + 1, final=task is None or task.retries <= 0)
-        record = replace(record, state=RUNNING, attempts=attempt.number, lease_until=time.time() + self.lease_s,
-                         updated_at=time.time())
+        record = replace(
+            record,
+            state=RUNNING,
+            attempts=attempt.number,
+            lease_until=time.time() + self.lease_s,
+            updated_at=time.time(),
+        )
         self._save(record)
         heartbeat = _Heartbeat(self, name, owner, record)
         heartbeat.start()
@@ -295,8 +314,15 @@ class JobQueue:
                 log.error("%s failed, no retry left: %s: %s", what, type(error).__name__, error, exc_info=error)
             else:
                 log.warning("%s failed, retrying: %s: %s", what, type(error).__name__, error)
-            self._save(replace(record, state=state, lease_until=0.0, updated_at=time.time(),
-                               outcome=f"error: {type(error).__name__}: {error}"[:500]))
+            self._save(
+                replace(
+                    record,
+                    state=state,
+                    lease_until=0.0,
+                    updated_at=time.time(),
+                    outcome=f"error: {type(error).__name__}: {error}"[:500],
+                )
+            )
             if state == FAILED:
                 self.store.delete(Namespace.ACTIVE, job_id)
             self._on_finished(kind, "failed" if attempt.final else "retried", time.monotonic() - started)
@@ -310,8 +336,10 @@ class JobQueue:
 
     def _abandon(self, record: JobRecord, job: Job, name: str, owner: str, kind: str) -> None:
         """Give up a job that keeps taking its worker down: say so on the pull request, never run it again."""
-        reason = (f"the job was started {record.attempts} times and its worker stopped answering "
-                  f"{record.crashes} times (crashed, killed or stuck past {self.max_job_s:g} s)")
+        reason = (
+            f"the job was started {record.attempts} times and its worker stopped answering "
+            f"{record.crashes} times (crashed, killed or stuck past {self.max_job_s:g} s)"
+        )
         log.error("giving up job %s (%s): %s", record.job_id, kind, reason)
         try:
             if self._give_up is not None:
@@ -320,8 +348,9 @@ class JobQueue:
             log.exception("could not report giving up job %s", record.job_id)
         finally:
             self.store.release_lease(name, owner)
-        self._save(replace(record, state=FAILED, lease_until=0.0, updated_at=time.time(),
-                           outcome=f"given up: {reason}"[:500]))
+        self._save(
+            replace(record, state=FAILED, lease_until=0.0, updated_at=time.time(), outcome=f"given up: {reason}"[:500])
+        )
         self.store.delete(Namespace.ACTIVE, record.job_id)
         self._on_finished(kind, "given-up", 0.0)
 
@@ -348,8 +377,15 @@ class JobQueue:
             stale_wait = record.state == PENDING and record.updated_at + ABANDONED_PENDING_S < now
             if not (stale_run or stale_wait):
                 continue
-            self._save(replace(record, state=PENDING, lease_until=0.0, updated_at=now,
-                               crashes=record.crashes + (1 if stale_run else 0)))
+            self._save(
+                replace(
+                    record,
+                    state=PENDING,
+                    lease_until=0.0,
+                    updated_at=now,
+                    crashes=record.crashes + (1 if stale_run else 0),
+                )
+            )
             self._task(job_id)
             revived.append(job_id)
             log.warning("job %s was abandoned (%s); queued again", job_id, record.state)
@@ -378,8 +414,9 @@ class _Heartbeat:
         while not self._stop.wait(interval):
             if time.monotonic() > give_up_at:
                 # Never renew forever: a job stuck this long loses its lease and is reaped like a dead one.
-                log.error("job %s has run %.0f s; no longer renewing its lease", self.record.job_id,
-                          self.queue.max_job_s)
+                log.error(
+                    "job %s has run %.0f s; no longer renewing its lease", self.record.job_id, self.queue.max_job_s
+                )
                 return
             try:
                 if not self.queue.store.renew_lease(self.name, self.owner, self.queue.lease_s):
@@ -392,9 +429,16 @@ class _Heartbeat:
                 self.queue.outage.failed(str(error))  # renewed on the next beat, if the store is back
 
 
-def open_queue(queue_url: str, *, lease_s: float = 120.0, runner: JobRunner | None = None,
-               on_finished: Callable[[str, str, float], None] | None = None, give_up: GiveUp | None = None,
-               max_job_s: float = 1800.0, allow_volatile_redis: bool = False) -> JobQueue:
+def open_queue(
+    queue_url: str,
+    *,
+    lease_s: float = 120.0,
+    runner: JobRunner | None = None,
+    on_finished: Callable[[str, str, float], None] | None = None,
+    give_up: GiveUp | None = None,
+    max_job_s: float = 1800.0,
+    allow_volatile_redis: bool = False,
+) -> JobQueue:
     """The queue and its state store for a PR_CHECK_QUEUE URL; a Redis that may lose jobs is refused.
 
     A Redis that does not answer yet is no reason to stop: the queue is returned with the check
@@ -409,8 +453,17 @@ def open_queue(queue_url: str, *, lease_s: float = 120.0, runner: JobRunner | No
             verify = functools.partial(check_redis_durability, queue_url, allow_volatile=allow_volatile_redis)
     outage = QueueOutage()
     huey = make_huey(queue_url, outage if runner is not None else None)
-    return JobQueue(huey, open_store(queue_url), lease_s=lease_s, runner=runner, on_finished=on_finished,
-                    give_up=give_up, max_job_s=max_job_s, verify=verify, outage=outage)
+    return JobQueue(
+        huey,
+        open_store(queue_url),
+        lease_s=lease_s,
+        runner=runner,
+        on_finished=on_finished,
+        give_up=give_up,
+        max_job_s=max_job_s,
+        verify=verify,
+        outage=outage,
+    )
 
 
 class QueueNotDurable(PrCheckError):
@@ -424,8 +477,9 @@ def check_redis_durability(queue_url: str, *, allow_volatile: bool) -> None:
     deliveries it acknowledged since its last snapshot, and GitHub never sends them again."""
     import redis
 
-    client = redis.Redis.from_url(urlparse(queue_url)._replace(query="").geturl(), socket_connect_timeout=5,
-                                  socket_timeout=10)
+    client = redis.Redis.from_url(
+        urlparse(queue_url)._replace(query="").geturl(), socket_connect_timeout=5, socket_timeout=10
+    )
     try:
         try:
             with store_failures():  # not answering (yet) is StoreUnavailable, one line, not a traceback
@@ -439,12 +493,15 @@ def check_redis_durability(queue_url: str, *, allow_volatile: bool) -> None:
         client.close()
     if appendonly in ("yes", b"yes") or allow_volatile:
         if appendonly not in ("yes", b"yes"):
-            log.warning("Redis persistence is not appendonly; accepted deliveries may be lost on a Redis restart "
-                        "(PR_CHECK_ALLOW_VOLATILE_REDIS is set)")
+            log.warning(
+                "Redis persistence is not appendonly; accepted deliveries may be lost on a Redis restart "
+                "(PR_CHECK_ALLOW_VOLATILE_REDIS is set)"
+            )
         return
     said = unknown or f"appendonly is {appendonly.decode() if isinstance(appendonly, bytes) else appendonly!r}"
     raise QueueNotDurable(
         f"PR_CHECK_QUEUE: the Redis server does not keep an append-only file ({said}), so a Redis restart "
         "would lose accepted deliveries that GitHub will not send again. Run it with `appendonly yes` "
         "(redis-server --appendonly yes, or CONFIG SET appendonly yes and CONFIG REWRITE), or set "
-        "PR_CHECK_ALLOW_VOLATILE_REDIS=1 if its durability is assured another way.")
+        "PR_CHECK_ALLOW_VOLATILE_REDIS=1 if its durability is assured another way."
+    )

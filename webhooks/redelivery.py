@@ -10,8 +10,8 @@ import logging
 import time
 
 from webhooks.github_api import AppClient, GitHubError, HookDelivery
-from webhooks.store import StateStore
 from webhooks.namespaces import Namespace
+from webhooks.store import StateStore
 
 log = logging.getLogger("pr_check.redelivery")
 
@@ -36,12 +36,17 @@ def redeliver_failed(github: AppClient, store: StateStore, now: float | None = N
     """Ask GitHub to redeliver every failed delivery once; returns the GUIDs asked for."""
     now = time.time() if now is None else now
     deliveries = github.hook_deliveries(since=now - WINDOW_S)
-    handled = {d.guid for d in deliveries
-               if store.get(Namespace.JOB, d.guid) is not None or store.get(Namespace.REDELIVERED, d.guid) is not None}
+    handled = {
+        d.guid
+        for d in deliveries
+        if store.get(Namespace.JOB, d.guid) is not None or store.get(Namespace.REDELIVERED, d.guid) is not None
+    }
     asked = []
     for delivery in deliveries_to_redeliver(deliveries, handled):
         # Recorded first: asking twice would make GitHub deliver twice (we would drop it, but still).
-        if not store.put(Namespace.REDELIVERED, delivery.guid, str(delivery.id), only_if_absent=True, ttl_s=RECORD_TTL_S):
+        if not store.put(
+            Namespace.REDELIVERED, delivery.guid, str(delivery.id), only_if_absent=True, ttl_s=RECORD_TTL_S
+        ):
             continue
         try:
             github.redeliver(delivery.id)

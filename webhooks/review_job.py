@@ -19,31 +19,31 @@ from pathlib import Path
 
 from bot.diff import ChangeSet
 from bot.errors import PrCheckError
-from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
-from webhooks.mirror import remote_url
 from bot.render.github_review import (
     CHECK_RUN_NAME,
     FIXED_REPLY_PREFIX,
     PostedComment,
     PostedReview,
     SmokeNote,
+    check_run_external_id,
     in_progress_output,
     marked_fingerprint,
     marked_review_head,
     plan_review,
-    check_run_external_id,
     render_check_run,
     render_failed_check_run,
 )
+from pr_check.review import SMOKE_VERIFIED_RULES
 from webhooks.failures import failure_finding
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, ReviewComment, utc_now
 from webhooks.isolation import Outcome, ReviewFailed, ReviewLimits, ReviewRefused, ReviewRequest
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, RepoRef, ReviewRequested, pull_request_key
+from webhooks.mirror import remote_url
+from webhooks.namespaces import Namespace
 from webhooks.queue import Attempt
 from webhooks.services import Services
 from webhooks.smoke_approval import record_head_seen
 from webhooks.smoke_runs import smoke_outlook, start_smoke_if_needed
-from webhooks.namespaces import Namespace
-from pr_check.review import SMOKE_VERIFIED_RULES
 from webhooks.store import StoreUnavailable
 
 log = logging.getLogger("pr_check.review")
@@ -92,13 +92,21 @@ def review_pull(
             log.warning("review of %s#%s failed: %s", repo.full_name, number, outcome.message)
             services.metrics.error("review")
             if not check_completed:
-                _complete_neutral(client, check, "pr-check could not review this commit",
-                                  f"The review failed: {outcome.message}")
+                _complete_neutral(
+                    client, check, "pr-check could not review this commit", f"The review failed: {outcome.message}"
+                )
             return "review-error"
         if isinstance(outcome, ReviewFailed):
             # The pull request crashed, stalled or exhausted the review: that is its result, posted as such.
-            log.error("review of %s#%s at %s: %s (%s) while %s", repo.full_name, number, pull.head_sha[:12],
-                      outcome.kind, outcome.detail, outcome.phase)
+            log.error(
+                "review of %s#%s at %s: %s (%s) while %s",
+                repo.full_name,
+                number,
+                pull.head_sha[:12],
+                outcome.kind,
+                outcome.detail,
+                outcome.phase,
+            )
             services.metrics.error(f"review-{outcome.kind}")
             failure = failure_finding(outcome, changed)
             _post_review(client, number, pull, (failure,), ChangeSet(()), None)
@@ -111,8 +119,17 @@ def review_pull(
         plan = _post_review(client, number, pull, report.findings, changes, outlook)
         if not check_completed:
             _complete_check(services, client, check, repo, report, plan.off_diff)
-        start_smoke_if_needed(services, client, repo, installation, pull, report.smoke.required,
-                              report.smoke.reasons, requested_by=None, outlook=outlook)
+        start_smoke_if_needed(
+            services,
+            client,
+            repo,
+            installation,
+            pull,
+            report.smoke.required,
+            report.smoke.reasons,
+            requested_by=None,
+            outlook=outlook,
+        )
     except StoreUnavailable:
         raise  # the store is away for now, not this commit unreadable: the job is run again once it is back
     except PrCheckError as error:
@@ -134,8 +151,9 @@ def review_pull(
     return "reviewed"
 
 
-def _open_check_run(services: Services, client: RepositoryClient, number: int, head_sha: str,
-                    force: bool) -> tuple[int, bool]:
+def _open_check_run(
+    services: Services, client: RepositoryClient, number: int, head_sha: str, force: bool
+) -> tuple[int, bool]:
     """The check run to fill in, and whether an earlier attempt already completed it.
 
     Jobs of one pull request never overlap, so a `pr-check` run still in progress for this head was
@@ -143,27 +161,37 @@ def _open_check_run(services: Services, client: RepositoryClient, number: int, h
     review was asked for. Its external id names the pull request: GitHub's "Re-run" of a fork's
     check run arrives with no pull request in the payload.
     """
-    ours = [run for run in client.check_runs(head_sha, CHECK_RUN_NAME)
-            if run.app_id is None or str(run.app_id) == services.github.app_id]
+    ours = [
+        run
+        for run in client.check_runs(head_sha, CHECK_RUN_NAME)
+        if run.app_id is None or str(run.app_id) == services.github.app_id
+    ]
     running = [run for run in ours if run.status != "completed"]
     if running:
         return max(running, key=lambda run: run.id).id, False
     if ours and not force:
         return max(ours, key=lambda run: run.id).id, True
-    run = client.create_check_run(CHECK_RUN_NAME, head_sha, status="in_progress", started_at=utc_now(),
-                                  external_id=check_run_external_id(number, head_sha),
-                                  output=in_progress_output(head_sha))
+    run = client.create_check_run(
+        CHECK_RUN_NAME,
+        head_sha,
+        status="in_progress",
+        started_at=utc_now(),
+        external_id=check_run_external_id(number, head_sha),
+        output=in_progress_output(head_sha),
+    )
     return run.id, False
 
 
-def _review(services: Services, repo: RepoRef, installation: int, client: RepositoryClient,
-            pull: PullRequest) -> tuple[Outcome, tuple[str, ...]]:
+def _review(
+    services: Services, repo: RepoRef, installation: int, client: RepositoryClient, pull: PullRequest
+) -> tuple[Outcome, tuple[str, ...]]:
     outcome, changed, _ = review_head(services, repo, installation, client, pull)
     return outcome, changed
 
 
-def review_head(services: Services, repo: RepoRef, installation: int, client: RepositoryClient,
-                pull: PullRequest) -> tuple[Outcome, tuple[str, ...], Path]:
+def review_head(
+    services: Services, repo: RepoRef, installation: int, client: RepositoryClient, pull: PullRequest
+) -> tuple[Outcome, tuple[str, ...], Path]:
     """Fetch (here, with the token), then review in a child process (isolation.py).
 
     Also returns the changed paths when the review failed, to blame the failure on a file, and the
@@ -171,8 +199,16 @@ def review_head(services: Services, repo: RepoRef, installation: int, client: Re
     """
     url = remote_url(pull.clone_url)
     token = services.github.installation_token(installation) if url.startswith("https://") else None
-    fetched = services.mirrors.fetch_pull(repo.owner, repo.name, url, pull.number, base_ref=pull.base_ref,
-                                          base_sha=pull.base_sha, head_sha=pull.head_sha, token=token)
+    fetched = services.mirrors.fetch_pull(
+        repo.owner,
+        repo.name,
+        url,
+        pull.number,
+        base_ref=pull.base_ref,
+        base_sha=pull.base_sha,
+        head_sha=pull.head_sha,
+        token=token,
+    )
     record_head_seen(services.store, repo, pull.number, pull.head_sha, time.time())
     # Comments go where GitHub's own diff says lines are; the local diff stands in if it cannot be had.
     try:
@@ -183,8 +219,11 @@ def review_head(services: Services, repo: RepoRef, installation: int, client: Re
     settings = services.settings
     where = Path(repo.owner.lower()) / repo.name.lower()
     request = ReviewRequest(
-        repo_path=str(fetched.path), base_sha=fetched.base_sha, head_sha=pull.head_sha,
-        cache_dir=str(settings.cache_dir / where), report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
+        repo_path=str(fetched.path),
+        base_sha=fetched.base_sha,
+        head_sha=pull.head_sha,
+        cache_dir=str(settings.cache_dir / where),
+        report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
         github_diff=github_diff,
     )
     outcome = services.review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
@@ -193,13 +232,17 @@ def review_head(services: Services, repo: RepoRef, installation: int, client: Re
     return outcome, services.mirrors.changed_paths(fetched.path, fetched.base_sha, pull.head_sha), fetched.path
 
 
-def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet,
-                 smoke: SmokeNote | None):
+def _post_review(
+    client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet, smoke: SmokeNote | None
+):
     comments = client.review_comments(number)
     reviews = client.reviews(number)
     posted = bot_comments(comments)
-    posted_reviews = [PostedReview(r.id, r.state, marked_review_head(r.body))
-                      for r in reviews if r.author_is_bot and marked_review_head(r.body)]
+    posted_reviews = [
+        PostedReview(r.id, r.state, marked_review_head(r.body))
+        for r in reviews
+        if r.author_is_bot and marked_review_head(r.body)
+    ]
     plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke, SMOKE_VERIFIED_RULES)
     for comment_id in plan.deletions:
         client.delete_review_comment(comment_id)
@@ -217,8 +260,13 @@ def _post_review(client: RepositoryClient, number: int, pull: PullRequest, findi
             # GitHub disagreed with our reading of the diff: keep the review, list the findings in its body.
             log.warning("review with inline comments refused (%s); posting it without them", error.message)
             listed = "\n".join(f"- `{c.path}:{c.line}`: {c.body.splitlines()[0]}" for c in plan.comments)
-            client.create_review(number, commit_id=pull.head_sha, event=plan.event, comments=[],
-                                 body=plan.body.replace("<!-- pr-check:review", listed + "\n\n<!-- pr-check:review", 1))
+            client.create_review(
+                number,
+                commit_id=pull.head_sha,
+                event=plan.event,
+                comments=[],
+                body=plan.body.replace("<!-- pr-check:review", listed + "\n\n<!-- pr-check:review", 1),
+            )
     for review_id in plan.dismissals:
         try:
             client.dismiss_review(number, review_id, f"No blocker remains at {pull.head_sha[:12]}.")
@@ -238,53 +286,78 @@ def bot_comments(comments: list[ReviewComment]) -> list[PostedComment]:
         if comment.in_reply_to is not None or not comment.author_is_bot or marked_fingerprint(comment.body) is None:
             continue
         thread = replies.get(comment.id, [])
-        posted.append(PostedComment(
-            id=comment.id,
-            path=comment.path,
-            line=comment.line,
-            start_line=comment.start_line,
-            body=comment.body,
-            human_replied=any(not reply.author_is_bot for reply in thread),
-            fixed_reply_posted=any(reply.author_is_bot and reply.body.startswith(FIXED_REPLY_PREFIX) for reply in thread),
-        ))
+        posted.append(
+            PostedComment(
+                id=comment.id,
+                path=comment.path,
+                line=comment.line,
+                start_line=comment.start_line,
+                body=comment.body,
+                human_replied=any(not reply.author_is_bot for reply in thread),
+                fixed_reply_posted=any(
+                    reply.author_is_bot and reply.body.startswith(FIXED_REPLY_PREFIX) for reply in thread
+                ),
+            )
+        )
     return posted
 
 
 def _complete_check(services: Services, client: RepositoryClient, check: int, repo: RepoRef, report, off_diff) -> None:
-    pointer = (f"The full JSON report: `pr-check review --repo . --base {report.base} --head {report.head} "
-               f"--format json` (the App keeps a copy at `reports/{repo.owner}/{repo.name}/{report.head}.json`).")
-    output = render_check_run(findings=report.findings, off_diff=off_diff, suppressed_count=len(report.suppressed),
-                              base_sha=report.base, head_sha=report.head, smoke_reasons=report.smoke.reasons,
-                              full_report_pointer=pointer, fail_level=report.fail_level,
-                              unevaluated=report.stats.unevaluated)
+    pointer = (
+        f"The full JSON report: `pr-check review --repo . --base {report.base} --head {report.head} "
+        f"--format json` (the App keeps a copy at `reports/{repo.owner}/{repo.name}/{report.head}.json`)."
+    )
+    output = render_check_run(
+        findings=report.findings,
+        off_diff=off_diff,
+        suppressed_count=len(report.suppressed),
+        base_sha=report.base,
+        head_sha=report.head,
+        smoke_reasons=report.smoke.reasons,
+        full_report_pointer=pointer,
+        fail_level=report.fail_level,
+        unevaluated=report.stats.unevaluated,
+    )
     last = output.requests_needed - 1
     for batch in range(last):
         client.update_check_run(check, output=output.output(batch))
-    client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
-                            output=output.output(last))
+    client.update_check_run(
+        check, status="completed", conclusion=output.conclusion, completed_at=utc_now(), output=output.output(last)
+    )
 
 
-def _complete_failed_check(client: RepositoryClient, check: int, pull: PullRequest, failed: ReviewFailed,
-                           failure) -> None:
+def _complete_failed_check(
+    client: RepositoryClient, check: int, pull: PullRequest, failed: ReviewFailed, failure
+) -> None:
     """The check run of a review that did not finish: failed (never green by silence), with the reason."""
     output = render_failed_check_run(failure, base_sha=pull.base_sha, head_sha=pull.head_sha, phase=str(failed.phase))
-    client.update_check_run(check, status="completed", conclusion=output.conclusion, completed_at=utc_now(),
-                            output=output.output(0))
+    client.update_check_run(
+        check, status="completed", conclusion=output.conclusion, completed_at=utc_now(), output=output.output(0)
+    )
 
 
 def _give_up_on_check(client: RepositoryClient, check: int) -> None:
     """The last attempt failed: leave the check neutral with a reason, never in progress forever."""
     try:
-        _complete_neutral(client, check, "pr-check could not finish",
-                          "Posting the review failed repeatedly; comment `/pr-check` to try again.")
+        _complete_neutral(
+            client,
+            check,
+            "pr-check could not finish",
+            "Posting the review failed repeatedly; comment `/pr-check` to try again.",
+        )
     except GitHubError:
         log.exception("could not complete check run %s", check)
 
 
 def _complete_neutral(client: RepositoryClient, check: int, title: str, summary: str) -> None:
     """Complete a check run as neutral: the review said nothing either way, and why is the summary."""
-    client.update_check_run(check, status="completed", conclusion="neutral", completed_at=utc_now(),
-                            output={"title": title, "summary": summary})
+    client.update_check_run(
+        check,
+        status="completed",
+        conclusion="neutral",
+        completed_at=utc_now(),
+        output={"title": title, "summary": summary},
+    )
 
 
 def report_given_up(services: Services, job: Job, reason: str) -> None:
@@ -298,9 +371,17 @@ def report_given_up(services: Services, job: Job, reason: str) -> None:
     check, completed = _open_check_run(services, client, job.number, head, force=False)
     if completed:
         return  # the crash came after the review was posted: it stands
-    client.update_check_run(check, status="completed", conclusion="failure", completed_at=utc_now(), output={
-        "title": "pr-check gave up on this commit",
-        "summary": (f"Reviewing `{head[:12]}` failed repeatedly: {reason}. It will not be retried by itself; "
-                    "a new push, or a `/pr-check` comment, starts a fresh review. The App's log has the details."),
-    })
+    client.update_check_run(
+        check,
+        status="completed",
+        conclusion="failure",
+        completed_at=utc_now(),
+        output={
+            "title": "pr-check gave up on this commit",
+            "summary": (
+                f"Reviewing `{head[:12]}` failed repeatedly: {reason}. It will not be retried by itself; "
+                "a new push, or a `/pr-check` comment, starts a fresh review. The App's log has the details."
+            ),
+        },
+    )
     services.store.put(Namespace.POSTED, f"{pull_request_key(repo, job.number)}@{head}", head, ttl_s=POSTED_TTL_S)

@@ -38,8 +38,9 @@ class NotApproved:
     reason: str  # the reply to the maintainer
 
 
-def approved_head(store: StateStore, repo: RepoRef, number: int, commented_at: float,
-                  named: str | None) -> Approved | NotApproved:
+def approved_head(
+    store: StateStore, repo: RepoRef, number: int, commented_at: float, named: str | None
+) -> Approved | NotApproved:
     """The head a smoke approval written at `commented_at` covers; `named` is a sha (prefix) it gave."""
     seen = {}
     for sha, when in store.items(_namespace(repo, number)).items():
@@ -50,11 +51,15 @@ def approved_head(store: StateStore, repo: RepoRef, number: int, commented_at: f
     if named:
         matches = [sha for sha in seen if sha.startswith(named.lower())]
         if len(matches) != 1:
-            return NotApproved(f"`{named}` is not {'one' if not matches else 'exactly one'} of the head commits "
-                               "pr-check has seen on this pull request.")
+            return NotApproved(
+                f"`{named}` is not {'one' if not matches else 'exactly one'} of the head commits "
+                "pr-check has seen on this pull request."
+            )
         return Approved(matches[0])
     before = [(when, sha) for sha, when in seen.items() if when <= commented_at]
     if not before:
-        return NotApproved("no head commit of this pull request is known from before your comment (a push may "
-                           "have landed since); comment `/pr-check smoke <sha>` naming the commit you reviewed.")
+        return NotApproved(
+            "no head commit of this pull request is known from before your comment (a push may "
+            "have landed since); comment `/pr-check smoke <sha>` naming the commit you reviewed."
+        )
     return Approved(max(before)[1])

@@ -26,10 +26,9 @@ import logging
 import re
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Sequence
 
-from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, utc_now
 from bot.render.github_review import (
     SMOKE_CHECK_RUN_NAME,
     PostedComment,
@@ -47,9 +46,10 @@ from bot.render.smoke_check_run import (
     smoke_waiting_for_maintainer,
 )
 from webhooks.commands import WRITE_PERMISSIONS
+from webhooks.github_api import GitHubError, PullRequest, RepositoryClient, utc_now
 from webhooks.jobs import RepoRef, WorkflowRunChanged, pull_request_key
-from webhooks.services import Services
 from webhooks.namespaces import Namespace
+from webhooks.services import Services
 
 log = logging.getLogger("pr_check.smoke")
 
@@ -79,7 +79,7 @@ class SmokeRun:
         return json.dumps(asdict(self), sort_keys=True)
 
     @staticmethod
-    def from_json(text: str) -> "SmokeRun":
+    def from_json(text: str) -> SmokeRun:
         return SmokeRun(**json.loads(text))
 
 
@@ -102,29 +102,37 @@ def recorded_note(services: Services, owner: str, name: str, number: int, head_s
 
 
 def _record_note(services: Services, owner: str, name: str, number: int, note: SmokeNote) -> None:
-    services.store.put(Namespace.SMOKE_NOTE, _note_key(owner, name, number, note.head_sha), json.dumps(asdict(note)),
-                       ttl_s=RECORD_TTL_S)
+    services.store.put(
+        Namespace.SMOKE_NOTE,
+        _note_key(owner, name, number, note.head_sha),
+        json.dumps(asdict(note)),
+        ttl_s=RECORD_TTL_S,
+    )
 
 
-def update_smoke_lines(services: Services, client: RepositoryClient, owner: str, name: str, number: int,
-                       note: SmokeNote) -> tuple[SmokeLinked, ...]:
+def update_smoke_lines(
+    services: Services, client: RepositoryClient, owner: str, name: str, number: int, note: SmokeNote
+) -> tuple[SmokeLinked, ...]:
     """Bring the smoke lines of the bot's comments about `note.head_sha` to `note`; returns what they link.
 
     Recorded first: a review that posts a comment after this reads the new state. A line that already
     says it is not edited again, so a repeat changes nothing.
     """
     _record_note(services, owner, name, number, note)
-    posted = [PostedComment(c.id, c.path, c.line, c.start_line, c.body, html_url=c.html_url)
-              for c in client.review_comments(number)
-              if c.in_reply_to is None and c.author_is_bot and marked_fingerprint(c.body) is not None]
+    posted = [
+        PostedComment(c.id, c.path, c.line, c.start_line, c.body, html_url=c.html_url)
+        for c in client.review_comments(number)
+        if c.in_reply_to is None and c.author_is_bot and marked_fingerprint(c.body) is not None
+    ]
     plan = plan_smoke_lines(posted, note)
     for comment_id, body in plan.edits:
         client.edit_review_comment(comment_id, body)
     return plan.linked
 
 
-def smoke_outlook(services: Services, client: RepositoryClient, repo: RepoRef, pull: PullRequest,
-                  required: bool) -> SmokeNote:
+def smoke_outlook(
+    services: Services, client: RepositoryClient, repo: RepoRef, pull: PullRequest, required: bool
+) -> SmokeNote:
     """What a review of this head says about the smoke job, before it starts it (or not)."""
     recorded = recorded_note(services, repo.owner, repo.name, pull.number, pull.head_sha)
     if recorded is not None:
@@ -155,9 +163,18 @@ def check_fields(update: SmokeCheckUpdate) -> dict:
     return fields
 
 
-def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
-                          pull: PullRequest, required: bool, reasons: Sequence[str], *,
-                          requested_by: str | None, outlook: SmokeNote | None = None) -> str | None:
+def start_smoke_if_needed(
+    services: Services,
+    client: RepositoryClient,
+    repo: RepoRef,
+    installation: int,
+    pull: PullRequest,
+    required: bool,
+    reasons: Sequence[str],
+    *,
+    requested_by: str | None,
+    outlook: SmokeNote | None = None,
+) -> str | None:
     """After a review: dispatch for a trusted author, or say that a maintainer must ask.
 
     `outlook`: what the review's comments just said (smoke_outlook), which already knows whether the
@@ -177,7 +194,9 @@ def start_smoke_if_needed(services: Services, client: RepositoryClient, repo: Re
         if not services.store.put(Namespace.SMOKE_HEAD, head_key, "waiting", only_if_absent=True, ttl_s=RECORD_TTL_S):
             return "already-started"
         _record_note(services, repo.owner, repo.name, pull.number, SmokeNote("waiting", pull.head_sha))
-        client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, **check_fields(smoke_waiting_for_maintainer(reasons)))
+        client.create_check_run(
+            SMOKE_CHECK_RUN_NAME, pull.head_sha, **check_fields(smoke_waiting_for_maintainer(reasons))
+        )
         return "waiting-for-maintainer"
     return dispatch_smoke(services, client, repo, installation, pull, reasons, requested_by=requested_by)
 
@@ -188,51 +207,85 @@ def recorded_reasons(services: Services, repo: RepoRef, number: int, head_sha: s
     return json.loads(text) if text else []
 
 
-def dispatch_smoke(services: Services, client: RepositoryClient, repo: RepoRef, installation: int,
-                   pull: PullRequest, reasons: Sequence[str], *, requested_by: str | None) -> str:
+def dispatch_smoke(
+    services: Services,
+    client: RepositoryClient,
+    repo: RepoRef,
+    installation: int,
+    pull: PullRequest,
+    reasons: Sequence[str],
+    *,
+    requested_by: str | None,
+) -> str:
     """Create the smoke check run (queued) and dispatch the workflow for this head.
 
     On a maintainer's request the comments said "waiting" (or spoke of an earlier run): they are set
     to pending. An automatic dispatch follows the review that just wrote "pending".
     """
     correlation = f"prc-{uuid.uuid4().hex[:16]}"
-    check = client.create_check_run(SMOKE_CHECK_RUN_NAME, pull.head_sha, external_id=correlation,
-                                    **check_fields(smoke_dispatched(reasons, correlation, requested_by)))
-    run = SmokeRun(correlation, repo.owner, repo.name, installation, pull.number, pull.head_sha, check.id,
-                   deadline=time.time() + services.settings.smoke_timeout_s, state="queued")
+    check = client.create_check_run(
+        SMOKE_CHECK_RUN_NAME,
+        pull.head_sha,
+        external_id=correlation,
+        **check_fields(smoke_dispatched(reasons, correlation, requested_by)),
+    )
+    run = SmokeRun(
+        correlation,
+        repo.owner,
+        repo.name,
+        installation,
+        pull.number,
+        pull.head_sha,
+        check.id,
+        deadline=time.time() + services.settings.smoke_timeout_s,
+        state="queued",
+    )
     # Recorded before dispatching: a retry must not dispatch twice; a lost dispatch times out to neutral.
     _save(services, run)
     try:
         # What a genuine run of this dispatch will report, for matching its events (see the top).
-        run = replace(run, workflow_id=client.workflow_id(services.settings.smoke_workflow),
-                      ref_sha=client.commit_sha(pull.default_branch))
+        run = replace(
+            run,
+            workflow_id=client.workflow_id(services.settings.smoke_workflow),
+            ref_sha=client.commit_sha(pull.default_branch),
+        )
         _save(services, run)
     except GitHubError as error:
         log.warning("could not read the smoke workflow of %s: %s", repo.full_name, error)
-    services.store.put(Namespace.SMOKE_HEAD, _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S)
+    services.store.put(
+        Namespace.SMOKE_HEAD, _head_key(repo, pull.number, pull.head_sha), correlation, ttl_s=RECORD_TTL_S
+    )
     pending = SmokeNote("pending", pull.head_sha)
     if requested_by is not None:
         _lines_or_nothing(services, client, repo.owner, repo.name, pull.number, pending)
     else:
         _record_note(services, repo.owner, repo.name, pull.number, pending)
     try:
-        run_id = client.dispatch_workflow(services.settings.smoke_workflow, pull.default_branch,
-                                          {"pr": str(pull.number), "head_sha": pull.head_sha, "correlation_id": correlation})
+        run_id = client.dispatch_workflow(
+            services.settings.smoke_workflow,
+            pull.default_branch,
+            {"pr": str(pull.number), "head_sha": pull.head_sha, "correlation_id": correlation},
+        )
     except GitHubError as error:
-        linked = _lines_or_nothing(services, client, repo.owner, repo.name, pull.number,
-                                   SmokeNote("not-started", pull.head_sha))
-        client.update_check_run(check.id, **check_fields(smoke_dispatch_failed(error.message or str(error), correlation,
-                                                                               linked)))
+        linked = _lines_or_nothing(
+            services, client, repo.owner, repo.name, pull.number, SmokeNote("not-started", pull.head_sha)
+        )
+        client.update_check_run(
+            check.id, **check_fields(smoke_dispatch_failed(error.message or str(error), correlation, linked))
+        )
         _save(services, replace(run, state="completed"))
         return "dispatch-failed"
     if run_id is not None:
         _save(services, replace(run, run_id=run_id))
-        services.store.put(Namespace.SMOKE_RUN, _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S)
+        services.store.put(
+            Namespace.SMOKE_RUN, _run_key(repo.owner, repo.name, run_id), correlation, ttl_s=RECORD_TTL_S
+        )
     return "dispatched"
 
 
-def _lines_or_nothing(services: Services, client: RepositoryClient, owner: str, name: str, number: int,
-                      note: SmokeNote) -> tuple[SmokeLinked, ...]:
+def _lines_or_nothing(
+    services: Services, client: RepositoryClient, owner: str, name: str, number: int, note: SmokeNote
+) -> tuple[SmokeLinked, ...]:
     """update_smoke_lines, best effort: the check run is the record and must not wait on comments.
 
     The client has already retried what deserved it, so an error here is for good.
@@ -292,7 +345,9 @@ def follow_workflow_run(services: Services, job: WorkflowRunChanged) -> str:
             update = smoke_from_workflow_run(job.status, job.conclusion, job.html_url, run.correlation_id, linked)
         client.update_check_run(run.check_run_id, **check_fields(update))
         _save(services, replace(run, state=update.status, run_id=job.run_id))
-        services.store.put(Namespace.SMOKE_RUN, _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S)
+        services.store.put(
+            Namespace.SMOKE_RUN, _run_key(run.owner, run.name, job.run_id), run.correlation_id, ttl_s=RECORD_TTL_S
+        )
         return f"smoke-{update.status}"
     finally:
         services.store.release_lease(lease, owner)
@@ -321,8 +376,10 @@ def expire_overdue_smoke_runs(services: Services, now: float | None = None) -> l
             client = services.github.repository(run.installation_id, run.owner, run.name)
             silent = SmokeNote("silent", run.head_sha, timeout_s=services.settings.smoke_timeout_s)
             linked = _lines_or_nothing(services, client, run.owner, run.name, run.number, silent)
-            client.update_check_run(run.check_run_id, **check_fields(
-                smoke_never_reported(services.settings.smoke_timeout_s, correlation, linked)))
+            client.update_check_run(
+                run.check_run_id,
+                **check_fields(smoke_never_reported(services.settings.smoke_timeout_s, correlation, linked)),
+            )
             _save(services, replace(current, state="completed"))
             expired.append(correlation)
         except GitHubError:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Protocol
 from urllib.parse import parse_qs, urlparse
 
 from bot.errors import PrCheckError
@@ -65,8 +66,9 @@ def store_failures() -> Iterator[None]:
 class StateStore(Protocol):
     """Namespaced strings with optional expiry, compare-and-set helpers and leases."""
 
-    def put(self, namespace: str, key: str, value: str, *, only_if_absent: bool = False,
-            ttl_s: float | None = None) -> bool:
+    def put(
+        self, namespace: str, key: str, value: str, *, only_if_absent: bool = False, ttl_s: float | None = None
+    ) -> bool:
         """Store a value; with only_if_absent, False (and nothing written) when the key exists."""
 
     def get(self, namespace: str, key: str) -> str | None:
@@ -149,8 +151,10 @@ class SqliteStateStore:
         db = self._connection()
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("DELETE FROM state WHERE expires IS NOT NULL AND expires < ? AND namespace = ? AND key = ?",
-                       (time.time(), args[0], args[1]))
+            db.execute(
+                "DELETE FROM state WHERE expires IS NOT NULL AND expires < ? AND namespace = ? AND key = ?",
+                (time.time(), args[0], args[1]),
+            )
             changed = db.execute(sql, args).rowcount
             db.execute("COMMIT")
             return changed
@@ -172,15 +176,24 @@ class SqliteStateStore:
         with store_failures():
             expires = time.time() + ttl_s if ttl_s else None
             verb = "INSERT OR IGNORE" if only_if_absent else "INSERT OR REPLACE"
-            return self._write(f"{verb} INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?)",
-                               (namespace, key, value, expires)) > 0
+            return (
+                self._write(
+                    f"{verb} INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?)",
+                    (namespace, key, value, expires),
+                )
+                > 0
+            )
 
     def get(self, namespace, key):
         with store_failures():
-            row = self._connection().execute(
-                "SELECT value FROM state WHERE namespace = ? AND key = ? AND (expires IS NULL OR expires >= ?)",
-                (namespace, key, time.time()),
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute(
+                    "SELECT value FROM state WHERE namespace = ? AND key = ? AND (expires IS NULL OR expires >= ?)",
+                    (namespace, key, time.time()),
+                )
+                .fetchone()
+            )
             return row[0] if row else None
 
     def delete(self, namespace, key):
@@ -189,17 +202,26 @@ class SqliteStateStore:
 
     def keys(self, namespace):
         with store_failures():
-            rows = self._connection().execute(
-                "SELECT key FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)", (namespace, time.time())
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT key FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)",
+                    (namespace, time.time()),
+                )
+                .fetchall()
+            )
             return [row[0] for row in rows]
 
     def items(self, namespace):
         with store_failures():
-            rows = self._connection().execute(
-                "SELECT key, value FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)",
-                (namespace, time.time()),
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(
+                    "SELECT key, value FROM state WHERE namespace = ? AND (expires IS NULL OR expires >= ?)",
+                    (namespace, time.time()),
+                )
+                .fetchall()
+            )
             return {key: value for key, value in rows}
 
     def add(self, namespace, amounts):
@@ -220,27 +242,35 @@ class SqliteStateStore:
 
     def put_if_newer(self, namespace, key, order, value):
         with store_failures():
-            return self._write(
-                "INSERT INTO state (namespace, key, value, ordering) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
-                " DO UPDATE SET value = excluded.value, ordering = excluded.ordering"
-                " WHERE state.ordering IS NULL OR excluded.ordering > state.ordering",
-                (namespace, key, value, order),
-            ) > 0
+            return (
+                self._write(
+                    "INSERT INTO state (namespace, key, value, ordering) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
+                    " DO UPDATE SET value = excluded.value, ordering = excluded.ordering"
+                    " WHERE state.ordering IS NULL OR excluded.ordering > state.ordering",
+                    (namespace, key, value, order),
+                )
+                > 0
+            )
 
     def get_ordered(self, namespace, key):
         with store_failures():
-            row = self._connection().execute(
-                "SELECT ordering, value FROM state WHERE namespace = ? AND key = ?", (namespace, key)
-            ).fetchone()
+            row = (
+                self._connection()
+                .execute("SELECT ordering, value FROM state WHERE namespace = ? AND key = ?", (namespace, key))
+                .fetchone()
+            )
             return (row[0], row[1]) if row else None
 
     def acquire_lease(self, name, owner, ttl_s):
         with store_failures():
-            return self._write(
-                "INSERT INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
-                " DO UPDATE SET value = excluded.value, expires = excluded.expires WHERE state.value = excluded.value",
-                ("lease", name, owner, time.time() + ttl_s),
-            ) > 0
+            return (
+                self._write(
+                    "INSERT INTO state (namespace, key, value, expires) VALUES (?, ?, ?, ?) ON CONFLICT (namespace, key)"
+                    " DO UPDATE SET value = excluded.value, expires = excluded.expires WHERE state.value = excluded.value",
+                    ("lease", name, owner, time.time() + ttl_s),
+                )
+                > 0
+            )
 
     def renew_lease(self, name, owner, ttl_s):
         with store_failures():
@@ -259,8 +289,11 @@ class SqliteStateStore:
 
     def drop_expired(self):
         with store_failures():
-            return self._connection().execute(
-                "DELETE FROM state WHERE expires IS NOT NULL AND expires < ?", (time.time(),)).rowcount
+            return (
+                self._connection()
+                .execute("DELETE FROM state WHERE expires IS NOT NULL AND expires < ?", (time.time(),))
+                .rowcount
+            )
 
     def close(self):
         db = getattr(self._local, "db", None)
@@ -294,8 +327,9 @@ class RedisStateStore:
 
         parsed = urlparse(url)
         # Connect and answer timeouts: a Redis that went away must fail a call, not hang it.
-        self._redis = redis.Redis.from_url(parsed._replace(query="").geturl(), decode_responses=True,
-                                           socket_connect_timeout=5, socket_timeout=30)
+        self._redis = redis.Redis.from_url(
+            parsed._replace(query="").geturl(), decode_responses=True, socket_connect_timeout=5, socket_timeout=30
+        )
         self.prefix = prefix
         self._put_if_newer = self._redis.register_script(_PUT_IF_NEWER)
         self._renew = self._redis.register_script(_RENEW)
@@ -355,7 +389,9 @@ class RedisStateStore:
 
     def put_if_newer(self, namespace, key, order, value):
         with store_failures():
-            return bool(self._put_if_newer(keys=[self._key(namespace, key) + ":ordered"], args=[repr(float(order)), value]))
+            return bool(
+                self._put_if_newer(keys=[self._key(namespace, key) + ":ordered"], args=[repr(float(order)), value])
+            )
 
     def get_ordered(self, namespace, key):
         with store_failures():

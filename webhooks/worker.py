@@ -14,15 +14,15 @@ import socket
 import sys
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from bot.errors import PrCheckError
-from webhooks.github_api import GitHubApp, RetryPolicy
-from webhooks.mirror import Mirrors
 from webhooks.command_requests import answer_command
+from webhooks.github_api import GitHubApp, RetryPolicy
 from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review, warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
 from webhooks.metrics import WORKERS_NAMESPACE, WorkerMetrics
+from webhooks.mirror import Mirrors
 from webhooks.queue import Attempt, JobQueue, QueueNotDurable, open_queue
 from webhooks.redelivery import redeliver_failed
 from webhooks.review_job import report_given_up, review_pull, review_push
@@ -47,8 +47,10 @@ def run_job(services: Services, job: Job, attempt: Attempt) -> str:
     raise TypeError(f"unknown job {job!r}")
 
 
-def build_worker(settings: Settings, review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review,
-                 ) -> tuple[Services, JobQueue]:
+def build_worker(
+    settings: Settings,
+    review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review,
+) -> tuple[Services, JobQueue]:
     """The services and the queue of one worker process."""
     store = open_store(settings.queue_url)
     metrics = WorkerMetrics(store)
@@ -117,7 +119,9 @@ def do_upkeep(services: Services, queue: JobQueue, now: float | None = None) -> 
 
 def _redeliver(services: Services, now: float | None) -> None:
     # The lease is never released: it expires after the interval, which is what spaces the runs.
-    if services.store.acquire_lease("redelivery", f"{os.getpid()}:{time.time()}", services.settings.redelivery_interval_s):
+    if services.store.acquire_lease(
+        "redelivery", f"{os.getpid()}:{time.time()}", services.settings.redelivery_interval_s
+    ):
         try:
             asked = redeliver_failed(services.github, services.store, now)
             if asked:
@@ -161,7 +165,9 @@ def wait_for_queue(services: Services, queue: JobQueue, max_pause_s: float = 30.
 def main(argv: list[str] | None = None, review: Callable[[ReviewRequest, ReviewLimits], Outcome] = run_review) -> int:
     """Run a worker until SIGTERM (finish the jobs in hand first) or SIGINT (stop now)."""
     parser = argparse.ArgumentParser(prog="pr-check worker", description="Run pr-check's queued jobs.")
-    parser.add_argument("--threads", type=int, default=None, help="jobs run at once (default PR_CHECK_WORKER_THREADS or 2)")
+    parser.add_argument(
+        "--threads", type=int, default=None, help="jobs run at once (default PR_CHECK_WORKER_THREADS or 2)"
+    )
     parser.add_argument("--exit-with-parent", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -67,8 +67,12 @@ def build_commits(mirror: Path, workdir: Path) -> tuple[Path, list[str]]:
         tree = _git(repo, "write-tree", "--missing-ok", env=index)
         info, message = _mail_info(repo, patch)
         identity = {
-            "GIT_AUTHOR_NAME": info["Author"], "GIT_AUTHOR_EMAIL": info["Email"], "GIT_AUTHOR_DATE": info["Date"],
-            "GIT_COMMITTER_NAME": info["Author"], "GIT_COMMITTER_EMAIL": info["Email"], "GIT_COMMITTER_DATE": info["Date"],
+            "GIT_AUTHOR_NAME": info["Author"],
+            "GIT_AUTHOR_EMAIL": info["Email"],
+            "GIT_AUTHOR_DATE": info["Date"],
+            "GIT_COMMITTER_NAME": info["Author"],
+            "GIT_COMMITTER_EMAIL": info["Email"],
+            "GIT_COMMITTER_DATE": info["Date"],
         }
         commits.append(_git(repo, "commit-tree", tree, "-p", commits[-1], env=identity, stdin=message.encode()))
     _git(repo, "update-ref", "refs/heads/seed", commits[-1])
@@ -105,13 +109,19 @@ def main(argv: list[str] | None = None) -> int:
         # One fresh process per PR: "cold" shares nothing with the review of the other PR.
         child = subprocess.run(
             [sys.executable, "-m", "bench.seed_prs", "--repo", str(args.repo), "--only", str(pr.number)],
-            capture_output=True, check=True, text=True,
+            capture_output=True,
+            check=True,
+            text=True,
         )
         row = json.loads(child.stdout.splitlines()[-1])
-        print(f"#{pr.number}  {row['base'][:10]}..{row['head'][:10]}  cold {row['cold_seconds']} s  "
-              f"warm {row['warm_seconds']} s  (LLM {pr.llm_seconds} s)")
+        print(
+            f"#{pr.number}  {row['base'][:10]}..{row['head'][:10]}  cold {row['cold_seconds']} s  "
+            f"warm {row['warm_seconds']} s  (LLM {pr.llm_seconds} s)"
+        )
         for f in row["findings"]:
-            print(f"  {f['severity']:7} {f['rule']:32} {f['cell'] or '-':6} {f['path']}:{f['line']} {f['target'] or ''}")
+            print(
+                f"  {f['severity']:7} {f['rule']:32} {f['cell'] or '-':6} {f['path']}:{f['line']} {f['target'] or ''}"
+            )
         rows.append(row)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
@@ -130,8 +140,12 @@ def _review_cold_then_warm(mirror: Path, pr: SeedPR) -> dict:
             timings.append(time.perf_counter() - started)
     order = sorted(report.findings, key=lambda f: (-f.severity, f.rule, f.path, f.line))
     return {
-        "pr": pr.number, "base": commits[pr.base], "head": commits[pr.head],
-        "cold_seconds": round(timings[0], 1), "warm_seconds": round(timings[1], 1), "llm_seconds": pr.llm_seconds,
+        "pr": pr.number,
+        "base": commits[pr.base],
+        "head": commits[pr.head],
+        "cold_seconds": round(timings[0], 1),
+        "warm_seconds": round(timings[1], 1),
+        "llm_seconds": pr.llm_seconds,
         "findings": [f.to_json() for f in order],
     }
 

@@ -61,6 +61,10 @@ def parse_buckconfig(text: str) -> BuckConfig:
             values[(section, key)] = value.strip()
     cells = {k: v for (s, k), v in values.items() if s == "repositories" or s == "cells"}
     aliases = {k: v for (s, k), v in values.items() if s in ("repository_aliases", "cell_aliases")}
-    names = values.get(("buildfile", "name_v2")) or values.get(("buildfile", "name")) or ",".join(BUCK2_DEFAULT_BUILD_FILE_NAMES)
+    names = (
+        values.get(("buildfile", "name_v2"))
+        or values.get(("buildfile", "name"))
+        or ",".join(BUCK2_DEFAULT_BUILD_FILE_NAMES)
+    )
     build_files = tuple(n.strip() for n in names.split(",") if n.strip())
     return BuckConfig(cells=cells, aliases=aliases, build_file_names=build_files, values=values)

@@ -17,7 +17,9 @@ from bot.buck.syntax import Call, Keyword, ListLiteral, Span, Statement
 ONE_LINE_LIMIT = 100  # a one-line list that would grow past this is written one element a line
 
 
-def insert_keyword(text: str, call: Call, name: str, value_source: str, *, after: str | None = None, first: bool = False) -> str:
+def insert_keyword(
+    text: str, call: Call, name: str, value_source: str, *, after: str | None = None, first: bool = False
+) -> str:
     """`call` with `name = value_source` added: after the keyword `after` when written, first when
     `first`, else after the last keyword (before any `**splat`, which Starlark wants last)."""
     equals = _equals_style(text, call)
@@ -117,7 +119,9 @@ def move_statement(text: str, statement: Statement, *, before: Statement) -> str
     old_indent = _indent_at(text, statement.span.start)
     new_indent = _indent_at(text, before.span.start)
     lines = text[start:end].splitlines(keepends=True)
-    moved = "".join(new_indent + line[len(old_indent) :] if line.startswith(old_indent) and line.strip() else line for line in lines)
+    moved = "".join(
+        new_indent + line[len(old_indent) :] if line.startswith(old_indent) and line.strip() else line for line in lines
+    )
     if not moved.endswith("\n"):
         moved += "\n"
     target = _line_start(text, before.span.start)
@@ -174,7 +178,9 @@ def _add_to_one_line(text: str, literal: ListLiteral, position: int, written: st
     return _splice(text, literal.span.start, literal.span.end, f"[\n{body}{indent}]")
 
 
-def _insert_after_argument(text: str, call: Call, anchor: Span, written: str, trailing_comma: bool | None = None) -> str:
+def _insert_after_argument(
+    text: str, call: Call, anchor: Span, written: str, trailing_comma: bool | None = None
+) -> str:
     after = anchor.end
     comma = re.match(r"[ \t]*,", text[after:])
     if call.span.line == call.span.end_line:  # a one-line call stays one line

@@ -14,22 +14,30 @@ import posixpath
 import re
 import time
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterator
+from typing import Any
 
 import starlark as sl
 
 from bot.buck import host as buck_host
 from bot.buck.buckconfig import BuckConfig
-from bot.tree import FileTree, shown_path
-
 from bot.buck.cells import CELLS, Cell, cell_named  # noqa: F401 - re-exported: the cell names
 from bot.buck.packages import build_file_names, find_packages, listing_digest, load_buckconfig  # noqa: F401 - re-exported
 from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
-    BuckTarget, CellGraph, EvalError, Frame, PackageResult, Select, flatten, normalize_label,
-    _SELECT_TOKEN, _normalize_value,
+    _SELECT_TOKEN,
+    BuckTarget,
+    CellGraph,
+    EvalError,
+    Frame,
+    PackageResult,
+    Select,
+    _normalize_value,
+    flatten,
+    normalize_label,
 )
+from bot.tree import FileTree, shown_path
 
 HOST_VERSION = "buck-host-9"  # bump when evaluation semantics change: invalidates the cache
 
@@ -48,7 +56,6 @@ _GLOBALS = sl.Globals.extended_by(
         sl.LibraryExtension.Typing,
     ]
 )
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -356,7 +363,9 @@ class CellEvaluator:
 
     def _cell_named_at(self, root: str) -> str:
         """The `.buckconfig` cell whose root is `root` ("" when none)."""
-        return next((name for name, path in self.config.cells.items() if path.strip("/").removeprefix("./") == root), "")
+        return next(
+            (name for name, path in self.config.cells.items() if path.strip("/").removeprefix("./") == root), ""
+        )
 
     def _inside_gitlink(self, path: str) -> tuple[str, str] | None:
         """(submodule path, path inside it) when `path`, symlinks followed, is inside a submodule."""
@@ -389,7 +398,9 @@ class CellEvaluator:
         self._budget.start()
         error = None
         try:
-            ast, text = self._parse_repo_file(build_file, buck_host.COMMON_GLOBALS + buck_host.BUILD_FILE_GLOBALS + buck_host.NATIVE_RULES)
+            ast, text = self._parse_repo_file(
+                build_file, buck_host.COMMON_GLOBALS + buck_host.BUILD_FILE_GLOBALS + buck_host.NATIVE_RULES
+            )
             sl.eval_with(self._options, sl.Module(), ast, _GLOBALS, self._loader_for(build_file, text, ast))
         except sl.StarlarkError as failure:
             error = self._eval_error(package, build_file, str(failure))
@@ -435,7 +446,10 @@ class CellEvaluator:
         locations = _LOCATION.findall(text)
         repo_locations = [(self._repo_paths.get(p, p), int(n)) for p, n in locations if not p.startswith("@pr_check")]
         path, line = repo_locations[-1] if repo_locations else (build_file, 1)
-        first_line = next((l for l in text.splitlines() if l.strip().startswith("error:")), text.strip().splitlines()[0] if text.strip() else "evaluation failed")
+        first_line = next(
+            (l for l in text.splitlines() if l.strip().startswith("error:")),
+            text.strip().splitlines()[0] if text.strip() else "evaluation failed",
+        )
         message = first_line.strip()
         while True:  # nested load failures repeat their wrappers: keep the innermost message
             stripped = re.sub(r"^(?:error:|_LoadFailure:|StarlarkError:)\s*", "", message)
@@ -443,7 +457,10 @@ class CellEvaluator:
                 break
             message = stripped
         if message.startswith("Traceback"):
-            message = next((l.strip() for l in text.splitlines() if l.strip().startswith("error:") and "LoadFailure" not in l), message)
+            message = next(
+                (l.strip() for l in text.splitlines() if l.strip().startswith("error:") and "LoadFailure" not in l),
+                message,
+            )
             message = message.removeprefix("error:").strip()
         if "cancelled" in message.lower() and self._budget.reason:
             message = self._budget.reason
@@ -451,7 +468,8 @@ class CellEvaluator:
             message = f"evaluation recursed too deeply ({message})"
         frames = tuple(
             Frame(self._repo_paths.get(p, p), int(n), function)
-            for p, n, function in _FRAME.findall(text) if not p.startswith("@pr_check")
+            for p, n, function in _FRAME.findall(text)
+            if not p.startswith("@pr_check")
         )
         return EvalError(self.cell, package, message, path, line, frames)
 

@@ -20,7 +20,8 @@ import os
 import pickle
 import selectors
 import signal
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from bot.buck.buckconfig import BuckConfig
 from bot.buck.evaluation import CellEvaluator
@@ -38,7 +39,9 @@ def default_jobs() -> int:
     configured = os.environ.get("PR_CHECK_JOBS", "").strip()
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
-    return max(1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    return max(
+        1, min(MAX_JOBS, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    )
 
 
 def evaluate(

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from bot.buck import evaluation_pool
 from bot.buck.cells import is_build_file
@@ -22,7 +23,7 @@ from bot.buck.targets import CellGraph, PackageResult
 from bot.tree import FileTree, path_bytes
 
 
-def _as_cached(graph: "CellGraph") -> "CellGraph":
+def _as_cached(graph: CellGraph) -> CellGraph:
     """The same graph, its packages marked as coming from the cache."""
     packages = {
         k: r if r.cached else PackageResult(r.package, r.build_file, r.targets, r.error, r.loaded, cached=True)
@@ -31,7 +32,7 @@ def _as_cached(graph: "CellGraph") -> "CellGraph":
     return CellGraph(graph.cell, packages, graph.targets, graph.digest)
 
 
-def graph_digest(graph: "CellGraph") -> str:
+def graph_digest(graph: CellGraph) -> str:
     """A digest of what a cell defines (targets and errors per package): equal graphs of two
     revisions share every fact derived from them."""
     if graph.digest:
@@ -50,7 +51,7 @@ def graph_digest(graph: "CellGraph") -> str:
 class _Digesting:
     """A file-like sink that hashes what is written to it."""
 
-    def __init__(self, digest: "hashlib._Hash") -> None:
+    def __init__(self, digest: hashlib._Hash) -> None:
         self.write = digest.update
 
 
@@ -92,7 +93,9 @@ class EvaluationCache:
         result = self.facts.load("buck-result", result_key)
         return result if isinstance(result, PackageResult) else None
 
-    def get(self, tree: FileTree, cell: str, package: str, build_file: str, config_blob: str) -> tuple[PackageResult, str] | None:
+    def get(
+        self, tree: FileTree, cell: str, package: str, build_file: str, config_blob: str
+    ) -> tuple[PackageResult, str] | None:
         """The stored result of a package whose inputs are unchanged, with its digest."""
         if self.store is None:
             return None
@@ -111,7 +114,9 @@ class EvaluationCache:
             return None
         dependencies = tuple((path, dependency_version(tree, path)) for path in result.loaded)
         result_key = self._result_key(cell, result, config_blob, dependencies)
-        stored = PackageResult(result.package, result.build_file, result.targets, result.error, result.loaded, cached=True)
+        stored = PackageResult(
+            result.package, result.build_file, result.targets, result.error, result.loaded, cached=True
+        )
         self.facts.save("buck-result", result_key, stored)
         key = self._package_key(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
         entries = self.store.get(key)
@@ -135,7 +140,7 @@ class EvaluationCache:
 
         return self.facts.fact("buck-build-inputs", tree.digest(), compute)
 
-    def cell(self, tree: FileTree, cell: str, evaluate: Callable[[], "_Evaluated"]) -> "CellGraph":
+    def cell(self, tree: FileTree, cell: str, evaluate: Callable[[], _Evaluated]) -> CellGraph:
         """The whole cell: from this review, else composed from the store, else `evaluate()`."""
         key = (HOST_VERSION, cell, self.build_inputs(tree))
         fresh: list[CellGraph] = []
@@ -156,7 +161,7 @@ class EvaluationCache:
         graph = self.facts.fact("buck-cell-graph", key, compute)
         return fresh[0] if fresh else graph
 
-    def _composed(self, cell: str, key: tuple) -> "CellGraph | None":
+    def _composed(self, cell: str, key: tuple) -> CellGraph | None:
         """The cell from its stored manifest: its pack (every result in one entry, one read for
         a cell of thousands of packages), else each package's result (the pack was evicted, or
         is written again then); None when any result is gone."""
@@ -171,7 +176,10 @@ class EvaluationCache:
         wants_pack = sum(result is None for result in held) > len(entries) // 8
         pack = self.facts.load("buck-cell-pack", key, keep=False) if wants_pack else None
         if isinstance(pack, tuple) and len(pack) == len(entries):
-            results = [self.facts.fact("buck-result", result_key, lambda r=packed: r) for (_p, result_key), packed in zip(entries, pack)]
+            results = [
+                self.facts.fact("buck-result", result_key, lambda r=packed: r)
+                for (_p, result_key), packed in zip(entries, pack)
+            ]
         else:
             results = []
             for (_package, result_key), result in zip(entries, held):

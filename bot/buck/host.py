@@ -9,7 +9,7 @@ the callables `__record` (a rule call with its call stack), `__glob`, `__package
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from bot.buck.cells import Cell
 from bot.buck.stand_ins import HOST_NAME_OF, OSS_SHIM_BUILTINS, PRELUDE_BUILTINS, SHIM_BUILTINS, STAND_IN_SOURCE
@@ -61,7 +61,17 @@ NATIVE_RULES = (
 # Names a BUCK file sees without loading them (buck2's build-file globals).
 BUILD_FILE_GLOBALS = ("glob", "select", "package_name", "read_config", "oncall", "host_info", "select_map")
 # Names every file sees: `type` is replaced so that `type(select(...)) == "select"` as in buck2.
-COMMON_GLOBALS = ("type", "native", "select", "select_map", "read_config", "host_info", "package_name", "glob", "warning")
+COMMON_GLOBALS = (
+    "type",
+    "native",
+    "select",
+    "select_map",
+    "read_config",
+    "host_info",
+    "package_name",
+    "glob",
+    "warning",
+)
 # Names a file gets only when it uses them and does not define them itself:
 # - starlark-pyo3 has no `set` type (buck2 has): a file calling `set()` gets the host's
 #   stand-in, and `list`/`sorted` that accept it; not with a `list[str]` annotation, which
@@ -92,26 +102,29 @@ HOST_RENAMES = {"type": "starlark_type", "list": "set_aware_list", "sorted": "se
 def host_source(cell: Cell) -> str:
     """The host module's Starlark text for one cell; its semantics come from the cell table."""
     rule_defs = "\n".join(
-        f"def _rule_{kind}(*args, **kwargs):\n    __record({kind!r}, call_stack(), kwargs)\n"
-        for kind in NATIVE_RULES
+        f"def _rule_{kind}(*args, **kwargs):\n    __record({kind!r}, call_stack(), kwargs)\n" for kind in NATIVE_RULES
     )
     native_fields = ",\n    ".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
     top_level_rules = "\n".join(f"{kind} = _rule_{kind}" for kind in NATIVE_RULES)
-    return STUB_CALL_SOURCE + STAND_IN_SOURCE + _HOST_TEMPLATE.format(
-        cell=cell.name,
-        rule_defs=rule_defs,
-        native_fields=native_fields,
-        top_level_rules=top_level_rules,
-        is_fbcode=repr(cell.is_fbcode),
-        is_xplat=repr(not cell.is_fbcode),
-        defines_fbcode_target=repr(cell.defines_fbcode_target),
-        defines_non_fbcode_target=repr(cell.defines_non_fbcode_target),
-        is_oss=repr(cell.is_oss),
-        aten_modes="(" + "".join(f"{mode!r}, " for mode in cell.aten_modes) + ")",
+    return (
+        STUB_CALL_SOURCE
+        + STAND_IN_SOURCE
+        + _HOST_TEMPLATE.format(
+            cell=cell.name,
+            rule_defs=rule_defs,
+            native_fields=native_fields,
+            top_level_rules=top_level_rules,
+            is_fbcode=repr(cell.is_fbcode),
+            is_xplat=repr(not cell.is_fbcode),
+            defines_fbcode_target=repr(cell.defines_fbcode_target),
+            defines_non_fbcode_target=repr(cell.defines_non_fbcode_target),
+            is_oss=repr(cell.is_oss),
+            aten_modes="(" + "".join(f"{mode!r}, " for mode in cell.aten_modes) + ")",
+        )
     )
 
 
-_HOST_TEMPLATE = '''
+_HOST_TEMPLATE = """
 _CELL = "{cell}"
 _real_type = type
 
@@ -262,7 +275,7 @@ runtime = struct(
     external_dep_location = _external_dep_location,
     is_oss = {is_oss},
 )
-'''
+"""
 
 
 # In the internal cells the runtime wrapper is Meta's own; rules are recorded as given.
@@ -278,7 +291,9 @@ def reexport_source(symbols: dict[str, str]) -> str:
     return f"load({HOST_MODULE!r}, {aliases})\n{exports}\n" if names else f"# no symbols: {listed}\n"
 
 
-_STRING_OR_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*')
+_STRING_OR_COMMENT = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|#[^\n]*'
+)
 _CALL_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _ATTRIBUTE_USE = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -312,16 +327,16 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     lines = [f"load({HOST_MODULE!r}, _stub_call = 'stub_call')"]
     for remote in sorted(set(local_to_remote.values())):
         if remote in fields:
-            members = ", ".join(
-                f"{attr} = _stub_function({remote + '.' + attr!r})" for attr in sorted(fields[remote])
-            )
+            members = ", ".join(f"{attr} = _stub_function({remote + '.' + attr!r})" for attr in sorted(fields[remote]))
             lines.append(f"{remote} = struct({members})")
         elif remote.isupper():
             is_list = _PLURAL_CONSTANT.match(remote) or results.get(remote) == "list"
             lines.append(f"{remote} = []" if is_list else f"{remote} = {remote!r}")
         else:
             result = results.get(remote, "")
-            lines.append(f"def {remote}(*args, **kwargs):\n    return _stub_call({remote!r}, call_stack(), kwargs, {result!r})")
+            lines.append(
+                f"def {remote}(*args, **kwargs):\n    return _stub_call({remote!r}, call_stack(), kwargs, {result!r})"
+            )
     body = "\n".join(lines[1:])
     helper = (
         "def _stub_function(kind):\n"
@@ -370,7 +385,7 @@ def _closing_parenthesis(code: str, start: int) -> int:
     return len(code)
 
 
-STUB_CALL_SOURCE = '''
+STUB_CALL_SOURCE = """
 def stub_call(kind, stack, kwargs, result = ""):
     if "name" in kwargs:
         __record(kind, stack, kwargs)
@@ -379,4 +394,4 @@ def stub_call(kind, stack, kwargs, result = ""):
     if result == "string":
         return ""
     return None if "name" in kwargs else []
-'''
+"""

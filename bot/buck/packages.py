@@ -9,7 +9,6 @@ from bot.buck.buckconfig import BuckConfig, parse_buckconfig
 from bot.buck.cells import cell_named
 from bot.tree import FileTree, path_bytes
 
-
 # --------------------------------------------------------------------------------------------
 # Whole cells, with the content cache
 

@@ -11,8 +11,8 @@ is a pure function of a cell graph and a `Platform` (bot/buck/targets.py), which
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from bot.buck.targets import BuckTarget, CellGraph, Platform
 

@@ -9,7 +9,7 @@ built-ins stand in.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from bot.buck.buckconfig import parse_buckconfig
 from bot.tree import FileTree, mount

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 # Starlark appended to the host module; every name here is a host name that a built-in module
 # can re-export (see `host.reexport_source`).
-STAND_IN_SOURCE = '''
+STAND_IN_SOURCE = """
 # --- paths (bazel-skylib lib/paths.bzl, buck2 prelude paths.bzl): POSIX path strings ---
 def _paths_basename(p):
     return p.rpartition("/")[2]
@@ -241,7 +241,7 @@ def shim_cpp_library(name, headers = None, private_headers = None, deps = [], ex
     )
     kwargs.setdefault("visibility", ["PUBLIC"])
     __record("cxx_library", call_stack(), kwargs)
-'''
+"""
 
 # Files of the pinned `shim/` submodule whose semantics design 3.1 states (shim-relative path ->
 # host names they define); used when the submodule is not mounted (a diff-only or bare view).

@@ -260,7 +260,9 @@ def _root_errors(text: str, first: SyntaxProblem, located: list[SyntaxProblem]) 
         line, column = following.line, following.column - shift
         previous = (problems[-1].line, problems[-1].column)
         closer = [p for p in located if p.line == line and previous < (p.line, p.column) <= (line, column)]
-        problems.append(min(closer, key=lambda p: p.column) if closer else SyntaxProblem(line, column, following.message))
+        problems.append(
+            min(closer, key=lambda p: p.column) if closer else SyntaxProblem(line, column, following.message)
+        )
         problem = following
     return tuple(problems)
 
@@ -337,7 +339,14 @@ class _Index:
     def span_of(self, start: int, end: int) -> Span:
         line = bisect.bisect_right(self._line_starts, start)
         end_line = bisect.bisect_right(self._line_starts, end)
-        return Span(start, end, line, start - self._line_starts[line - 1] + 1, end_line, end - self._line_starts[end_line - 1] + 1)
+        return Span(
+            start,
+            end,
+            line,
+            start - self._line_starts[line - 1] + 1,
+            end_line,
+            end - self._line_starts[end_line - 1] + 1,
+        )
 
     def source(self, node: Node) -> str:
         span = self.span(node)
@@ -345,9 +354,35 @@ class _Index:
 
 
 _RESERVED = frozenset(
-    "as assert async await class del except finally from global import is nonlocal raise try while with yield".split()
+    [
+        "as",
+        "assert",
+        "async",
+        "await",
+        "class",
+        "del",
+        "except",
+        "finally",
+        "from",
+        "global",
+        "import",
+        "is",
+        "nonlocal",
+        "raise",
+        "try",
+        "while",
+        "with",
+        "yield",
+    ]
 )
-_CLOSERS = {"list": "]", "argument_list": ")", "dictionary": "}", "parenthesized_expression": ")", "tuple": ")", "set": "}"}
+_CLOSERS = {
+    "list": "]",
+    "argument_list": ")",
+    "dictionary": "}",
+    "parenthesized_expression": ")",
+    "tuple": ")",
+    "set": "}",
+}
 _STATEMENT_PARENTS = frozenset({"module", "block"})
 
 
@@ -396,7 +431,9 @@ def _python_only(node: Node, index: _Index) -> SyntaxProblem | None:
     if kind == "concatenated_string" and node.named_child_count > 1:
         second = node.named_children[1]
         where = index.span(second)
-        return SyntaxProblem(where.line, where.column, f"unexpected string literal `{index.source(second)}`, expected `,`")
+        return SyntaxProblem(
+            where.line, where.column, f"unexpected string literal `{index.source(second)}`, expected `,`"
+        )
     if kind == "string_start" and re.search(r"[fFbB]", index.source(node)):
         return SyntaxProblem(span.line, span.column, f"a `{index.source(node)}` string is not Starlark")
     return None
@@ -415,7 +452,9 @@ def _error_problem(node: Node, parent_kind: str, index: _Index) -> SyntaxProblem
     unclosed = _unclosed_bracket(node)
     if unclosed is not None:
         where = index.span(unclosed)
-        return SyntaxProblem(where.line, where.column, f"`{unclosed.type}` is never closed, expected `{_PAIRS[unclosed.type]}`")
+        return SyntaxProblem(
+            where.line, where.column, f"`{unclosed.type}` is never closed, expected `{_PAIRS[unclosed.type]}`"
+        )
     closer = _CLOSERS.get(parent_kind)
     expected = f", expected `,` or `{closer}`" if closer else ""
     return SyntaxProblem(span.line, span.column, f"unexpected `{token}`{expected}")
@@ -462,7 +501,15 @@ def _call(node: Node, index: _Index, statement: Node | None) -> Call | None:
         elif argument.type == "dictionary_splat":
             splats.append(index.source(argument)[2:].strip())
     whole = statement if statement is not None else node
-    return Call(re.sub(r"\s+", "", index.source(function)), index.span(node), index.span(arguments), tuple(keywords), tuple(splats), spans, index.span(whole))
+    return Call(
+        re.sub(r"\s+", "", index.source(function)),
+        index.span(node),
+        index.span(arguments),
+        tuple(keywords),
+        tuple(splats),
+        spans,
+        index.span(whole),
+    )
 
 
 def _list(node: Node, index: _Index) -> ListLiteral:

@@ -10,13 +10,15 @@ import dataclasses
 import functools
 import posixpath
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 
 @functools.cache
 def _fields_of(cls: type) -> tuple:
     return dataclasses.fields(cls)
+
 
 @dataclass(frozen=True, slots=True)
 class Select:
@@ -63,7 +65,7 @@ def setting_constraints(key: str) -> frozenset[str]:
 _NO_BRANCH = object()
 
 
-def chosen_branch(select: "Select", platform: Platform) -> Any:
+def chosen_branch(select: Select, platform: Platform) -> Any:
     """The branch buck2 configures `select` to on `platform`: the most specific matching key
     (the one whose constraints include the others'), else `DEFAULT`; None when neither exists
     (buck2 fails to configure such a target; it then holds nothing here)."""
@@ -149,7 +151,7 @@ class BuckTarget:
     def attr(self, name: str, default: Any = None) -> Any:
         return self.attrs.get(name, default)
 
-    def values(self, name: str, platform: "Platform | None" = None) -> tuple[Any, ...]:
+    def values(self, name: str, platform: Platform | None = None) -> tuple[Any, ...]:
         """The items an attribute holds on `platform` (its select() branches resolved there).
 
         `platform=None` is the any-configuration view: every item of every branch. Use it only
@@ -163,7 +165,7 @@ class BuckTarget:
             value = resolve(value, platform)
         return tuple(flatten(value))
 
-    def labels(self, name: str, platform: "Platform | None" = None) -> tuple[str, ...]:
+    def labels(self, name: str, platform: Platform | None = None) -> tuple[str, ...]:
         """An attribute's dependency labels on `platform` (None: in any configuration), normalized."""
         return tuple(
             normalize_label(item, self.package)
@@ -190,9 +192,15 @@ class EvalError:
     def kind(self) -> str:
         """parse | limit | external-dep | load | other: what sort of failure this is."""
         text = self.message.lower()
-        if "parse error" in text or "unexpected" in text and "expected" in text:
+        if "parse error" in text or ("unexpected" in text and "expected" in text):
             return "parse"
-        if "exceeded" in text or "allocated more than" in text or "recursed" in text or "stack overflow" in text or "too deep" in text:
+        if (
+            "exceeded" in text
+            or "allocated more than" in text
+            or "recursed" in text
+            or "stack overflow" in text
+            or "too deep" in text
+        ):
             return "limit"
         if "was not found" in text and any("env_interface" in f.path or "external" in f.function for f in self.frames):
             return "external-dep"
@@ -226,7 +234,7 @@ class CellGraph:
     digest: str = field(default="", compare=False)  # graph_digest(), set where it is cached
 
     @classmethod
-    def from_results(cls, cell: str, results: Iterable[PackageResult]) -> "CellGraph":
+    def from_results(cls, cell: str, results: Iterable[PackageResult]) -> CellGraph:
         packages = {r.package: r for r in results}
         targets = {t.label: t for r in packages.values() for t in r.targets}
         return cls(cell, packages, targets)
@@ -234,6 +242,7 @@ class CellGraph:
     @property
     def errors(self) -> tuple[EvalError, ...]:
         return tuple(r.error for r in self.packages.values() if r.error is not None)
+
 
 # --------------------------------------------------------------------------------------------
 # Attribute values
@@ -286,7 +295,7 @@ def normalize_label(label: str, package: str) -> str:
 _SELECT_TOKEN = re.compile("\x00select:(\\d+)\x00")
 
 
-def _normalize_value(value: Any, string_selects: "list[dict] | tuple" = ()) -> Any:
+def _normalize_value(value: Any, string_selects: list[dict] | tuple = ()) -> Any:
     if isinstance(value, dict):
         if "__select__" in value and len(value) == 1 and isinstance(value["__select__"], dict):
             return Select(tuple((str(k), _normalize_value(v, string_selects)) for k, v in value["__select__"].items()))
@@ -298,7 +307,7 @@ def _normalize_value(value: Any, string_selects: "list[dict] | tuple" = ()) -> A
     return value
 
 
-def _expand_string_select(text: str, string_selects: "list[dict] | tuple") -> Any:
+def _expand_string_select(text: str, string_selects: list[dict] | tuple) -> Any:
     """A string holding select() tokens as a Select of whole strings (the first token outermost)."""
     match = _SELECT_TOKEN.search(text)
     if match is None or int(match.group(1)) >= len(string_selects):

@@ -7,10 +7,11 @@ evaluator does it once per file and remembers the result by blob id, next to the
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from bot.cmake.syntax import CMakeFile, ParseProblem, clear_parse_cache, parse_cmake_cached
+
 
 @dataclass(frozen=True, slots=True)
 class Program:
@@ -22,8 +23,14 @@ class Program:
     problems: tuple[ParseProblem, ...]
 
 
-OPENERS = {"if": "endif", "foreach": "endforeach", "while": "endwhile", "function": "endfunction",
-           "macro": "endmacro", "block": "endblock"}
+OPENERS = {
+    "if": "endif",
+    "foreach": "endforeach",
+    "while": "endwhile",
+    "function": "endfunction",
+    "macro": "endmacro",
+    "block": "endblock",
+}
 CLOSERS = {v: k for k, v in OPENERS.items()}
 
 
@@ -78,4 +85,3 @@ def clear_caches() -> None:
     """Forget remembered parses and block structures (benchmarks measure cold runs with it)."""
     _programs.clear()
     clear_parse_cache()
-

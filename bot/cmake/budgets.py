@@ -10,7 +10,7 @@ clean one. The step limit lives beside the loop it counts (`interpreter._MAX_STE
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 MAX_LOOP_ITERATIONS = 10_000
 MAX_DEPTH = 64

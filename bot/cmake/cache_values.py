@@ -20,8 +20,8 @@ import itertools
 import json
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from bot.cmake.syntax import Command, parse_cmake_cached
 from bot.tree import FileTree
@@ -175,7 +175,7 @@ def _preset_assignments(path: str, text: str) -> Iterable[Assignment]:
     presets = document.get("configurePresets", []) if isinstance(document, dict) else []
     for preset in presets if isinstance(presets, list) else []:
         variables = preset.get("cacheVariables", {}) if isinstance(preset, dict) else {}
-        for name, value in (variables.items() if isinstance(variables, dict) else ()):
+        for name, value in variables.items() if isinstance(variables, dict) else ():
             if isinstance(value, dict):
                 value = value.get("value")
             if isinstance(value, str) and value and "$" not in value:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import operator
 import posixpath
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING
 
 from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 from bot.cmake.model import repo_path
@@ -37,15 +38,47 @@ class Token:
         return not self.quoted and self.value is None and not self.paren and self.text in keywords
 
 
-_UNARY = ("EXISTS", "COMMAND", "DEFINED", "TARGET", "POLICY", "TEST", "IS_DIRECTORY", "IS_SYMLINK",
-          "IS_ABSOLUTE", "IS_READABLE", "IS_WRITABLE", "IS_EXECUTABLE")
-_BINARY = ("MATCHES", "LESS", "GREATER", "EQUAL", "LESS_EQUAL", "GREATER_EQUAL", "STRLESS",
-           "STRGREATER", "STREQUAL", "STRLESS_EQUAL", "STRGREATER_EQUAL", "VERSION_LESS",
-           "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL",
-           "IN_LIST", "IS_NEWER_THAN", "PATH_EQUAL")
+_UNARY = (
+    "EXISTS",
+    "COMMAND",
+    "DEFINED",
+    "TARGET",
+    "POLICY",
+    "TEST",
+    "IS_DIRECTORY",
+    "IS_SYMLINK",
+    "IS_ABSOLUTE",
+    "IS_READABLE",
+    "IS_WRITABLE",
+    "IS_EXECUTABLE",
+)
+_BINARY = (
+    "MATCHES",
+    "LESS",
+    "GREATER",
+    "EQUAL",
+    "LESS_EQUAL",
+    "GREATER_EQUAL",
+    "STRLESS",
+    "STRGREATER",
+    "STREQUAL",
+    "STRLESS_EQUAL",
+    "STRGREATER_EQUAL",
+    "VERSION_LESS",
+    "VERSION_GREATER",
+    "VERSION_EQUAL",
+    "VERSION_LESS_EQUAL",
+    "VERSION_GREATER_EQUAL",
+    "IN_LIST",
+    "IS_NEWER_THAN",
+    "PATH_EQUAL",
+)
 _COMPARISONS: Mapping[str, Callable[[object, object], bool]] = {
-    "LESS": operator.lt, "GREATER": operator.gt, "EQUAL": operator.eq,
-    "LESS_EQUAL": operator.le, "GREATER_EQUAL": operator.ge,
+    "LESS": operator.lt,
+    "GREATER": operator.gt,
+    "EQUAL": operator.eq,
+    "LESS_EQUAL": operator.le,
+    "GREATER_EQUAL": operator.ge,
 }
 
 
@@ -138,7 +171,9 @@ def _reduce(ev: Evaluation, tokens: list[Token], frame: Frame) -> Token:
         while index < len(flat) - 1:
             if flat[index].is_keyword(keyword):
                 left, right = _truth(ev, flat[index - 1], frame), _truth(ev, flat[index + 1], frame)
-                flat[index - 1 : index + 2] = [Token("", False, (left and right) if keyword == "AND" else (left or right))]
+                flat[index - 1 : index + 2] = [
+                    Token("", False, (left and right) if keyword == "AND" else (left or right))
+                ]
             else:
                 index += 1
     if len(flat) != 1:
@@ -228,11 +263,16 @@ def _binary(ev: Evaluation, keyword: str, left_token: Token, right_token: Token,
         except ValueError:
             return False
     if keyword.startswith("VERSION_"):
-        comparison = _COMPARISONS[keyword[len("VERSION_"):]]
+        comparison = _COMPARISONS[keyword[len("VERSION_") :]]
         return comparison(_version_key(left), _version_key(right))
     if keyword.startswith("STR"):
-        comparison = {"STRLESS": operator.lt, "STRGREATER": operator.gt, "STREQUAL": operator.eq,
-                      "STRLESS_EQUAL": operator.le, "STRGREATER_EQUAL": operator.ge}[keyword]
+        comparison = {
+            "STRLESS": operator.lt,
+            "STRGREATER": operator.gt,
+            "STREQUAL": operator.eq,
+            "STRLESS_EQUAL": operator.le,
+            "STRGREATER_EQUAL": operator.ge,
+        }[keyword]
         return comparison(left, right)
     if keyword == "PATH_EQUAL":
         return posixpath.normpath(left) == posixpath.normpath(right)
@@ -250,5 +290,6 @@ def _truth(ev: Evaluation, token: Token, frame: Frame) -> bool:
     entry = frame.scope.get(token.text)
     value = entry[0] if entry is not None else ev.cache.get(token.text)
     return value is not None and not is_false_value(value)
+
 
 # -- location helpers ----------------------------------------------------------------

@@ -94,8 +94,8 @@ def run_loop(ev: Evaluation, program: Program, index: int, frame: Frame) -> Flow
 def _zipped_items(ev: Evaluation, values: list[str], frame: Frame) -> tuple[list[str], list[list[str]]]:
     """foreach(<var>... IN ZIP_LISTS <list>...): one variable per list (one loop variable names them
     <var>_0, <var>_1, ...); as many iterations as the longest list, shorter ones giving ""."""
-    names = values[:values.index("IN")]
-    lists = [split_list(ev.lookup(frame, "", name)) for name in values[values.index("ZIP_LISTS") + 1:]]
+    names = values[: values.index("IN")]
+    lists = [split_list(ev.lookup(frame, "", name)) for name in values[values.index("ZIP_LISTS") + 1 :]]
     variables = [f"{names[0]}_{index}" for index in range(len(lists))] if len(names) == 1 else names
     if len(variables) != len(lists):
         return [], []
@@ -110,7 +110,9 @@ def _foreach_items(ev: Evaluation, rest: list[str], command: Command, frame: Fra
         except ValueError:
             ev.problem(command, "foreach(RANGE) with a non-integer")
             return []
-        start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (*numbers[:2], numbers[2] if len(numbers) > 2 else 1)
+        start, stop, step = (
+            (0, numbers[0], 1) if len(numbers) == 1 else (*numbers[:2], numbers[2] if len(numbers) > 2 else 1)
+        )
         if step <= 0 or (stop - start) // step > MAX_LOOP_ITERATIONS:
             ev.limit(command.path, command.line, "foreach(RANGE) too long; skipped")
             return []
@@ -164,8 +166,13 @@ def define(ev: Evaluation, program: Program, index: int, frame: Frame) -> None:
     if not values:
         return
     ev.callables[values[0].lower()] = Definition(
-        values[0].lower(), tuple(values[1:]), command.name == "macro", program,
-        index + 1, program.ends[index], command.path,
+        values[0].lower(),
+        tuple(values[1:]),
+        command.name == "macro",
+        program,
+        index + 1,
+        program.ends[index],
+        command.path,
     )
 
 
@@ -178,7 +185,7 @@ def call(ev: Evaluation, definition: Definition, command: Command, frame: Frame)
     arguments = {
         "ARGC": str(len(values)),
         "ARGV": ";".join(values),
-        "ARGN": ";".join(values[len(definition.parameters):]),
+        "ARGN": ";".join(values[len(definition.parameters) :]),
         **{f"ARGV{i}": v for i, v in enumerate(values)},
         **{p: (values[i] if i < len(values) else "") for i, p in enumerate(definition.parameters)},
     }
@@ -193,8 +200,10 @@ def call(ev: Evaluation, definition: Definition, command: Command, frame: Frame)
             scope.set(name, value)
         scope.set("CMAKE_CURRENT_FUNCTION", definition.name)
         scope.set("CMAKE_CURRENT_FUNCTION_LIST_FILE", posixpath.join(SOURCE_ROOT, definition.path))
-        scope.set("CMAKE_CURRENT_FUNCTION_LIST_DIR",
-                  posixpath.join(SOURCE_ROOT, posixpath.dirname(definition.path)).rstrip("/"))
+        scope.set(
+            "CMAKE_CURRENT_FUNCTION_LIST_DIR",
+            posixpath.join(SOURCE_ROOT, posixpath.dirname(definition.path)).rstrip("/"),
+        )
         inner = Frame(scope, frame.directory, frame.conditions, call_sites)
         ev.run(definition.program, definition.body_start, definition.body_end, inner)
         return Flow.NEXT

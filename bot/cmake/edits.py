@@ -10,8 +10,8 @@ text. Pure: text in, text out.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from tree_sitter import Node
 
@@ -20,8 +20,12 @@ from bot.cmake.syntax import syntax_tree
 # The keywords of target_* commands, and what each means (the LINK_ ones are the legacy
 # signature of target_link_libraries; a call keeps the family it is written in).
 SCOPES = {
-    "PUBLIC": "PUBLIC", "PRIVATE": "PRIVATE", "INTERFACE": "INTERFACE",
-    "LINK_PUBLIC": "PUBLIC", "LINK_PRIVATE": "PRIVATE", "LINK_INTERFACE_LIBRARIES": "INTERFACE",
+    "PUBLIC": "PUBLIC",
+    "PRIVATE": "PRIVATE",
+    "INTERFACE": "INTERFACE",
+    "LINK_PUBLIC": "PUBLIC",
+    "LINK_PRIVATE": "PRIVATE",
+    "LINK_INTERFACE_LIBRARIES": "INTERFACE",
 }
 _LEGACY = {"PUBLIC": "LINK_PUBLIC", "PRIVATE": "LINK_PRIVATE", "INTERFACE": "LINK_INTERFACE_LIBRARIES"}
 
@@ -175,7 +179,7 @@ class _Layout:
     item_column: int | None  # column of the first item when it shares the keyword's line
 
     @classmethod
-    def of(cls, data: bytes, invocation: Invocation, group: ScopeGroup) -> "_Layout":
+    def of(cls, data: bytes, invocation: Invocation, group: ScopeGroup) -> _Layout:
         keyword = group.keyword
         assert keyword is not None
         line_start = _line_start(data, keyword.start)
@@ -205,7 +209,10 @@ class _Layout:
         if column is None:
             return None
         first = self.group.items[0]
-        return [(line_start, first.start, b" " * column), *_realign(self.data, first.end, group_end, self.item_column, column)]
+        return [
+            (line_start, first.start, b" " * column),
+            *_realign(self.data, first.end, group_end, self.item_column, column),
+        ]
 
     def open_scope(self, item: Argument, keyword: str, group_end: int) -> list[tuple[int, int, bytes]]:
         """Edits that start `keyword` at `item` (the items up to `group_end` follow it)."""
@@ -277,11 +284,13 @@ def _invocation(node: Node) -> Invocation:
                 # `-DX="a b"` is one argument to CMake; the grammar splits it where the quote starts.
                 if arguments and arguments[-1].end == part.start_byte and not arguments[-1].text.startswith(('"', "[")):
                     joined = arguments[-1]
-                    arguments[-1] = Argument(joined.text + text, joined.value + text, joined.start, part.end_byte,
-                                             joined.line, joined.column)
+                    arguments[-1] = Argument(
+                        joined.text + text, joined.value + text, joined.start, part.end_byte, joined.line, joined.column
+                    )
                     continue
                 inner = part.children[0] if part.children else part
                 value = text[1:-1] if inner.type == "quoted_argument" and len(text) >= 2 else text
-                arguments.append(Argument(text, value, part.start_byte, part.end_byte,
-                                          part.start_point[0] + 1, part.start_point[1]))
+                arguments.append(
+                    Argument(text, value, part.start_byte, part.end_byte, part.start_point[0] + 1, part.start_point[1])
+                )
     return Invocation(name, tuple(arguments), node.start_point[0] + 1, node.end_point[0] + 1, tuple(spans))

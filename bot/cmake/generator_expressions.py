@@ -6,8 +6,9 @@ helpers that evaluate one argument chunk per language live here too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 from bot.cmake.profiles import CMakeProfile
@@ -15,6 +16,7 @@ from bot.cmake.values import is_false_value
 
 if TYPE_CHECKING:  # state imports this module (through whole_archive)
     from bot.cmake.state import Item
+
 
 @dataclass(frozen=True, slots=True)
 class GenexContext:
@@ -27,7 +29,7 @@ class GenexContext:
     language: str | None = None
 
     @staticmethod
-    def of(profile: CMakeProfile, language: str | None = None) -> "GenexContext":
+    def of(profile: CMakeProfile, language: str | None = None) -> GenexContext:
         """What a profile answers, for `language` (None: any)."""
         return GenexContext(profile.compiler_id, profile.platform, profile.cuda, language)
 
@@ -261,4 +263,3 @@ def merge_languages(
     for value, present in order.items():
         merged.append((value, None if len(present) == len(languages) else ",".join(present)))
     return merged
-

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable, Iterable, Sequence
 from types import MappingProxyType
-from typing import Callable, Iterable, Sequence
 
 from bot.cmake import control_flow
 from bot.cmake.blocks import CLOSERS, Program, program_for
@@ -203,8 +203,11 @@ class Evaluation:
         command = program.file.commands[index]
         if self.blocks >= MAX_BLOCK_DEPTH:
             # Each open block holds Python frames; deeper ones are refused, not followed.
-            self.limit(command.path, command.line,
-                       f"blocks nested deeper than {MAX_BLOCK_DEPTH} at {command.name}(); this block not evaluated")
+            self.limit(
+                command.path,
+                command.line,
+                f"blocks nested deeper than {MAX_BLOCK_DEPTH} at {command.name}(); this block not evaluated",
+            )
             return Flow.NEXT
         self.blocks += 1
         try:
@@ -289,8 +292,11 @@ class Evaluation:
             value = self._expand_truncated(text, frame, arg.line)
         self.expanded_chars += len(value)
         if self.expanded_chars > MAX_EXPANDED_CHARS:
-            raise BudgetExhausted(self._current_path(), arg.line, f"expansions produced more than {MAX_EXPANDED_CHARS} characters; "
-                                                  "evaluation stopped")
+            raise BudgetExhausted(
+                self._current_path(),
+                arg.line,
+                f"expansions produced more than {MAX_EXPANDED_CHARS} characters; evaluation stopped",
+            )
         return value
 
     def _expand_truncated(self, text: str, frame: Frame, line: int) -> str:
@@ -345,8 +351,11 @@ class Evaluation:
             elements = elements[:MAX_LIST_ITEMS]
         self.expanded_items += len(elements)
         if self.expanded_items > MAX_EXPANDED_ITEMS:
-            raise BudgetExhausted(self._current_path(), line, f"expansions produced more than {MAX_EXPANDED_ITEMS} "
-                                                              "list elements; evaluation stopped")
+            raise BudgetExhausted(
+                self._current_path(),
+                line,
+                f"expansions produced more than {MAX_EXPANDED_ITEMS} list elements; evaluation stopped",
+            )
         return elements
 
     def expand_items(self, args: Sequence[Arg], frame: Frame) -> list[Item]:

@@ -7,8 +7,8 @@ Paths inside the model are what CMake would see, under the virtual roots `SOURCE
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from bot.cmake.profiles import CMakeProfile
 from bot.cmake.syntax import ParseProblem

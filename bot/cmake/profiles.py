@@ -19,9 +19,10 @@ bot/config.py calls it, so an unknown name stops a review before it starts.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from bot.config_schema import CONFIG_PATH, PROFILE_TABLE, validate_table
 from bot.errors import ConfigError
@@ -52,7 +53,7 @@ class CMakeProfile:
     def __post_init__(self) -> None:
         object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
 
-    def with_variables(self, name: str | None = None, **overrides: str) -> "CMakeProfile":
+    def with_variables(self, name: str | None = None, **overrides: str) -> CMakeProfile:
         """This profile with some variables overridden (e.g. EXECUTORCH_BUILD_EXTENSION_LLM="ON")."""
         merged = {**self.variables, **overrides}
         suffix = ",".join(f"{k}={v}" for k, v in sorted(overrides.items()))
@@ -93,48 +94,73 @@ DEFAULT_PROFILE = PROFILES["linux-gcc-cuda"]
 # directory (below): every review paying for eleven more configurations would be slow, and a
 # change elsewhere cannot make the backend's twins drift. Apple's build configures on macOS.
 _ON = "ON"
-_BACKEND_OPTIONS: Mapping[str, tuple[str, dict[str, str]]] = MappingProxyType({
-    "backend-arm": ("Linux", {"EXECUTORCH_BUILD_ARM_BAREMETAL": _ON, "EXECUTORCH_BUILD_VGF": _ON,
-                              "EXECUTORCH_BUILD_CORTEX_M": _ON}),
-    "backend-cadence": ("Linux", {"EXECUTORCH_BUILD_CADENCE": _ON}),
-    "backend-nxp": ("Linux", {"EXECUTORCH_BUILD_NXP_NEUTRON": _ON, "EXECUTORCH_BUILD_NXP_NEUTRON_RUNNER": _ON}),
-    "backend-vulkan": ("Linux", {"EXECUTORCH_BUILD_VULKAN": _ON}),
-    "backend-xnnpack": ("Linux", {"EXECUTORCH_BUILD_XNNPACK": _ON}),
-    "backend-qualcomm": ("Linux", {"EXECUTORCH_BUILD_QNN": _ON}),
-    "backend-mediatek": ("Linux", {"EXECUTORCH_BUILD_NEURON": _ON}),
-    "backend-apple": ("Darwin", {"EXECUTORCH_BUILD_COREML": _ON, "EXECUTORCH_BUILD_MPS": _ON}),
-    "extension-llm": ("Linux", {"EXECUTORCH_BUILD_EXTENSION_LLM": _ON, "EXECUTORCH_BUILD_EXTENSION_LLM_RUNNER": _ON,
-                                "EXECUTORCH_BUILD_KERNELS_LLM": _ON, "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
-                                "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON}),
-    "extension-training": ("Linux", {"EXECUTORCH_BUILD_EXTENSION_TRAINING": _ON, "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
-                                     "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON}),
-})
-BACKEND_PROFILES: Mapping[str, CMakeProfile] = MappingProxyType({
-    name: CMakeProfile(name, "AppleClang" if platform == "Darwin" else "GNU", platform, False,
-                       {"EXECUTORCH_BUILD_CUDA": "OFF", **options})
-    for name, (platform, options) in _BACKEND_OPTIONS.items()
-})
+_BACKEND_OPTIONS: Mapping[str, tuple[str, dict[str, str]]] = MappingProxyType(
+    {
+        "backend-arm": (
+            "Linux",
+            {"EXECUTORCH_BUILD_ARM_BAREMETAL": _ON, "EXECUTORCH_BUILD_VGF": _ON, "EXECUTORCH_BUILD_CORTEX_M": _ON},
+        ),
+        "backend-cadence": ("Linux", {"EXECUTORCH_BUILD_CADENCE": _ON}),
+        "backend-nxp": ("Linux", {"EXECUTORCH_BUILD_NXP_NEUTRON": _ON, "EXECUTORCH_BUILD_NXP_NEUTRON_RUNNER": _ON}),
+        "backend-vulkan": ("Linux", {"EXECUTORCH_BUILD_VULKAN": _ON}),
+        "backend-xnnpack": ("Linux", {"EXECUTORCH_BUILD_XNNPACK": _ON}),
+        "backend-qualcomm": ("Linux", {"EXECUTORCH_BUILD_QNN": _ON}),
+        "backend-mediatek": ("Linux", {"EXECUTORCH_BUILD_NEURON": _ON}),
+        "backend-apple": ("Darwin", {"EXECUTORCH_BUILD_COREML": _ON, "EXECUTORCH_BUILD_MPS": _ON}),
+        "extension-llm": (
+            "Linux",
+            {
+                "EXECUTORCH_BUILD_EXTENSION_LLM": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_LLM_RUNNER": _ON,
+                "EXECUTORCH_BUILD_KERNELS_LLM": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON,
+            },
+        ),
+        "extension-training": (
+            "Linux",
+            {
+                "EXECUTORCH_BUILD_EXTENSION_TRAINING": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON,
+            },
+        ),
+    }
+)
+BACKEND_PROFILES: Mapping[str, CMakeProfile] = MappingProxyType(
+    {
+        name: CMakeProfile(
+            name,
+            "AppleClang" if platform == "Darwin" else "GNU",
+            platform,
+            False,
+            {"EXECUTORCH_BUILD_CUDA": "OFF", **options},
+        )
+        for name, (platform, options) in _BACKEND_OPTIONS.items()
+    }
+)
 # Which directories each backend profile builds from: a change under one evaluates it.
-BACKEND_DIRECTORIES: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "backend-arm": ("backends/arm/", "backends/cortex_m/"),
-    "backend-cadence": ("backends/cadence/",),
-    "backend-nxp": ("backends/nxp/",),
-    "backend-vulkan": ("backends/vulkan/",),
-    "backend-xnnpack": ("backends/xnnpack/",),
-    "backend-qualcomm": ("backends/qualcomm/",),
-    "backend-mediatek": ("backends/mediatek/",),
-    "backend-apple": ("backends/apple/", "extension/apple/"),
-    "extension-llm": ("extension/llm/",),
-    "extension-training": ("extension/training/",),
-})
+BACKEND_DIRECTORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "backend-arm": ("backends/arm/", "backends/cortex_m/"),
+        "backend-cadence": ("backends/cadence/",),
+        "backend-nxp": ("backends/nxp/",),
+        "backend-vulkan": ("backends/vulkan/",),
+        "backend-xnnpack": ("backends/xnnpack/",),
+        "backend-qualcomm": ("backends/qualcomm/",),
+        "backend-mediatek": ("backends/mediatek/",),
+        "backend-apple": ("backends/apple/", "extension/apple/"),
+        "extension-llm": ("extension/llm/",),
+        "extension-training": ("extension/training/",),
+    }
+)
 PROFILES = MappingProxyType({**PROFILES, **BACKEND_PROFILES})
 
 
 def profiles_touched(paths) -> tuple[str, ...]:
     """The backend profiles whose directories any of `paths` lies under, in table order."""
-    return tuple(
-        name for name, prefixes in BACKEND_DIRECTORIES.items() if any(p.startswith(prefixes) for p in paths)
-    )
+    return tuple(name for name, prefixes in BACKEND_DIRECTORIES.items() if any(p.startswith(prefixes) for p in paths))
+
 
 # -- profiles a repository defines ----------------------------------------------------------
 
@@ -152,8 +178,10 @@ def define_profiles(tables: Mapping[str, Any], active: tuple[str, ...]) -> Mappi
     """
     for name, table in tables.items():
         if name in PROFILES:
-            raise ConfigError(f"{_CONFIG}: [cmake.profile.{name}] redefines a built-in profile; "
-                              f"give it a new name with extends = \"{name}\"")
+            raise ConfigError(
+                f"{_CONFIG}: [cmake.profile.{name}] redefines a built-in profile; "
+                f'give it a new name with extends = "{name}"'
+            )
         if not isinstance(table, dict):
             raise ConfigError(f"{_CONFIG}: cmake.profile.{name} must be a table")
         validate_table(PROFILE_TABLE, f"cmake.profile.{name}", table, _CONFIG)

@@ -6,9 +6,10 @@ turns a target into the frozen `CMakeTarget` of the model.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from bot.cmake.model import CMakeSource, CMakeTarget, Location, Scoped
 from bot.cmake.syntax import Arg, Command
@@ -28,7 +29,7 @@ class Scope:
 
     __slots__ = ("own", "parent")
 
-    def __init__(self, parent: "Scope | None") -> None:
+    def __init__(self, parent: Scope | None) -> None:
         self.own: dict[str, object] = {}
         self.parent = parent
 
@@ -65,7 +66,7 @@ class Directory:
     include_directories: list[Scoped] = field(default_factory=list)
     link_libraries: list[Scoped] = field(default_factory=list)
 
-    def child(self, source_dir: str, binary_dir: str) -> "Directory":
+    def child(self, source_dir: str, binary_dir: str) -> Directory:
         return Directory(
             source_dir,
             binary_dir,
@@ -94,7 +95,7 @@ class Definition:
     name: str
     parameters: tuple[str, ...]
     is_macro: bool
-    program: "Program"
+    program: Program
     body_start: int
     body_end: int
     path: str

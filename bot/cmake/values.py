@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 
@@ -95,8 +95,8 @@ _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 def is_false_value(value: str) -> bool:
     """CMake's cmIsOff: "", 0, OFF, NO, FALSE, N, IGNORE, NOTFOUND, *-NOTFOUND."""
     upper = value.upper()
-    return upper in _FALSE_CONSTANTS or upper.endswith("-NOTFOUND") or (
-        bool(_NUMBER.match(value)) and float(value) == 0
+    return (
+        upper in _FALSE_CONSTANTS or upper.endswith("-NOTFOUND") or (bool(_NUMBER.match(value)) and float(value) == 0)
     )
 
 
@@ -110,4 +110,3 @@ def constant_truth(value: str) -> bool | None:
     if _NUMBER.match(value):
         return float(value) != 0
     return None
-

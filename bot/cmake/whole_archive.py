@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from bot.cmake.generator_expressions import split_top_level
 from bot.cmake.model import Scoped, WholeArchive
@@ -17,10 +17,10 @@ _MSVC_FLAG = re.compile(r"^/[A-Za-z]+(:|$)")
 def _linker_words(item: str) -> list[str]:
     """What one link item passes to the linker: flags and file names, wrappers removed."""
     if item.startswith("SHELL:"):
-        return [word for part in item[len("SHELL:"):].split() for word in _linker_words(part)]
+        return [word for part in item[len("SHELL:") :].split() for word in _linker_words(part)]
     for prefix in ("LINKER:", "-Wl,", "-Xlinker,"):
         if item.startswith(prefix):
-            return [word for word in split_top_level(item[len(prefix):], ",") if word]
+            return [word for word in split_top_level(item[len(prefix) :], ",") if word]
     return [item]
 
 
@@ -40,9 +40,13 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
     force_load_next = False
     for item in items:
         for word in _linker_words(item.value):
+
             def record(library: str) -> None:
-                found.append(WholeArchive(_library_name(library), item.scope, item.path, item.line,
-                                          item.condition_text, item.via))
+                found.append(
+                    WholeArchive(
+                        _library_name(library), item.scope, item.path, item.line, item.condition_text, item.via
+                    )
+                )
 
             link_library = _LINK_LIBRARY_WHOLE.match(word)
             flag = _WHOLEARCHIVE_FLAG.match(word)
@@ -60,7 +64,7 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
             elif word == "-force_load":
                 force_load_next = True
             elif word.startswith("-force_load,"):
-                record(word[len("-force_load,"):])
+                record(word[len("-force_load,") :])
             elif flag:
                 record(flag.group(1))
             elif link_library:
@@ -72,7 +76,6 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
                 record(word)
                 force_load_next = False
     return found
-
 
 
 def whole_archive_run(items: Sequence[str], library: str) -> tuple[int, int] | None:
@@ -99,8 +102,11 @@ def whole_archive_run(items: Sequence[str], library: str) -> tuple[int, int] | N
             elif word == "-force_load":
                 force_load_at = index
             elif word.startswith("-force_load,") or flag or link_library:
-                names = [word[len("-force_load,"):]] if word.startswith("-force_load,") else (
-                    [flag.group(1)] if flag else split_top_level(link_library.group(1), ","))
+                names = (
+                    [word[len("-force_load,") :]]
+                    if word.startswith("-force_load,")
+                    else ([flag.group(1)] if flag else split_top_level(link_library.group(1), ","))
+                )
                 if library in map(_library_name, names):
                     return index, index + 1
             elif word.startswith("-") or _MSVC_FLAG.match(word):

@@ -13,9 +13,9 @@ A file over `MAX_SOURCE_BYTES` is not read: its facts are empty and say why in `
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Iterator
 
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser
@@ -69,7 +69,6 @@ class ArchRequirement:
     line: int
     end_line: int
     condition: str
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +163,12 @@ def _parser(cuda: bool) -> Parser:
 
 
 _DECLARATOR_WRAPPERS = ("pointer_declarator", "reference_declarator", "attributed_declarator")
-_RECORD_KINDS = {"class_specifier": "class", "struct_specifier": "struct", "union_specifier": "union",
-                 "enum_specifier": "enum"}
+_RECORD_KINDS = {
+    "class_specifier": "class",
+    "struct_specifier": "struct",
+    "union_specifier": "union",
+    "enum_specifier": "enum",
+}
 
 
 def _text(node: Node | None) -> str:
@@ -187,8 +190,12 @@ def _function_declarator(declarator: Node | None) -> Node | None:
 
 def _declared_name(declarator: Node | None) -> tuple[str, str]:
     """(name, scope written in the declarator) of a (function) declarator."""
-    while declarator is not None and declarator.type in (*_DECLARATOR_WRAPPERS, "function_declarator",
-                                                          "init_declarator", "array_declarator"):
+    while declarator is not None and declarator.type in (
+        *_DECLARATOR_WRAPPERS,
+        "function_declarator",
+        "init_declarator",
+        "array_declarator",
+    ):
         declarator = declarator.child_by_field_name("declarator")
     if declarator is None:
         return "", ""
@@ -233,12 +240,20 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
     not read, and the first of them is a problem."""
     conditions = found.conditions_at_line
 
-    def make(node: Node, name: str, scope: tuple[str, ...], written_scope: str, is_definition: bool,
-             extern_c: bool, kind: str) -> Declaration:
+    def make(
+        node: Node,
+        name: str,
+        scope: tuple[str, ...],
+        written_scope: str,
+        is_definition: bool,
+        extern_c: bool,
+        kind: str,
+    ) -> Declaration:
         qualified = "::".join(p for p in (*scope, written_scope, name) if p)
         line = node.start_point[0] + 1
-        return Declaration(name, qualified, line, node.end_point[0] + 1, is_definition, extern_c,
-                           conditions(line), kind)
+        return Declaration(
+            name, qualified, line, node.end_point[0] + 1, is_definition, extern_c, conditions(line), kind
+        )
 
     def read(within: _Container) -> list[Declaration | _Container]:
         """What the children of `within` declare, and the containers among them, in order."""
@@ -250,7 +265,9 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
                 name = _text(child.child_by_field_name("name"))
                 body = child.child_by_field_name("body")
                 if body is not None:
-                    items.append(_Container(body, (*scope, *[p for p in name.split("::") if p]), extern_c, False, depth))
+                    items.append(
+                        _Container(body, (*scope, *[p for p in name.split("::") if p]), extern_c, False, depth)
+                    )
             elif kind == "linkage_specification":
                 body = child.child_by_field_name("body")
                 if body is None:
@@ -262,8 +279,16 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
                     items.extend(declaration(body, scope, _is_extern_c(child), in_record, depth, declares_only=True))
                 else:
                     items.append(_Container(_Single(body), scope, _is_extern_c(child), in_record, depth))
-            elif kind in ("template_declaration", "preproc_if", "preproc_ifdef", "preproc_else",
-                          "preproc_elif", "ERROR", "declaration_list", "export_declaration"):
+            elif kind in (
+                "template_declaration",
+                "preproc_if",
+                "preproc_ifdef",
+                "preproc_else",
+                "preproc_elif",
+                "ERROR",
+                "declaration_list",
+                "export_declaration",
+            ):
                 items.append(_Container(child, scope, extern_c, in_record, depth))
             elif kind == "function_definition":
                 declarator = child.child_by_field_name("declarator")
@@ -276,8 +301,9 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
                 items.extend(record(child, scope, extern_c, depth))
         return items
 
-    def declaration(node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool, depth: int,
-                    declares_only: bool = False) -> Iterator[Declaration | _Container]:
+    def declaration(
+        node: Node, scope: tuple[str, ...], extern_c: bool, in_record: bool, depth: int, declares_only: bool = False
+    ) -> Iterator[Declaration | _Container]:
         type_node = node.child_by_field_name("type")
         if type_node is not None and type_node.type in _RECORD_KINDS:
             yield from record(type_node, scope, extern_c, depth)
@@ -290,8 +316,7 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
                 yield make(node, name, scope, written, False, extern_c, "function")
             elif not in_record:
                 # `extern int x;` only declares, unless it has an initializer.
-                is_definition = declarator.type == "init_declarator" or (
-                    "extern" not in storage and not declares_only)
+                is_definition = declarator.type == "init_declarator" or ("extern" not in storage and not declares_only)
                 yield make(node, name, scope, written, is_definition, extern_c, "variable")
 
     def record(node: Node, scope: tuple[str, ...], extern_c: bool, depth: int) -> Iterator[Declaration | _Container]:
@@ -312,8 +337,11 @@ def _declarations(root: Node, found: Scan, path: str, problems: list[ParseProble
             pending.extend(reversed(read(item)))
         elif not problems:
             line = item.node.start_point[0] + 1 if isinstance(item.node, Node) else 1
-            problems.append(ParseProblem(path, line, f"scopes nested deeper than {MAX_SCOPE_DEPTH}: "
-                                                           "the declarations inside are not read"))
+            problems.append(
+                ParseProblem(
+                    path, line, f"scopes nested deeper than {MAX_SCOPE_DEPTH}: the declarations inside are not read"
+                )
+            )
 
 
 class _Single:

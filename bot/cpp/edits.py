@@ -49,7 +49,7 @@ def gate_declaration(path: str, text: str, declaration_line: int, opening_line: 
     directive = lines[opening_line - 1 : directive_end]
     del lines[opening_line - 1 : directive_end]
     above, below = opening_line - 2, opening_line - 1
-    if 0 <= above and below < len(lines) and not lines[above].strip() and not lines[below].strip():
+    if above >= 0 and below < len(lines) and not lines[above].strip() and not lines[below].strip():
         del lines[below]  # the `#if` stood between two blank lines: one is enough
     lines[first_row:first_row] = directive
     return "\n".join(lines)
@@ -59,8 +59,7 @@ def _statement_at(node: Node, row: int) -> Node | None:
     """The declaration (or definition, template) of a container that spans `row`."""
     container: Node | None = node
     while container is not None:  # a loop, not recursion: namespaces may nest thousands deep
-        child = next((c for c in container.children
-                      if c.is_named and c.start_point[0] <= row <= c.end_point[0]), None)
+        child = next((c for c in container.children if c.is_named and c.start_point[0] <= row <= c.end_point[0]), None)
         if child is None or child.type == "comment":
             return None
         if child.type not in _CONTAINERS or (child.type == "linkage_specification" and not _has_body(child)):

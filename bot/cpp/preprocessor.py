@@ -14,8 +14,8 @@ flags), so that "is this include active for this target" has an answer.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from bot.cmake.syntax import ParseProblem
 
@@ -74,7 +74,6 @@ class MacroDefinition:
     parameters: tuple[str, ...] | None = None
 
 
-
 # ---------------------------------------------------------------------------------------
 # The scan
 # ---------------------------------------------------------------------------------------
@@ -83,9 +82,20 @@ _DIRECTIVE = re.compile(r"^\s*#\s*([A-Za-z_]+)\s*(.*)$", re.DOTALL)
 _INCLUDE = re.compile(r'^\s*(?:<([^>]*)>|"([^"]*)"|(.+))')
 _DEFINE = re.compile(r"^([A-Za-z_]\w*)(\(([^)]*)\))?\s*(.*)$", re.DOTALL)
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
-_NOT_MACROS = frozenset({"defined", "__has_include", "__has_include_next", "__has_attribute",
-                         "__has_cpp_attribute", "__has_builtin", "__has_feature", "__has_extension",
-                         "true", "false"})
+_NOT_MACROS = frozenset(
+    {
+        "defined",
+        "__has_include",
+        "__has_include_next",
+        "__has_attribute",
+        "__has_cpp_attribute",
+        "__has_builtin",
+        "__has_feature",
+        "__has_extension",
+        "true",
+        "false",
+    }
+)
 
 
 def _strip_comments(text: str, in_comment: bool) -> tuple[str, bool]:
@@ -166,9 +176,9 @@ class _OpenConditional:
 class _Frame:
     """One branch of an open `#if` on the condition stack; lines inside it point here."""
 
-    __slots__ = ("parent", "block", "position", "spelled")
+    __slots__ = ("block", "parent", "position", "spelled")
 
-    def __init__(self, parent: "_Frame | None", block: _OpenConditional, position: int) -> None:
+    def __init__(self, parent: _Frame | None, block: _OpenConditional, position: int) -> None:
         self.parent = parent
         self.block = block
         self.position = position
@@ -232,9 +242,21 @@ def scan(path: str, text: str) -> Scan:
 
     def close(block: _OpenConditional, end_line: int) -> None:
         ends = [*block.branch_lines[1:], end_line]
-        spans = tuple((block.body_starts[i], max(block.body_starts[i], ends[i] - 1)) for i in range(len(block.branch_lines)))
-        blocks.append(ConditionalBlock(block.branch_conditions[0], block.line, block.else_line, end_line,
-                                       tuple(block.branch_conditions), tuple(block.branch_lines), spans, lines))
+        spans = tuple(
+            (block.body_starts[i], max(block.body_starts[i], ends[i] - 1)) for i in range(len(block.branch_lines))
+        )
+        blocks.append(
+            ConditionalBlock(
+                block.branch_conditions[0],
+                block.line,
+                block.else_line,
+                end_line,
+                tuple(block.branch_conditions),
+                tuple(block.branch_lines),
+                spans,
+                lines,
+            )
+        )
 
     def enter_branch(block: _OpenConditional, replace: bool) -> None:
         if replace:
@@ -285,7 +307,8 @@ def scan(path: str, text: str) -> Scan:
                 block.else_line = line_number
             else:
                 block.branch_conditions.append(
-                    _directive_condition(name.replace("el", "", 1) if name != "elif" else "if", argument))
+                    _directive_condition(name.replace("el", "", 1) if name != "elif" else "if", argument)
+                )
                 tested.extend(MacroUse(m, line_number) for m in _macros_in(name, argument))
             block.branch_lines.append(line_number)
             block.body_starts.append(index)
@@ -300,7 +323,11 @@ def scan(path: str, text: str) -> Scan:
             target = _INCLUDE.match(argument)
             if target:
                 system = target.group(1) is not None
-                text_value = target.group(1) if system else (target.group(2) if target.group(2) is not None else target.group(3).strip())
+                text_value = (
+                    target.group(1)
+                    if system
+                    else (target.group(2) if target.group(2) is not None else target.group(3).strip())
+                )
                 includes.append(Include(text_value, line_number, system, _conditions(current)))
         elif name == "define":
             definition = _DEFINE.match(argument)
@@ -308,8 +335,11 @@ def scan(path: str, text: str) -> Scan:
                 parameters = None
                 if definition.group(2) is not None:
                     parameters = tuple(p.strip() for p in definition.group(3).split(",") if p.strip())
-                defined.append(MacroDefinition(definition.group(1), _normalize_expression(definition.group(4)),
-                                               line_number, parameters))
+                defined.append(
+                    MacroDefinition(
+                        definition.group(1), _normalize_expression(definition.group(4)), line_number, parameters
+                    )
+                )
         # Lines after a directive that opened/closed a branch belong to the new stack;
         # the directive line itself keeps the enclosing stack (set above).
         current = frames[-1] if frames else None
@@ -318,8 +348,15 @@ def scan(path: str, text: str) -> Scan:
         problems.append(ParseProblem(path, block.line, "#if without #endif"))
         close(block, len(lines))
     blocks.sort(key=lambda b: b.line)
-    return Scan(tuple(includes), tuple(blocks), tuple(tested), tuple(defined), tuple(line_frames),
-                "\n".join(blanked), tuple(problems))
+    return Scan(
+        tuple(includes),
+        tuple(blocks),
+        tuple(tested),
+        tuple(defined),
+        tuple(line_frames),
+        "\n".join(blanked),
+        tuple(problems),
+    )
 
 
 def _directive_condition(name: str, argument: str) -> str:
@@ -341,6 +378,7 @@ def _macros_in(name: str, argument: str) -> list[str]:
         if identifier not in _NOT_MACROS and identifier not in found:
             found.append(identifier)
     return found
+
 
 # ---------------------------------------------------------------------------------------
 # Preprocessor conditions
@@ -405,8 +443,12 @@ def _tokenize(expression: str) -> list[_Tok]:
 _UNKNOWN = _Tok("value", "?", None)
 
 
-def _expand(tokens: list[_Tok], defines: Mapping[str, str | None], assume_undefined_false: bool,
-            active: frozenset[str] = frozenset()) -> list[_Tok]:
+def _expand(
+    tokens: list[_Tok],
+    defines: Mapping[str, str | None],
+    assume_undefined_false: bool,
+    active: frozenset[str] = frozenset(),
+) -> list[_Tok]:
     """Replace `defined`, macros and identifiers by values (None where unknown)."""
     out: list[_Tok] = []
     index = 0
@@ -468,8 +510,16 @@ class _ExpressionParser:
     """Precedence climbing over C's preprocessor operators, with None for unknown values."""
 
     _LEVELS: tuple[tuple[str, ...], ...] = (
-        ("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-        ("<<", ">>"), ("+", "-"), ("*", "/", "%"),
+        ("||",),
+        ("&&",),
+        ("|",),
+        ("^",),
+        ("&",),
+        ("==", "!="),
+        ("<", ">", "<=", ">="),
+        ("<<", ">>"),
+        ("+", "-"),
+        ("*", "/", "%"),
     )
 
     def __init__(self, tokens: list[_Tok]) -> None:
@@ -477,7 +527,11 @@ class _ExpressionParser:
         self.position = 0
 
     def peek(self) -> str | None:
-        return self.tokens[self.position].text if self.position < len(self.tokens) and self.tokens[self.position].kind == "op" else None
+        return (
+            self.tokens[self.position].text
+            if self.position < len(self.tokens) and self.tokens[self.position].kind == "op"
+            else None
+        )
 
     def take(self) -> _Tok:
         if self.position >= len(self.tokens):
@@ -548,14 +602,23 @@ def _apply(operator: str, left: int | None, right: int | None) -> int | None:
     if operator in ("/", "%") and right == 0:
         return None
     results = {
-        "|": lambda: left | right, "^": lambda: left ^ right, "&": lambda: left & right,
-        "==": lambda: int(left == right), "!=": lambda: int(left != right),
-        "<": lambda: int(left < right), ">": lambda: int(left > right),
-        "<=": lambda: int(left <= right), ">=": lambda: int(left >= right),
-        "<<": lambda: left << right if 0 <= right < 64 else 0, ">>": lambda: left >> right if right >= 0 else 0,
-        "+": lambda: left + right, "-": lambda: left - right, "*": lambda: left * right,
+        "|": lambda: left | right,
+        "^": lambda: left ^ right,
+        "&": lambda: left & right,
+        "==": lambda: int(left == right),
+        "!=": lambda: int(left != right),
+        "<": lambda: int(left < right),
+        ">": lambda: int(left > right),
+        "<=": lambda: int(left <= right),
+        ">=": lambda: int(left >= right),
+        "<<": lambda: left << right if 0 <= right < 64 else 0,
+        ">>": lambda: left >> right if right >= 0 else 0,
+        "+": lambda: left + right,
+        "-": lambda: left - right,
+        "*": lambda: left * right,
         # C truncates toward zero.
-        "/": lambda: int(left / right), "%": lambda: left - int(left / right) * right,
+        "/": lambda: int(left / right),
+        "%": lambda: left - int(left / right) * right,
     }
     return results[operator]()
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import CellGraph, BuckTarget
+from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.facts.linkage import reachable
 from bot.tree import FileTree
 
@@ -115,7 +116,7 @@ def _patterns_in(path: str, text: str) -> Iterable[TargetPattern]:
         number += 1
         for command in _COMMAND.finditer(logical):
             # The command's arguments run to the end of the logical line or to a shell separator.
-            arguments = re.split(r"[;|&]|\)\s*$|\bdone\b", logical[command.end():], maxsplit=1)[0]
+            arguments = re.split(r"[;|&]|\)\s*$|\bdone\b", logical[command.end() :], maxsplit=1)[0]
             builds = command.group(1) not in EVALUATING_VERBS
             for match in _PATTERN.finditer(arguments):
                 yield TargetPattern(match.group(0), f"{path}:{start + 1}", builds)
@@ -150,6 +151,6 @@ def _unresolved_packages(graph: CellGraph, built: set[str]) -> set[str]:
     return {label[2:].split(":", 1)[0] for label in built if label not in graph.targets}
 
 
-def scope_of(model: "BuildModel", cell: str) -> BuildScope:
+def scope_of(model: BuildModel, cell: str) -> BuildScope:
     """The build scope of one revision's cell, computed once per review and kept."""
     return model.memo(("build-scope", cell), lambda: build_scope(model.tree, model.cell(cell)), persist=True)

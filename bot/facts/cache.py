@@ -29,15 +29,15 @@ import tempfile
 import threading
 import time
 import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, TypeVar
 
 from bot import tree as tree_module
 
 T = TypeVar("T")
-
 
 
 def _read_only(contents: dict) -> Mapping:
@@ -89,7 +89,7 @@ class DiskStore:
         self._estimate: int | None = None  # bytes on disk as this process last counted, plus its writes
 
     @classmethod
-    def at(cls, directory: Path, bound: int = DEFAULT_BOUND) -> "DiskStore":
+    def at(cls, directory: Path, bound: int = DEFAULT_BOUND) -> DiskStore:
         """The process's store for `directory`: its size is counted once per process, not once
         per review (counting walks every entry)."""
         key = (str(Path(directory).resolve()), bound)

@@ -72,7 +72,12 @@ def linked_units(model: CMakeModel, binary: str) -> tuple[LinkedUnit, ...]:
             units.setdefault(name, LinkedUnit(binary, name, "objects", *where))
     for name, where in sorted(whole.items()):
         target = model.targets.get(name)
-        if name != binary and target is not None and not target.imported and target.kind in ("STATIC_LIBRARY", "OBJECT_LIBRARY"):
+        if (
+            name != binary
+            and target is not None
+            and not target.imported
+            and target.kind in ("STATIC_LIBRARY", "OBJECT_LIBRARY")
+        ):
             units.setdefault(name, LinkedUnit(binary, name, "whole-archive", *where))
     return tuple(units.values())
 
@@ -85,18 +90,25 @@ def archives_linked_on_demand(model: CMakeModel, binary: str) -> dict[str, tuple
         return {}
     reached, whole = _walk(model, root, binary)
     return {
-        name: where for name, where in sorted(reached.items())
+        name: where
+        for name, where in sorted(reached.items())
         if name not in whole and name != binary and model.targets[name].kind == "STATIC_LIBRARY"
     }
 
 
-def _walk(model: CMakeModel, root: CMakeTarget, binary: str) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
+def _walk(
+    model: CMakeModel, root: CMakeTarget, binary: str
+) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, int]]]:
     """(every in-tree library the link reaches, those it takes whole), each -> the item that brings it."""
     whole: dict[str, tuple[str, int]] = {}
     for pair in root.whole_archive:
         if pair.scope in _OWN_SCOPES:
             whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
-    queue = deque((resolve(model, item.value), (item.path, item.line)) for item in root.link_libraries if item.scope in _OWN_SCOPES)
+    queue = deque(
+        (resolve(model, item.value), (item.path, item.line))
+        for item in root.link_libraries
+        if item.scope in _OWN_SCOPES
+    )
     reached: dict[str, tuple[str, int]] = {}
     while queue:
         name, where = queue.popleft()
@@ -108,7 +120,11 @@ def _walk(model: CMakeModel, root: CMakeTarget, binary: str) -> tuple[dict[str, 
         for pair in target.whole_archive:
             if pair.scope in scopes:
                 whole.setdefault(resolve(model, pair.library), (pair.path, pair.line))
-        queue.extend((resolve(model, item.value), (item.path, item.line)) for item in target.link_libraries if item.scope in scopes)
+        queue.extend(
+            (resolve(model, item.value), (item.path, item.line))
+            for item in target.link_libraries
+            if item.scope in scopes
+        )
     return reached, whole
 
 

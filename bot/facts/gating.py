@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
-from bot.facts import xref
 from bot.buck.evaluation import CellGraph
 from bot.cpp import Declaration, SourceFacts, defines_from_flags
+from bot.facts import xref
 from bot.facts.cache import digest, fact, many
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
@@ -46,6 +46,7 @@ class GatedSource:
 
 # -- Facts of a cell graph, shared by the revisions of a review whose graphs are equal ----------
 
+
 def graph_fact(model, cell: str, name: str, compute):
     """`compute(graph)` for the cell's graph, computed once per distinct graph content."""
     return model.graph_memo(cell, (name,), compute)
@@ -59,12 +60,13 @@ def default_profile(config) -> str | None:
 # -- CMake models, shared between revisions whose CMake inputs are the same -------------------
 
 
-
 def cmake_files(model) -> tuple[str, ...]:
     """The tree's CMake files (`CMakeLists.txt`, `*.cmake`)."""
     return model.memo(
         ("cmake-files",),
-        lambda: tuple(p for p in model.tree.paths() if p.endswith((CMAKE_LISTS, ".cmake")) and not p.startswith("third-party/")),
+        lambda: tuple(
+            p for p in model.tree.paths() if p.endswith((CMAKE_LISTS, ".cmake")) and not p.startswith("third-party/")
+        ),
     )
 
 
@@ -89,7 +91,9 @@ def off_options(model) -> frozenset[str]:
     default = cmake_model(model)
     if default is None:
         return frozenset()
-    return frozenset(name for name, value in default.options.items() if is_false_value(value) and re.fullmatch(r"\w+", name))
+    return frozenset(
+        name for name, value in default.options.items() if is_false_value(value) and re.fullmatch(r"\w+", name)
+    )
 
 
 def option_model(model, option: str):
@@ -294,8 +298,19 @@ def may_be_installed(model, header: str) -> bool:
 # -- Headers and the macros they test ---------------------------------------------------------
 
 _TEST_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.M)
-_NOT_MACROS = frozenset({"defined", "__has_include", "__has_include_next", "__has_attribute", "__has_builtin",
-                         "__has_cpp_attribute", "__has_feature", "true", "false"})
+_NOT_MACROS = frozenset(
+    {
+        "defined",
+        "__has_include",
+        "__has_include_next",
+        "__has_attribute",
+        "__has_builtin",
+        "__has_cpp_attribute",
+        "__has_feature",
+        "true",
+        "false",
+    }
+)
 
 
 def _tested_in(text: str) -> frozenset[str]:
@@ -367,7 +382,9 @@ def definitions(model, declarations: Iterable[Declaration]) -> Mapping[str, tupl
 
 def _implementation_files(model) -> tuple[str, ...]:
     def compute() -> tuple[str, ...]:
-        paths = tuple(p for p in model.tree.paths() if p.endswith(IMPLEMENTATION_SUFFIXES) and not p.startswith("third-party/"))
+        paths = tuple(
+            p for p in model.tree.paths() if p.endswith(IMPLEMENTATION_SUFFIXES) and not p.startswith("third-party/")
+        )
         model.tree.prefetch(paths)
         return paths
 

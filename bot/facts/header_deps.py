@@ -9,8 +9,8 @@ flags of that closure) decide which `#if`-guarded includes are active for it. De
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
@@ -21,6 +21,7 @@ EXPORTED_DEP_ATTRIBUTES = ("exported_deps", "fbcode_exported_deps", "xplat_expor
 FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
 CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
+
 @dataclass(frozen=True, slots=True)
 class DependencyTable:
     """Every target's normalized dependency labels in one cell: all deps, and exported ones."""
@@ -30,7 +31,7 @@ class DependencyTable:
     kinds: Mapping[str, str]
 
     @classmethod
-    def of(cls, graph: CellGraph) -> "DependencyTable":
+    def of(cls, graph: CellGraph) -> DependencyTable:
         deps, exported, kinds = {}, {}, {}
         for label, target in graph.targets.items():
             if any(target.attrs.get(a) for a in DEP_ATTRIBUTES):
@@ -74,8 +75,18 @@ class DependencyIndex:
         repo_dirs: frozenset[str],
         implicit: Mapping[str, frozenset[str]],
         transitive: bool = False,
-    ) -> "DependencyIndex":
-        return cls(graph.targets, graph.packages, table, twin, repo_dirs, implicit if twin is not None else {}, transitive, {}, {})
+    ) -> DependencyIndex:
+        return cls(
+            graph.targets,
+            graph.packages,
+            table,
+            twin,
+            repo_dirs,
+            implicit if twin is not None else {},
+            transitive,
+            {},
+            {},
+        )
 
     def deps_of(self, label: str) -> tuple[str, ...]:
         cached = self._deps.get(label)
@@ -201,7 +212,10 @@ def recorded_as_written(target: BuckTarget, text_of) -> bool:
         callee = next((m.group(1) for row in lines[line : line + 60] for m in [_KIND_ARGUMENT.match(row)] if m), "")
     if "." in callee:
         return callee.split(".", 1)[0] in ("runtime", "native")
-    return bool(callee) and re.search(rf"""\bload\([^)]*(["']{re.escape(callee)}["']|\b{re.escape(callee)}\s*=)""", text) is None
+    return (
+        bool(callee)
+        and re.search(rf"""\bload\([^)]*(["']{re.escape(callee)}["']|\b{re.escape(callee)}\s*=)""", text) is None
+    )
 
 
 def include_guard(facts: SourceFacts) -> str | None:

@@ -10,7 +10,8 @@ branch counts (what links in some configuration).
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from bot.facts.xref import dependency_labels
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def dependency_closure(
-    model: "BuildModel", cell: str, label: str, platform: "Platform | None" = None
+    model: BuildModel, cell: str, label: str, platform: Platform | None = None
 ) -> Mapping[str, str | None]:
     """label -> the label it was reached from (None for the start), for everything `label` links
     on `platform` (None: in any configuration)."""
@@ -30,7 +31,7 @@ def dependency_closure(
 
 
 def dependents_closure(
-    model: "BuildModel", cell: str, label: str, platform: "Platform | None" = None
+    model: BuildModel, cell: str, label: str, platform: Platform | None = None
 ) -> Mapping[str, str | None]:
     """label -> the label it was reached from, for every target that links `label` (itself
     included) on `platform` (None: in any configuration)."""
@@ -50,7 +51,7 @@ def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
 class _LazyEdges:
     """A target's dependency labels, computed when the walk reaches it."""
 
-    def __init__(self, model: "BuildModel", cell: str, platform: "Platform | None" = None) -> None:
+    def __init__(self, model: BuildModel, cell: str, platform: Platform | None = None) -> None:
         self._model = model
         self._cell = cell
         self._platform = platform
@@ -66,7 +67,7 @@ class _LazyEdges:
         )
 
 
-def _edges(model: "BuildModel", cell: str, platform: "Platform | None" = None) -> Mapping[str, tuple[str, ...]]:
+def _edges(model: BuildModel, cell: str, platform: Platform | None = None) -> Mapping[str, tuple[str, ...]]:
     def compute() -> Mapping[str, tuple[str, ...]]:
         edges = _LazyEdges(model, cell, platform)
         return {label: edges.get(label) for label in model.cell(cell).targets}
@@ -74,7 +75,7 @@ def _edges(model: "BuildModel", cell: str, platform: "Platform | None" = None) -
     return model.memo(("linkage:edges", cell, platform), compute)
 
 
-def _reverse_edges(model: "BuildModel", cell: str, platform: "Platform | None" = None) -> Mapping[str, tuple[str, ...]]:
+def _reverse_edges(model: BuildModel, cell: str, platform: Platform | None = None) -> Mapping[str, tuple[str, ...]]:
     def compute() -> Mapping[str, tuple[str, ...]]:
         reverse: dict[str, list[str]] = {}
         for label, deps in sorted(_edges(model, cell, platform).items()):
@@ -85,7 +86,7 @@ def _reverse_edges(model: "BuildModel", cell: str, platform: "Platform | None" =
     return model.memo(("linkage:reverse-edges", cell, platform), compute)
 
 
-def _walk(edges: "Mapping[str, tuple[str, ...]] | _LazyEdges", start: str) -> dict[str, str | None]:
+def _walk(edges: Mapping[str, tuple[str, ...]] | _LazyEdges, start: str) -> dict[str, str | None]:
     reached: dict[str, str | None] = {start: None}
     queue = deque([start])
     while queue:

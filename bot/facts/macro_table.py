@@ -25,37 +25,147 @@ if TYPE_CHECKING:
     from bot.snapshot import BuildModel
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".inl", ".inc", ".m", ".mm")
-BUILD_SUFFIXES = (".bzl", ".cmake", ".in", ".txt", ".py", ".sh", ".yml", ".yaml", ".json", ".toml", ".gradle", ".buckconfig", ".bazel", ".mk")
+BUILD_SUFFIXES = (
+    ".bzl",
+    ".cmake",
+    ".in",
+    ".txt",
+    ".py",
+    ".sh",
+    ".yml",
+    ".yaml",
+    ".json",
+    ".toml",
+    ".gradle",
+    ".buckconfig",
+    ".bazel",
+    ".mk",
+)
 BUILD_NAMES = ("BUCK", "TARGETS", "Makefile", "BUILD", "WORKSPACE")
 
 # Defined by compilers, standard libraries and platform SDKs: never ours to define.
-PLATFORM_MACROS = frozenset({
-    "NDEBUG", "DEBUG", "ANDROID", "APPLE", "WIN32", "WIN64", "MSVC", "MINGW", "UNIX", "linux", "unix",
-    "CUDA_VERSION", "CUDART_VERSION", "HIP_VERSION", "HIP_VERSION_MAJOR", "HIP_VERSION_MINOR", "NCCL_VERSION_CODE",
-    "TARGET_OS_IPHONE", "TARGET_OS_IOS", "TARGET_OS_OSX", "TARGET_OS_MAC", "TARGET_OS_SIMULATOR", "TARGET_OS_TV",
-    "TARGET_OS_WATCH", "TARGET_OS_VISION", "TARGET_IPHONE_SIMULATOR", "TARGET_OS_MACCATALYST",
-    "INT8_MAX", "INT16_MAX", "INT32_MAX", "INT64_MAX", "SIZE_MAX", "UINT32_MAX", "UINT64_MAX", "PATH_MAX",
-    "FLT_MAX", "DBL_MAX", "EOF", "CHAR_BIT", "RTLD_NOLOAD", "RTLD_DEEPBIND", "MAP_ANONYMOUS", "MAP_POPULATE",
-    "O_DIRECT", "O_CLOEXEC", "SIGSEGV", "PTHREAD_STACK_MIN", "EINTR",
-})
+PLATFORM_MACROS = frozenset(
+    {
+        "NDEBUG",
+        "DEBUG",
+        "ANDROID",
+        "APPLE",
+        "WIN32",
+        "WIN64",
+        "MSVC",
+        "MINGW",
+        "UNIX",
+        "linux",
+        "unix",
+        "CUDA_VERSION",
+        "CUDART_VERSION",
+        "HIP_VERSION",
+        "HIP_VERSION_MAJOR",
+        "HIP_VERSION_MINOR",
+        "NCCL_VERSION_CODE",
+        "TARGET_OS_IPHONE",
+        "TARGET_OS_IOS",
+        "TARGET_OS_OSX",
+        "TARGET_OS_MAC",
+        "TARGET_OS_SIMULATOR",
+        "TARGET_OS_TV",
+        "TARGET_OS_WATCH",
+        "TARGET_OS_VISION",
+        "TARGET_IPHONE_SIMULATOR",
+        "TARGET_OS_MACCATALYST",
+        "INT8_MAX",
+        "INT16_MAX",
+        "INT32_MAX",
+        "INT64_MAX",
+        "SIZE_MAX",
+        "UINT32_MAX",
+        "UINT64_MAX",
+        "PATH_MAX",
+        "FLT_MAX",
+        "DBL_MAX",
+        "EOF",
+        "CHAR_BIT",
+        "RTLD_NOLOAD",
+        "RTLD_DEEPBIND",
+        "MAP_ANONYMOUS",
+        "MAP_POPULATE",
+        "O_DIRECT",
+        "O_CLOEXEC",
+        "SIGSEGV",
+        "PTHREAD_STACK_MIN",
+        "EINTR",
+    }
+)
 # Prefixes of names a compiler, an SDK or a third-party library defines.
-PLATFORM_PREFIXES = ("_", "TARGET_OS_", "TARGET_CPU_", "TARGET_RT_", "MAC_OS_", "TORCH_", "C10_", "AT_", "CAFFE2_",
-                     "GTEST_", "GOOGLE_", "PYBIND11_", "EIGEN_", "FLATBUFFERS_", "FLATCC_", "XNN_", "VK_", "VMA_",
-                     "CL_", "GL_", "ARM_", "CMSIS_", "QNN_", "HTP_", "MLX_", "METAL_", "NS_", "CUDA_", "CUDART_",
-                     "CUB_", "THRUST_", "CUTLASS_", "HIP_", "NEON", "SSE", "AVX", "FP16_", "PTHREADPOOL_",
-                     "CPUINFO_", "KLEIDIAI_", "NNLIB_", "XT_", "XCHAL_", "HAVE_")
+PLATFORM_PREFIXES = (
+    "_",
+    "TARGET_OS_",
+    "TARGET_CPU_",
+    "TARGET_RT_",
+    "MAC_OS_",
+    "TORCH_",
+    "C10_",
+    "AT_",
+    "CAFFE2_",
+    "GTEST_",
+    "GOOGLE_",
+    "PYBIND11_",
+    "EIGEN_",
+    "FLATBUFFERS_",
+    "FLATCC_",
+    "XNN_",
+    "VK_",
+    "VMA_",
+    "CL_",
+    "GL_",
+    "ARM_",
+    "CMSIS_",
+    "QNN_",
+    "HTP_",
+    "MLX_",
+    "METAL_",
+    "NS_",
+    "CUDA_",
+    "CUDART_",
+    "CUB_",
+    "THRUST_",
+    "CUTLASS_",
+    "HIP_",
+    "NEON",
+    "SSE",
+    "AVX",
+    "FP16_",
+    "PTHREADPOOL_",
+    "CPUINFO_",
+    "KLEIDIAI_",
+    "NNLIB_",
+    "XT_",
+    "XCHAL_",
+    "HAVE_",
+)
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|cmakedefine(?:01)?)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _CONDITION = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef)\b([^\n]*)", re.MULTILINE)
 _IDENTIFIER = re.compile(rb"[A-Za-z_]\w*")
 _FLAG = re.compile(rb"(?:-D|/D)[ \t]*['\"]?([A-Za-z_]\w*)")
 _CMAKE_DEFINITIONS = re.compile(
-    rb"(?:target_compile_definitions|add_compile_definitions|add_definitions|COMPILE_DEFINITIONS)\s*\(([^)]*)\)", re.IGNORECASE
+    rb"(?:target_compile_definitions|add_compile_definitions|add_definitions|COMPILE_DEFINITIONS)\s*\(([^)]*)\)",
+    re.IGNORECASE,
 )
 _STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 _WORD = re.compile(rb"\b[A-Za-z_][A-Za-z0-9_]{3,}\b")
-_NOT_MACROS = frozenset({b"defined", b"__has_include", b"__has_feature", b"__has_attribute", b"__has_builtin",
-                         b"__has_cpp_attribute", b"true", b"false"})
+_NOT_MACROS = frozenset(
+    {
+        b"defined",
+        b"__has_include",
+        b"__has_feature",
+        b"__has_attribute",
+        b"__has_builtin",
+        b"__has_cpp_attribute",
+        b"true",
+        b"false",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,11 @@ def cmake_files(model: BuildModel) -> tuple[str, ...]:
     """Every CMake file of the revision."""
     return model.memo(
         ("package-configs:files",),
-        lambda: tuple(p for p in model.tree.paths() if posixpath.basename(p) == "CMakeLists.txt" or p.endswith((".cmake", ".cmake.in"))),
+        lambda: tuple(
+            p
+            for p in model.tree.paths()
+            if posixpath.basename(p) == "CMakeLists.txt" or p.endswith((".cmake", ".cmake.in"))
+        ),
     )
 
 
@@ -87,9 +91,19 @@ def named_targets(config: CMakeFile) -> tuple[NamedTarget, ...]:
     for command in config.commands:
         args = command.args
         if command.name in ("set", "list") and args:
-            items = args[1:] if command.name == "set" else args[2:] if len(args) > 2 and args[0].text.upper() == "APPEND" else ()
+            items = (
+                args[1:]
+                if command.name == "set"
+                else args[2:]
+                if len(args) > 2 and args[0].text.upper() == "APPEND"
+                else ()
+            )
             variable = args[0].text if command.name == "set" else args[1].text if len(args) > 1 else ""
-            entries = [NamedTarget(a.text, command.path, a.line) for a in items if _NAME.match(a.text) and a.text.upper() not in ("CACHE", "PARENT_SCOPE")]
+            entries = [
+                NamedTarget(a.text, command.path, a.line)
+                for a in items
+                if _NAME.match(a.text) and a.text.upper() not in ("CACHE", "PARENT_SCOPE")
+            ]
             if command.name == "set":
                 lists[variable] = entries
             else:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget, CellGraph
@@ -51,7 +52,7 @@ def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
             yield target
 
 
-def cell_primary_targets(model: "BuildModel", cell: str) -> tuple[BuckTarget, ...]:
+def cell_primary_targets(model: BuildModel, cell: str) -> tuple[BuckTarget, ...]:
     """`primary_targets` of one cell of a revision, computed once."""
 
     return model.graph_memo(cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)))
@@ -101,7 +102,7 @@ def buck_sources(targets: Iterable[BuckTarget]) -> dict[str, frozenset[str]]:
     return {label: frozenset(paths) for label, paths in sorted(found.items())}
 
 
-def cmake_sources(model: "CMakeModel") -> dict[str, frozenset[str]]:
+def cmake_sources(model: CMakeModel) -> dict[str, frozenset[str]]:
     """CMake target -> compiled sources inside the repository (imported and alias targets left out)."""
     found: dict[str, frozenset[str]] = {}
     for name, target in sorted(model.targets.items()):
@@ -134,7 +135,7 @@ def pair_targets(buck: Mapping[str, frozenset[str]], cmake: Mapping[str, frozens
     )
 
 
-def pairing(model: "BuildModel", profile_name: str) -> Pairing:
+def pairing(model: BuildModel, profile_name: str) -> Pairing:
     """The pairing of one revision under one CMake profile, computed once per model and shared
     by revisions with equal cell graphs and CMake inputs (most pull requests)."""
 
@@ -147,18 +148,20 @@ def pairing(model: "BuildModel", profile_name: str) -> Pairing:
     return model.graph_memo(CELLS[-1], key, compute)
 
 
-def cmake_files(model: "BuildModel") -> tuple[str, ...]:
+def cmake_files(model: BuildModel) -> tuple[str, ...]:
     """Every CMake file of the revision (CMakeLists.txt and *.cmake), sorted."""
 
     def compute() -> tuple[str, ...]:
         return tuple(
-            p for p in model.tree.paths() if posixpath.basename(p) == "CMakeLists.txt" or p.endswith(CMAKE_FILE_SUFFIXES)
+            p
+            for p in model.tree.paths()
+            if posixpath.basename(p) == "CMakeLists.txt" or p.endswith(CMAKE_FILE_SUFFIXES)
         )
 
     return model.memo(("pairing:cmake-files",), compute)
 
 
-def cmake_mentions(model: "BuildModel", source: str) -> tuple[str, int] | None:
+def cmake_mentions(model: BuildModel, source: str) -> tuple[str, int] | None:
     """Where a CMake file of the revision writes `source` (relative to its own directory or to the
     repository root), under any condition; None when none does.
 

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from bot.buck.evaluation import BuckTarget, Select, flatten
-from bot.facts.xref import header_entries
 from bot.cpp import conditions_hold, defines_from_flags
+from bot.facts.xref import header_entries
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -59,7 +60,7 @@ def unconditional_sources(target: BuckTarget) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-def _sources(model: "BuildModel", target: BuckTarget) -> tuple[str, ...]:
+def _sources(model: BuildModel, target: BuckTarget) -> tuple[str, ...]:
     return model.memo(("symbols:sources", target.cell, target.label), lambda: unconditional_sources(target))
 
 
@@ -71,7 +72,7 @@ def target_defines(target: BuckTarget) -> dict[str, str | None]:
     return {**_COMPILER_DEFINES, **defines_from_flags(flags)}
 
 
-def prefetch_sources(model: "BuildModel", targets: Iterable[BuckTarget], headers: bool = True) -> None:
+def prefetch_sources(model: BuildModel, targets: Iterable[BuckTarget], headers: bool = True) -> None:
     """Read the targets' sources (and own headers) in one batch: one round trip to git, not one per file."""
     paths = []
     for target in targets:
@@ -81,7 +82,7 @@ def prefetch_sources(model: "BuildModel", targets: Iterable[BuckTarget], headers
     model.tree.prefetch(paths)
 
 
-def target_definitions(model: "BuildModel", target: BuckTarget, name_prefix: str = "") -> tuple[Definition, ...]:
+def target_definitions(model: BuildModel, target: BuckTarget, name_prefix: str = "") -> tuple[Definition, ...]:
     """Every C-linkage function the target's unconditional sources define, in source order.
 
     With `name_prefix`, only functions whose name starts with it (sources that do not contain
@@ -112,7 +113,7 @@ def target_definitions(model: "BuildModel", target: BuckTarget, name_prefix: str
     return tuple(found)
 
 
-def own_c_declarations(model: "BuildModel", target: BuckTarget) -> dict[str, str]:
+def own_c_declarations(model: BuildModel, target: BuckTarget) -> dict[str, str]:
     """qualified name -> `header:line`, for functions the target's own headers declare `extern "C"`.
 
     A library's shims are declared in the headers it lists (`headers`, `exported_headers`);
@@ -127,7 +128,7 @@ def own_c_declarations(model: "BuildModel", target: BuckTarget) -> dict[str, str
 
 
 def _definitions(
-    model: "BuildModel", path: str, defines: Mapping[str, str | None], headers: Mapping[str, str]
+    model: BuildModel, path: str, defines: Mapping[str, str | None], headers: Mapping[str, str]
 ) -> tuple[Definition, ...]:
     data = model.tree.read(path)
     facts = model.source_facts(path)
@@ -153,7 +154,12 @@ def _definitions(
             continue
         signature = _signature(lines, declaration.line, declaration.end_line)
         above = lines[declaration.line - 2] if declaration.line >= 2 else ""
-        if declaration.name in weak_names or _NOT_LINKED.search(signature) or _WEAK.search(signature) or _WEAK.search(above):
+        if (
+            declaration.name in weak_names
+            or _NOT_LINKED.search(signature)
+            or _WEAK.search(signature)
+            or _WEAK.search(above)
+        ):
             continue
         found.append(Definition(declaration.name, path, declaration.line, linkage))
     return tuple(found)
@@ -170,7 +176,7 @@ def _signature(lines: list[str], start: int, end: int) -> str:
     return " ".join(parts)
 
 
-def _c_declarations(model: "BuildModel", header: str) -> dict[str, str]:
+def _c_declarations(model: BuildModel, header: str) -> dict[str, str]:
     """qualified name -> `header:line` of the functions one header declares `extern "C"`."""
 
     def compute() -> dict[str, str]:
@@ -187,7 +193,7 @@ def _c_declarations(model: "BuildModel", header: str) -> dict[str, str]:
     return model.memo(("symbols:c-declarations", header), compute)
 
 
-def source_c_definitions(model: "BuildModel", path: str, defines: Mapping[str, str | None]) -> tuple[Definition, ...]:
+def source_c_definitions(model: BuildModel, path: str, defines: Mapping[str, str | None]) -> tuple[Definition, ...]:
     """The C-linkage functions one source defines when compiled with `defines`.
 
     For a build that lists no headers (CMake), C linkage inherited from a declaration comes
@@ -207,7 +213,7 @@ def source_c_definitions(model: "BuildModel", path: str, defines: Mapping[str, s
     )
 
 
-def included_c_declarations(model: "BuildModel", path: str) -> dict[str, str]:
+def included_c_declarations(model: BuildModel, path: str) -> dict[str, str]:
     """qualified name -> `header:line` for the `extern "C"` functions the headers `path` includes declare."""
 
     def compute() -> dict[str, str]:
@@ -223,7 +229,7 @@ def included_c_declarations(model: "BuildModel", path: str) -> dict[str, str]:
     return model.memo(("symbols:included-c-declarations", path), compute)
 
 
-def _include_path(model: "BuildModel", source: str, written: str) -> str | None:
+def _include_path(model: BuildModel, source: str, written: str) -> str | None:
     """The repository file an include names: `executorch/<path>`, the path itself, or beside the source."""
     candidates = []
     if written.startswith("executorch/"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from bot.buck.cells import cell_named
 from bot.buck.evaluation import BuckTarget, CellGraph, flatten
@@ -75,7 +75,7 @@ def repository_label(label: str, package: str, cell: str) -> str | None:
         if label.startswith(prefix):
             if not (internal if under_executorch else open_source):
                 return None
-            rest = label[len(prefix):]
+            rest = label[len(prefix) :]
             return "//" + rest if ":" in rest else None
     return None
 
@@ -254,5 +254,3 @@ def includes_of(text: str) -> tuple[tuple[str, int], ...]:
             if match:
                 found.append((match.group(1), number))
     return tuple(found)
-
-

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
+from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
 from bot.render.statistics import rule_by_cell_table
-from bot.model import Finding, Severity
 from bot.review_stats import Unevaluated
 
 CHECK_RUN_NAME = "pr-check"
@@ -98,7 +98,10 @@ def render_check_run(
     if suppressed_count:
         header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
     if unevaluated:
-        header += ["", f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:"]
+        header += [
+            "",
+            f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:",
+        ]
         header += [f"- `{item.cell}` `{item.package}`: {_cell(item.reason)[:300]}" for item in unevaluated]
     if smoke_reasons:
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
@@ -144,15 +147,19 @@ def _trim(text: str, pointer: str) -> str:
 def render_failed_check_run(failure: Finding, *, base_sha: str, head_sha: str, phase: str) -> CheckRunOutput:
     """The check run of a review that did not finish: failed whatever the fail level, with the reason."""
     where = f" (`{failure.path}`)" if failure.path else ""
-    summary = "\n".join([
-        f"Reviewing `{base_sha[:12]}..{head_sha[:12]}` did not finish{where}.",
-        "",
-        failure.message,
-        "",
-        f"Last step reached: {phase}.",
-    ])
+    summary = "\n".join(
+        [
+            f"Reviewing `{base_sha[:12]}..{head_sha[:12]}` did not finish{where}.",
+            "",
+            failure.message,
+            "",
+            f"Last step reached: {phase}.",
+        ]
+    )
     annotations = ((annotation(failure),),) if failure.path else ()
-    return CheckRunOutput("failure", failure.title[:ANNOTATION_TITLE_LIMIT], summary[:OUTPUT_TEXT_LIMIT], "", annotations)
+    return CheckRunOutput(
+        "failure", failure.title[:ANNOTATION_TITLE_LIMIT], summary[:OUTPUT_TEXT_LIMIT], "", annotations
+    )
 
 
 _EXTERNAL_ID = re.compile(r"^pr=(\d{1,10});head=([0-9a-f]{7,64})$")
@@ -175,7 +182,7 @@ def in_progress_output(head_sha: str) -> dict:
 
 
 def count_phrase(findings: Iterable[Finding]) -> str:
-    """"3 issues (1 blocker, 2 minor)"."""
+    """ "3 issues (1 blocker, 2 minor)"."""
     counts: dict[Severity, int] = {}
     for finding in findings:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1

@@ -31,8 +31,10 @@ def unified_patch(fix: Fix, context: int = 3) -> str:
     for group in matcher.get_grouped_opcodes(context):
         old_start, old_end = group[0][1], group[-1][2]
         new_start, new_end = group[0][3], group[-1][4]
-        lines.append(f"@@ -{_hunk_range(first + old_start, old_end - old_start)} "
-                     f"+{_hunk_range(first + new_start, new_end - new_start)} @@")
+        lines.append(
+            f"@@ -{_hunk_range(first + old_start, old_end - old_start)} "
+            f"+{_hunk_range(first + new_start, new_end - new_start)} @@"
+        )
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 lines += [f" {line}" for line in removed[i1:i2]]

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 _COMMAND = {Severity.BLOCKER: "error", Severity.MAJOR: "error", Severity.MINOR: "warning", Severity.INFO: "notice"}
 
 
-def render_github_annotations(report: "Report") -> str:
+def render_github_annotations(report: Report) -> str:
     """One workflow command per finding, most severe first; empty when clean."""
     return "".join(annotation_command(finding) + "\n" for finding in report.findings)
 

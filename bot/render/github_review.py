@@ -9,14 +9,11 @@ every comment is placed against the diff's hunks here, before anything is posted
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from bot.diff import ChangeSet
 from bot.model import Finding, Severity
-from bot.render.fix_patch import collapsed_fix
-from bot.render.printable import is_printable_path
-from bot.render.smoke_check_run import SmokeLinked, duration_text
 from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
     ANNOTATION_MESSAGE_LIMIT,
     ANNOTATION_TITLE_LIMIT,
@@ -33,6 +30,9 @@ from bot.render.check_run import (  # noqa: F401 - the check run's half, re-expo
     render_check_run,
     render_failed_check_run,
 )
+from bot.render.fix_patch import collapsed_fix
+from bot.render.printable import is_printable_path
+from bot.render.smoke_check_run import SmokeLinked, duration_text
 
 SMOKE_CHECK_RUN_NAME = "pr-check / cuda-smoke"
 
@@ -45,7 +45,6 @@ _REVIEW_MARKER = re.compile(r"<!-- pr-check:review head=([0-9a-f]{7,64}) -->")
 # (a body GitHub stored with CRLF line ends keeps them).
 _SMOKE_LINE = re.compile(r"^.*<!-- pr-check:smoke rule=([a-z0-9-]+) head=([0-9a-f]{7,64}) -->(?=\r?$)", re.MULTILINE)
 FIXED_REPLY_PREFIX = "Fixed in "
-
 
 
 # -- markers ---------------------------------------------------------------------------------
@@ -98,7 +97,7 @@ def with_smoke_line(body: str, line: str) -> str:
     marker = _FINGERPRINT_MARKER.search(body)
     if marker is None:
         return body
-    return body[: marker.start()] + line + "\n\n" + body[marker.start():]
+    return body[: marker.start()] + line + "\n\n" + body[marker.start() :]
 
 
 # -- placement -------------------------------------------------------------------------------
@@ -172,31 +171,43 @@ def render_smoke_line(note: SmokeNote, rule: str) -> str:
     at = f"`{note.head_sha[:7]}`"
     run = f"[workflow run]({note.run_url})" if note.run_url else "the workflow run"
     if note.state == "completed" and note.conclusion == "failure":
-        text = (f"GPU smoke job **failed** on {at}: {run}. The link contract this finding describes failed on "
-                "a real GPU; the run's report has the loader's message.")
+        text = (
+            f"GPU smoke job **failed** on {at}: {run}. The link contract this finding describes failed on "
+            "a real GPU; the run's report has the loader's message."
+        )
     elif note.state == "completed" and note.conclusion == "success":
-        text = (f"GPU smoke job **passed** on {at}: {run}. The link failure this finding predicts did not "
-                "reproduce on a real GPU.")
+        text = (
+            f"GPU smoke job **passed** on {at}: {run}. The link failure this finding predicts did not "
+            "reproduce on a real GPU."
+        )
     elif note.state == "completed":
         text = f"GPU smoke job ended **{note.conclusion or 'without a conclusion'}** on {at}, with no verdict: {run}."
     elif note.state == "pending":
         text = f"GPU smoke job **pending** on {at}: it will prove or disprove this on a real GPU. {_SEE_CHECK}."
     elif note.state == "waiting":
-        text = (f"GPU smoke job **waiting for a maintainer** on {at}: a maintainer can comment `/pr-check smoke` "
-                f"to prove or disprove this on a real GPU. {_SEE_CHECK}.")
+        text = (
+            f"GPU smoke job **waiting for a maintainer** on {at}: a maintainer can comment `/pr-check smoke` "
+            f"to prove or disprove this on a real GPU. {_SEE_CHECK}."
+        )
     elif note.state == "silent":
         text = f"GPU smoke job **did not report** within {duration_text(note.timeout_s or 0)} on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
     elif note.state == "not-started":
         text = f"GPU smoke job **could not start** on {at}. {_SEE_CHECK}; {_TRY_AGAIN}."
     else:  # not-required
-        text = (f"GPU smoke job **not required** on {at}: the change does not touch CUDA, so the "
-                f"`{SMOKE_CHECK_RUN_NAME}` check does not run; a maintainer can ask for it with `/pr-check smoke`.")
+        text = (
+            f"GPU smoke job **not required** on {at}: the change does not touch CUDA, so the "
+            f"`{SMOKE_CHECK_RUN_NAME}` check does not run; a maintainer can ask for it with `/pr-check smoke`."
+        )
     return f"{text} {smoke_marker(rule, note.head_sha)}"
 
 
 # -- comment bodies --------------------------------------------------------------------------
-def render_comment_body(finding: Finding, placement: Placement | None, smoke: SmokeNote | None = None,
-                        smoke_rules: frozenset[str] = frozenset()) -> str:
+def render_comment_body(
+    finding: Finding,
+    placement: Placement | None,
+    smoke: SmokeNote | None = None,
+    smoke_rules: frozenset[str] = frozenset(),
+) -> str:
     """Markdown of one inline comment: rule, message, evidence, fix, the smoke line, the hidden marker.
 
     The smoke line appears when `smoke` is given on findings of `smoke_rules`: the rules tagged
@@ -341,15 +352,16 @@ def plan_review(
                     deletions.append(comment.id)
                 continue
             # The comment stands where GitHub shows it; its body must suit that place.
-            sitting = (
-                Placement(comment.path, comment.line, comment.start_line)
-                if comment.line is not None
-                else None
-            )
+            sitting = Placement(comment.path, comment.line, comment.start_line) if comment.line is not None else None
             wanted = place_finding(finding, changes)
-            if sitting is not None and wanted is not None and (wanted.start_line, wanted.line) == (
-                sitting.start_line,
-                sitting.line,
+            if (
+                sitting is not None
+                and wanted is not None
+                and (wanted.start_line, wanted.line)
+                == (
+                    sitting.start_line,
+                    sitting.line,
+                )
             ):
                 sitting = wanted  # same lines: the suggestion block still applies
             body = render_comment_body(finding, sitting, smoke, smoke_rules)
@@ -387,10 +399,13 @@ def plan_review(
     already_for_head = any(review.head_sha == head_sha for review in ours)
     # New inline comments always go out (for a head already reviewed, they are ones GitHub refused or
     # someone deleted); otherwise a review is posted once per head, and only when it says something.
-    post_review = bool(new_comments) or (not already_for_head and bool(
-        (findings and not ours)  # the first review of this pull request with findings
-        or (has_blocker and not change_requests)
-    ))
+    post_review = bool(new_comments) or (
+        not already_for_head
+        and bool(
+            (findings and not ours)  # the first review of this pull request with findings
+            or (has_blocker and not change_requests)
+        )
+    )
     return ReviewPlan(
         head_sha=head_sha,
         comments=tuple(new_comments),

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from bot.pipeline import Report
 
 
-def render_job_summary(report: "Report", full_report_pointer: str = "") -> str:
+def render_job_summary(report: Report, full_report_pointer: str = "") -> str:
     """Title, counts, what was not evaluated, the smoke decision, the rule-by-cell table, the findings and their details."""
     off_diff = []
     for finding in report.findings:

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 JSON_VERSION = 1
 
 
-def render_json(report: "Report") -> dict:
+def render_json(report: Report) -> dict:
     """The report as the versioned JSON document (findings new at head, smoke decision)."""
     return {
         "version": JSON_VERSION,

@@ -13,7 +13,7 @@ SOURCE = {"name": "pr-check"}
 _SEVERITY = {Severity.BLOCKER: "ERROR", Severity.MAJOR: "ERROR", Severity.MINOR: "WARNING", Severity.INFO: "INFO"}
 
 
-def render_rdjson(report: "Report") -> dict:
+def render_rdjson(report: Report) -> dict:
     """One DiagnosticResult holding a Diagnostic per finding."""
     worst = max((f.severity for f in report.findings), default=Severity.INFO)
     return {

@@ -8,7 +8,8 @@ a physical location (GitHub rejects one without) and a rule in `driver.rules`;
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from bot.config import CONFIG_PATH
@@ -31,8 +32,8 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 def render_sarif(
-    report: "Report",
-    checks: Iterable["Check"],
+    report: Report,
+    checks: Iterable[Check],
     version: str,
     *,
     engine_rules: Mapping[str, tuple[Severity, str]] | None = None,
@@ -45,7 +46,9 @@ def render_sarif(
     known = {rule["id"] for rule in rules}
     for rule_id, (severity, title) in sorted(engine_rules.items()):
         if rule_id not in known:
-            rules.append(_rule(rule_id, severity, title, title, f"{title}. Reported by pr-check's engine, not by a check."))
+            rules.append(
+                _rule(rule_id, severity, title, title, f"{title}. Reported by pr-check's engine, not by a check.")
+            )
     known = {rule["id"] for rule in rules}
     for finding in (*report.findings, *report.suppressed):
         if finding.rule not in known:  # a rule unknown to this renderer still needs its descriptor
@@ -55,7 +58,14 @@ def render_sarif(
     everything = [(f, None) for f in report.findings] + [(f, f.suppressed) for f in report.suppressed]
     results = [_result(f, reason, index[f.rule], report) for f, reason in everything[:MAX_RESULTS_PER_RUN]]
     run: dict = {
-        "tool": {"driver": {"name": "pr-check", "version": version, "semanticVersion": version, "rules": rules[:MAX_RULES_PER_RUN]}},
+        "tool": {
+            "driver": {
+                "name": "pr-check",
+                "version": version,
+                "semanticVersion": version,
+                "rules": rules[:MAX_RULES_PER_RUN],
+            }
+        },
         "results": results,
         "columnKind": "unicodeCodePoints",
     }
@@ -88,7 +98,7 @@ def _rule(rule_id: str, severity: Severity, title: str, summary: str, doc: str) 
     }
 
 
-def _result(finding: Finding, suppressed_reason: str | None, rule_index: int, report: "Report") -> dict:
+def _result(finding: Finding, suppressed_reason: str | None, rule_index: int, report: Report) -> dict:
     if finding.path:
         location = _location(finding.path, finding.line, finding.end_line)
     else:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from bot.model import Finding
 

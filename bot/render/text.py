@@ -8,8 +8,9 @@ diff. Colour is a few ANSI codes on the severity label, only when the caller ask
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from bot.model import Finding, Severity
 from bot.render.fix_patch import unified_patch
@@ -35,7 +36,7 @@ class TextOptions:
     notes: tuple[str, ...] = ()  # lines under the header: where the base and the config came from
 
 
-def render_text(report: "Report", options: TextOptions = TextOptions()) -> str:
+def render_text(report: Report, options: TextOptions = TextOptions()) -> str:
     """The report as text; every line ends without trailing whitespace, and the text ends with a newline."""
     if options.verbosity <= QUIET:
         lines = [_one_line(finding, options) for finding in report.findings]
@@ -49,10 +50,12 @@ def revision_label(revision: str) -> str:
     return revision[:12] if _COMMIT.match(revision) else revision
 
 
-def _full(report: "Report", options: TextOptions) -> list[str]:
+def _full(report: Report, options: TextOptions) -> list[str]:
     scan = report.base == ""
     if scan:
-        lines = [f"pr-check scan {revision_label(report.head)}: the whole tree, {_plural(len(report.findings), 'finding')}"]
+        lines = [
+            f"pr-check scan {revision_label(report.head)}: the whole tree, {_plural(len(report.findings), 'finding')}"
+        ]
     else:
         lines = [
             f"pr-check review {revision_label(report.base)}..{revision_label(report.head)}: "
@@ -103,7 +106,11 @@ def _finding(finding: Finding, options: TextOptions) -> list[str]:
     if finding.fix is not None:
         lines.append(f"  fix: {finding.fix.path}:{finding.fix.line}: {finding.fix.description or 'replace with'}")
         # The patch when the replaced lines are known (only what changes, with context); else the new text.
-        shown = unified_patch(finding.fix).splitlines()[2:] if finding.fix.original else finding.fix.replacement.splitlines()
+        shown = (
+            unified_patch(finding.fix).splitlines()[2:]
+            if finding.fix.original
+            else finding.fix.replacement.splitlines()
+        )
         lines += [f"    {line}" for line in shown]
     return lines
 
@@ -125,7 +132,7 @@ def _summary(findings) -> str:
     return ", ".join(f"{n} {s.label}" for s, n in sorted(counts.items(), reverse=True) if n) or "clean"
 
 
-def _smoke(report: "Report", options: TextOptions) -> list[str]:
+def _smoke(report: Report, options: TextOptions) -> list[str]:
     if not report.smoke.required:
         return ["GPU smoke job: not required"] if options.verbosity >= VERBOSE else []
     reasons = report.smoke.reasons

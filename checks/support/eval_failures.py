@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from bot.buck.cells import CELLS, cell_named
-from bot.buck.evaluation import EvalError
 from bot.buck.buckconfig import BuckConfig
-from bot.buck.evaluation import load_buckconfig
+from bot.buck.cells import CELLS, cell_named
+from bot.buck.evaluation import EvalError, load_buckconfig
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit
 from bot.snapshot import Snapshot
@@ -78,4 +77,3 @@ def error_site(error: EvalError, macro_roots: tuple[str, ...]) -> tuple[str, int
 
 def _macro_roots(config: BuckConfig) -> tuple[str, ...]:
     return tuple(r.strip("/") + "/" for r in config.cells.values() if r not in (".", "./", ""))
-

@@ -37,7 +37,9 @@ class Guard:
     platforms: str = ""  # the `platforms` value source (keywords; inside `expression` for a conditional splat)
 
 
-def guard_for(snap: Snapshot, target: BuckTarget, cell: str, constraint: str, splat: str | None, fbcode_only: bool) -> Guard:
+def guard_for(
+    snap: Snapshot, target: BuckTarget, cell: str, constraint: str, splat: str | None, fbcode_only: bool
+) -> Guard:
     """The guard `target` gets, in the package's idiom."""
     text = snap.head.text(target.path) or ""
     if splat:
@@ -53,11 +55,11 @@ def guard_for(snap: Snapshot, target: BuckTarget, cell: str, constraint: str, sp
     shared = _shared_by_cells(snap, target, cell)
     condition = (_fbcode_condition(text, target.line) or "is_fbcode()") if shared else None
     if condition is None:
-        return Guard(f"add `compatible_with = [{quote}]` and `platforms = {platforms}`", "keywords", "", quote, platforms)
+        return Guard(
+            f"add `compatible_with = [{quote}]` and `platforms = {platforms}`", "keywords", "", quote, platforms
+        )
     expression = f'({{}} if {condition} else {{"compatible_with": [{quote}], "platforms": {platforms}}})'
-    advice = (
-        f"guard it outside fbcode only (other cells evaluate this file too): splat `**{expression}`"
-    )
+    advice = f"guard it outside fbcode only (other cells evaluate this file too): splat `**{expression}`"
     return Guard(advice, "splat", expression, quote, platforms)
 
 

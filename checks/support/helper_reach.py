@@ -29,7 +29,7 @@ def helper_calls(name_pattern: str) -> re.Pattern[str]:
 
 
 def reached_attribute(
-    model: "BuildModel", cells: tuple[str, ...], target: BuckTarget, attribute: str, name_pattern: str
+    model: BuildModel, cells: tuple[str, ...], target: BuckTarget, attribute: str, name_pattern: str
 ) -> dict[str, bool] | None:
     """cell -> whether a call to a matching helper contributes to `attribute` of `target` there.
 
@@ -41,7 +41,7 @@ def reached_attribute(
 
 
 def _reached(
-    model: "BuildModel", cells: tuple[str, ...], target: BuckTarget, attribute: str, name_pattern: str
+    model: BuildModel, cells: tuple[str, ...], target: BuckTarget, attribute: str, name_pattern: str
 ) -> dict[str, bool] | None:
     calls = helper_calls(name_pattern)
     files = dict.fromkeys([target.path, *(frame.path for frame in target.stack)])

@@ -15,7 +15,7 @@ BUCKCONFIG = """[repositories]
   fbcode_macros = shim
 """
 
-RUNTIME_WRAPPER = '''load(":env_interface.bzl", "env")
+RUNTIME_WRAPPER = """load(":env_interface.bzl", "env")
 
 def _cxx_library(**kwargs):
     kwargs = env.patch_kwargs(kwargs)
@@ -34,9 +34,9 @@ runtime = struct(
     python_library = _python_library,
     is_oss = True,
 )
-'''
+"""
 
-ENV_INTERFACE = '''_EXTERNAL_DEPS = {
+ENV_INTERFACE = """_EXTERNAL_DEPS = {
     "gflags": "//third-party:gflags",
     "gtest": "//third-party:gtest",
     "libtorch": "//third-party:libtorch",
@@ -52,7 +52,7 @@ def _patch_kwargs(kwargs):
     return kwargs
 
 env = struct(patch_kwargs = _patch_kwargs)
-'''
+"""
 
 
 def oss_files() -> dict[str, object]:

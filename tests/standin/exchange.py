@@ -86,6 +86,7 @@ def page(
     chunk = items[(number - 1) * per_page : number * per_page]
     headers: dict[str, str] = {}
     if last > 1:
+
         def url(n: int) -> str:
             params = {k: v for k, v in call.query.items() if k != "page"}
             params["page"] = str(n)

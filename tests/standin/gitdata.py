@@ -58,9 +58,13 @@ def _repo(s: State, call: Call, *, write_branch: str | None = None, write: bool 
 
 def _pulls_allowing_edits(s: State, fork: Repo, installation_id: int | None) -> list[Pull]:
     return [
-        pull for pull in s.pulls.values()
-        if pull.head_repo is fork and pull.repo is not fork and pull.state == "open"
-        and pull.maintainer_can_modify and pull.repo.installation_id == installation_id
+        pull
+        for pull in s.pulls.values()
+        if pull.head_repo is fork
+        and pull.repo is not fork
+        and pull.state == "open"
+        and pull.maintainer_can_modify
+        and pull.repo.installation_id == installation_id
     ]
 
 
@@ -93,7 +97,7 @@ def create_blob(s: State, call: Call) -> Reply:
     body = call.json()
     content, encoding = body.get("content"), body.get("encoding", "utf-8")
     if not isinstance(content, str) or encoding not in ("utf-8", "base64"):
-        raise Abort(error(422, "Invalid request.\n\n\"content\" wasn't supplied.", DOC_BLOB))
+        raise Abort(error(422, 'Invalid request.\n\n"content" wasn\'t supplied.', DOC_BLOB))
     data = base64.b64decode(content) if encoding == "base64" else content.encode()
     sha = gitrepos.git(repo.bare_git_path, "hash-object", "-w", "--stdin", input=data).strip()
     return Reply(201, {"sha": sha, "url": f"{_api(s, repo)}/git/blobs/{sha}"})
@@ -104,7 +108,7 @@ def create_tree(s: State, call: Call) -> Reply:
     body = call.json()
     entries = body.get("tree")
     if not isinstance(entries, list):
-        raise Abort(error(422, "Invalid request.\n\n\"tree\" wasn't supplied.", DOC_TREE))
+        raise Abort(error(422, 'Invalid request.\n\n"tree" wasn\'t supplied.', DOC_TREE))
     base_tree = body.get("base_tree")
     if base_tree is not None and _object_type(repo, str(base_tree)) != "tree":
         raise Abort(error(422, "base_tree is not a valid tree oid", DOC_TREE))  # unverified wording
@@ -114,8 +118,9 @@ def create_tree(s: State, call: Call) -> Reply:
         if not isinstance(path, str) or not path or mode not in _MODES:
             raise Abort(error(422, "tree.path or tree.mode is invalid", DOC_TREE))  # unverified wording
         if "content" in entry:
-            sha = gitrepos.git(repo.bare_git_path, "hash-object", "-w", "--stdin",
-                               input=str(entry["content"]).encode()).strip()
+            sha = gitrepos.git(
+                repo.bare_git_path, "hash-object", "-w", "--stdin", input=str(entry["content"]).encode()
+            ).strip()
         if sha is None:  # GitHub: a null sha deletes the path
             lines.append(f"0 {'0' * 40}\t{path}\n")
             continue
@@ -136,7 +141,7 @@ def create_commit(s: State, call: Call) -> Reply:
     body = call.json()
     message, tree, parents = body.get("message"), body.get("tree"), body.get("parents", [])
     if not isinstance(message, str) or not isinstance(tree, str) or not isinstance(parents, list):
-        raise Abort(error(422, "Invalid request.\n\n\"message\" and \"tree\" weren't supplied.", DOC_COMMIT))
+        raise Abort(error(422, 'Invalid request.\n\n"message" and "tree" weren\'t supplied.', DOC_COMMIT))
     if _object_type(repo, tree) != "tree":
         raise Abort(error(422, "Tree SHA does not exist", DOC_COMMIT))
     for parent in parents:
@@ -149,13 +154,17 @@ def create_commit(s: State, call: Call) -> Reply:
     committer = body.get("committer") or {"name": bot, "email": email}
     stamp = now_iso()
     identity = {
-        "GIT_AUTHOR_NAME": author["name"], "GIT_AUTHOR_EMAIL": author["email"], "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_NAME": committer["name"], "GIT_COMMITTER_EMAIL": committer["email"],
+        "GIT_AUTHOR_NAME": author["name"],
+        "GIT_AUTHOR_EMAIL": author["email"],
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_NAME": committer["name"],
+        "GIT_COMMITTER_EMAIL": committer["email"],
         "GIT_COMMITTER_DATE": stamp,
     }
     arguments = [argument for parent in parents for argument in ("-p", str(parent))]
-    sha = gitrepos.git(repo.bare_git_path, "commit-tree", tree, *arguments, input=message.encode(),
-                       env=identity).strip()
+    sha = gitrepos.git(
+        repo.bare_git_path, "commit-tree", tree, *arguments, input=message.encode(), env=identity
+    ).strip()
     return Reply(201, _commit_shape(s, repo, sha))
 
 

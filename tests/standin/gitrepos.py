@@ -90,7 +90,13 @@ def commit(
             data = content.encode() if isinstance(content, str) else content
             blob = git(repo, "hash-object", "-w", "--stdin", input=data).strip()
             entries.append(f"100644 {blob}\t{path}\n")
-        git(repo, "update-index", "--index-info", input="".join(entries).encode("utf-8", "surrogateescape"), env=index_env)
+        git(
+            repo,
+            "update-index",
+            "--index-info",
+            input="".join(entries).encode("utf-8", "surrogateescape"),
+            env=index_env,
+        )
         tree = git(repo, "write-tree", env=index_env).strip()
     date = f"{_EPOCH + 60 * depth} +0000"
     identity = {
@@ -128,9 +134,17 @@ def diff(repo: str | os.PathLike[str], base: str, head: str, *, full_index: bool
     extra = ["--full-index"] if full_index else []
     return git(
         repo,
-        "-c", "core.quotePath=false",
-        "-c", "diff.noprefix=false",
-        "-c", "diff.mnemonicPrefix=false",
-        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", *extra,
+        "-c",
+        "core.quotePath=false",
+        "-c",
+        "diff.noprefix=false",
+        "-c",
+        "diff.mnemonicPrefix=false",
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M",
+        *extra,
         f"{base}...{head}",
     )

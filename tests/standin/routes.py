@@ -11,13 +11,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from . import gitdata, gitrepos, shapes
 from .credentials import grants, new_token
 from .exchange import Abort, Call, Reply, error, invalid_request, not_found, page, validation_failed
-from .records import CheckRun, Pull, PullHead, Reaction, Review, ReviewComment, IssueComment, WorkflowRun
+from .records import CheckRun, IssueComment, Pull, PullHead, Reaction, Review, ReviewComment, WorkflowRun
 from .state import State, now_iso
 
 DOC_PULL = "https://docs.github.com/rest/pulls/pulls#get-a-pull-request"
@@ -32,8 +32,7 @@ DOC_DISPATCH = "https://docs.github.com/rest/actions/workflows#create-a-workflow
 DOC_TOKEN = "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app"
 
 LINE_NOT_IN_DIFF = (
-    "Pull request review thread line must be part of the diff and "
-    "Pull request review thread diff hunk can't be blank"
+    "Pull request review thread line must be part of the diff and Pull request review thread diff hunk can't be blank"
 )
 PATH_NOT_IN_DIFF = "Pull request review thread path is invalid and Pull request review thread diff hunk can't be blank"
 START_NOT_IN_HUNK = "Pull request review thread start line must be part of the same hunk as the line."
@@ -68,7 +67,7 @@ def create_access_token(s: State, call: Call) -> Reply:
     token = new_token(installation_id, permissions, time.time())
     s.tokens[token.value] = token
     s.tokens_issued += 1
-    expires = datetime.fromtimestamp(token.expires_at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    expires = datetime.fromtimestamp(token.expires_at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     shape = {"token": token.value, "expires_at": expires, "permissions": permissions, "repository_selection": "all"}
     return Reply(201, shape)
 
@@ -246,9 +245,9 @@ def _check_comment_fields(comment: Any) -> None:
     if not isinstance(comment, dict):
         raise invalid_request(f"For 'items', {comment!r} is not an object.", DOC_REVIEW)
     if not comment.get("path"):
-        raise invalid_request('For \'items\', "path" wasn\'t supplied.', DOC_REVIEW)
+        raise invalid_request("For 'items', \"path\" wasn't supplied.", DOC_REVIEW)
     if not isinstance(comment.get("body"), str):
-        raise invalid_request('For \'items\', "body" wasn\'t supplied.', DOC_REVIEW)
+        raise invalid_request("For 'items', \"body\" wasn't supplied.", DOC_REVIEW)
     for key in ("side", "start_side"):
         value = comment.get(key)
         if value is not None and value not in ("LEFT", "RIGHT"):
@@ -446,7 +445,13 @@ def _reply_to(s: State, call: Call, pull: Pull, target_id: Any, text: str) -> Re
     root = s.review_comments[target.in_reply_to_id] if target.in_reply_to_id is not None else target
     review = _single_comment_review(s, pull, root.commit_id)
     anchor = Anchor(
-        root.path, root.side, root.line, root.start_line, root.start_side, root.position, root.diff_hunk,
+        root.path,
+        root.side,
+        root.line,
+        root.start_line,
+        root.start_side,
+        root.position,
+        root.diff_hunk,
         root.subject_type,
     )
     head = s.head_of(pull, root.commit_id) or pull.head
@@ -592,7 +597,7 @@ def _check_output(output: Any, doc: str) -> dict[str, Any]:
         raise invalid_request("For 'properties/output', it is not an object.", doc)
     for key in ("title", "summary"):
         if not isinstance(output.get(key), str):
-            raise invalid_request(f'For \'properties/output\', "{key}" wasn\'t supplied.', doc)
+            raise invalid_request(f"For 'properties/output', \"{key}\" wasn't supplied.", doc)
     for key in ("summary", "text"):
         value = output.get(key)
         if isinstance(value, str):
@@ -602,7 +607,9 @@ def _check_output(output: Any, doc: str) -> dict[str, Any]:
                 raise validation_failed(
                     doc,
                     {
-                        "resource": "CheckRun", "code": "custom", "field": key,
+                        "resource": "CheckRun",
+                        "code": "custom",
+                        "field": key,
                         "message": f"{key} exceeds a maximum bytesize of {OUTPUT_LIMIT}",
                     },
                 )
@@ -614,7 +621,7 @@ def _check_output(output: Any, doc: str) -> dict[str, Any]:
     for annotation in annotations:
         for key in ("path", "start_line", "end_line", "annotation_level", "message"):
             if annotation.get(key) in (None, ""):
-                raise invalid_request(f'For \'items\', "{key}" wasn\'t supplied.', doc)
+                raise invalid_request(f"For 'items', \"{key}\" wasn't supplied.", doc)
         if annotation["annotation_level"] not in ANNOTATION_LEVELS:
             raise invalid_request(
                 f"For 'properties/annotation_level', \"{annotation['annotation_level']}\" is not one of "
@@ -634,7 +641,7 @@ def _check_actions(actions: Any, doc: str) -> list[dict[str, Any]]:
         for key, limit in (("label", 20), ("description", 40), ("identifier", 20)):
             value = action.get(key)
             if not isinstance(value, str):
-                raise invalid_request(f'For \'items\', "{key}" wasn\'t supplied.', doc)
+                raise invalid_request(f"For 'items', \"{key}\" wasn't supplied.", doc)
             if len(value) > limit:
                 raise invalid_request(f"For 'properties/{key}', \"{value}\" is longer than {limit} characters.", doc)
     return list(actions)
@@ -644,10 +651,10 @@ def _apply_check_fields(s: State, run: CheckRun, body: dict[str, Any], doc: str)
     """Validate everything first, then change `run`: a refused request leaves it untouched."""
     status = body.get("status")
     if status is not None and status not in CHECK_STATUSES:
-        raise invalid_request(f'For \'properties/status\', "{status}" is not one of {list(CHECK_STATUSES)}.', doc)
+        raise invalid_request(f"For 'properties/status', \"{status}\" is not one of {list(CHECK_STATUSES)}.", doc)
     conclusion = body.get("conclusion")
     if conclusion is not None and conclusion not in CHECK_CONCLUSIONS:
-        detail = f'For \'properties/conclusion\', "{conclusion}" is not one of {list(CHECK_CONCLUSIONS)}.'
+        detail = f"For 'properties/conclusion', \"{conclusion}\" is not one of {list(CHECK_CONCLUSIONS)}."
         raise invalid_request(detail, doc)
     if (status == "completed" or body.get("completed_at")) and conclusion is None and run.conclusion is None:
         blank = {"resource": "CheckRun", "code": "missing_field", "field": "conclusion"}
@@ -701,9 +708,20 @@ def create_check_run(s: State, call: Call) -> Reply:
     if suite_key not in s.suites:
         s.suites[suite_key] = s.next_id("suite")
     run = CheckRun(
-        id=0, repo=repo, suite_id=s.suites[suite_key], name=body["name"], head_sha=body["head_sha"],
-        status="queued", conclusion=None, started_at=now_iso(), completed_at=None, details_url=None,
-        external_id=None, title=None, summary=None, text=None,
+        id=0,
+        repo=repo,
+        suite_id=s.suites[suite_key],
+        name=body["name"],
+        head_sha=body["head_sha"],
+        status="queued",
+        conclusion=None,
+        started_at=now_iso(),
+        completed_at=None,
+        details_url=None,
+        external_id=None,
+        title=None,
+        summary=None,
+        text=None,
     )
     _apply_check_fields(s, run, body, DOC_CHECK_CREATE)
     run.id = s.next_id("check_run")
@@ -783,13 +801,27 @@ def dispatch_workflow(s: State, call: Call) -> Reply:
     run = WorkflowRun(
         id=s.next_id("run"),
         run_number=1 + sum(1 for r in s.runs.values() if r.workflow is workflow),
-        workflow=workflow, ref=ref, head_sha=head_sha, inputs=dict(inputs), status="queued", conclusion=None,
-        actor=s.app.bot_login, created_at=stamp, updated_at=stamp, check_suite_id=s.next_id("suite"),
+        workflow=workflow,
+        ref=ref,
+        head_sha=head_sha,
+        inputs=dict(inputs),
+        status="queued",
+        conclusion=None,
+        actor=s.app.bot_login,
+        created_at=stamp,
+        updated_at=stamp,
+        check_suite_id=s.next_id("suite"),
     )
     s.runs[run.id] = run
     s.dispatches.append(
-        {"workflow": workflow.file, "ref": ref, "inputs": dict(inputs), "run_id": run.id,
-         "return_run_details": bool(body.get("return_run_details")), "repo": repo.full_name}
+        {
+            "workflow": workflow.file,
+            "ref": ref,
+            "inputs": dict(inputs),
+            "run_id": run.id,
+            "return_run_details": bool(body.get("return_run_details")),
+            "repo": repo.full_name,
+        }
     )
     if body.get("return_run_details"):
         run_shape = shapes.workflow_run(s.urls, run)
@@ -836,7 +868,12 @@ def list_workflow_runs(s: State, call: Call) -> Reply:
 # -- Permissions and rate limit ------------------------------------------------------------------------
 
 _ROLE_TO_PERMISSION = {
-    "admin": "admin", "maintain": "write", "write": "write", "triage": "read", "read": "read", "none": "none",
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+    "none": "none",
 }
 
 
@@ -850,7 +887,11 @@ def collaborator_permission(s: State, call: Call) -> Reply:
     rank = ("none", "read", "triage", "write", "maintain", "admin").index(role)
     user = shapes.user(s.urls, login)
     user["permissions"] = {
-        "admin": rank >= 5, "maintain": rank >= 4, "push": rank >= 3, "triage": rank >= 2, "pull": rank >= 1,
+        "admin": rank >= 5,
+        "maintain": rank >= 4,
+        "push": rank >= 3,
+        "triage": rank >= 2,
+        "pull": rank >= 1,
     }
     user["role_name"] = role
     return Reply(200, {"permission": permission, "role_name": role, "user": user})
@@ -944,10 +985,20 @@ ROUTES: tuple[Route, ...] = (
     _route("GET", f"{R}/collaborators/{{user}}/permission", collaborator_permission, permission=METADATA),
     _route("GET", "/rate_limit", get_rate_limit, "none"),
     # The Git Data API (gitdata.py): a branch name may hold slashes, hence the wider patterns.
-    Route("GET", re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/ref/heads/(?P<branch>.+)"),
-          gitdata.get_ref, "token", CONTENTS_READ),
-    Route("PATCH", re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/refs/heads/(?P<branch>.+)"),
-          gitdata.update_ref, "token", CONTENTS_WRITE),
+    Route(
+        "GET",
+        re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/ref/heads/(?P<branch>.+)"),
+        gitdata.get_ref,
+        "token",
+        CONTENTS_READ,
+    ),
+    Route(
+        "PATCH",
+        re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/git/refs/heads/(?P<branch>.+)"),
+        gitdata.update_ref,
+        "token",
+        CONTENTS_WRITE,
+    ),
     _route("GET", f"{R}/git/commits/{{sha}}", gitdata.get_commit, permission=CONTENTS_READ),
     _route("POST", f"{R}/git/blobs", gitdata.create_blob, permission=CONTENTS_WRITE),
     _route("POST", f"{R}/git/trees", gitdata.create_tree, permission=CONTENTS_WRITE),

@@ -28,8 +28,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from . import gitrepos, payloads, routes, shapes
 from .credentials import grants, jwt_problem
 from .exchange import Abort, Call, Reply, error
-from .diffs import FilePatch
-from .records import Delivery, IssueComment, Pull, PullHead, Repo, ReviewComment, Workflow, WorkflowRun
+from .records import Delivery, IssueComment, Pull, Repo, Workflow, WorkflowRun
 from .state import DEFAULT_PERMISSIONS, State, now_iso
 
 SECONDARY_RATE_LIMIT_MESSAGE = (
@@ -177,9 +176,15 @@ class GitHubStandIn:
         """
         with self._state.lock:
             repo = Repo(
-                owner, name, self._state.next_id("repo"), installation_id,
+                owner,
+                name,
+                self._state.next_id("repo"),
+                installation_id,
                 str(bare_git_path) if bare_git_path is not None else None,
-                dict(permissions or {}), default_branch, private, fork,
+                dict(permissions or {}),
+                default_branch,
+                private,
+                fork,
             )
             self._state.repos[(owner.lower(), name.lower())] = repo
             return shapes.repo(self._state.urls, repo)
@@ -222,11 +227,22 @@ class GitHubStandIn:
             head = self._state.make_head(repo, base_sha, head_sha, diff_text)
             stamp = now_iso()
             pull = Pull(
-                repo=repo, number=number, id=self._state.next_id("pull"), head_ref=head_ref, base_ref=base_ref,
-                author=author, author_association=author_association,
-                head_repo=self._repo(*head_repo) if head_repo else repo, draft=draft,
-                title=title if title is not None else f"Pull request {number}", body=body, state="open",
-                binary_paths=frozenset(binary_paths), heads=[head], created_at=stamp, updated_at=stamp,
+                repo=repo,
+                number=number,
+                id=self._state.next_id("pull"),
+                head_ref=head_ref,
+                base_ref=base_ref,
+                author=author,
+                author_association=author_association,
+                head_repo=self._repo(*head_repo) if head_repo else repo,
+                draft=draft,
+                title=title if title is not None else f"Pull request {number}",
+                body=body,
+                state="open",
+                binary_paths=frozenset(binary_paths),
+                heads=[head],
+                created_at=stamp,
+                updated_at=stamp,
                 maintainer_can_modify=maintainer_can_modify,
             )
             _create_branch(pull, head_sha)
@@ -274,8 +290,15 @@ class GitHubStandIn:
             pull = self._pull(owner, name, number)
             stamp = now_iso()
             comment = IssueComment(
-                self._state.next_id("issue_comment"), pull.repo, number, user, user_type,
-                author_association, body, stamp, stamp,
+                self._state.next_id("issue_comment"),
+                pull.repo,
+                number,
+                user,
+                user_type,
+                author_association,
+                body,
+                stamp,
+                stamp,
             )
             self._state.issue_comments[comment.id] = comment
             return shapes.issue_comment(self._state.urls, comment, [])
@@ -293,8 +316,13 @@ class GitHubStandIn:
         with self._state.lock:
             repo = self._repo(owner, name)
             workflow = Workflow(
-                self._state.next_id("workflow"), repo, file, workflow_name or file.rsplit(".", 1)[0],
-                dict(inputs) if inputs is not None else None, "active", shapes.CREATED_AT,
+                self._state.next_id("workflow"),
+                repo,
+                file,
+                workflow_name or file.rsplit(".", 1)[0],
+                dict(inputs) if inputs is not None else None,
+                "active",
+                shapes.CREATED_AT,
             )
             self._state.workflows[workflow.id] = workflow
             return shapes.workflow(self._state.urls, workflow)
@@ -327,8 +355,15 @@ class GitHubStandIn:
         """Record a past webhook delivery (for GET /app/hook/deliveries); returns its id."""
         with self._state.lock:
             delivery = Delivery(
-                self._state.next_id("delivery"), guid, event, action, status_code, redelivery,
-                installation_id, None, delivered_at or now_iso(),
+                self._state.next_id("delivery"),
+                guid,
+                event,
+                action,
+                status_code,
+                redelivery,
+                installation_id,
+                None,
+                delivered_at or now_iso(),
             )
             self._state.deliveries[delivery.id] = delivery
             return delivery.id
@@ -395,7 +430,11 @@ class GitHubStandIn:
     def _stall_for(self, call: Call) -> float:
         with self._state.lock:
             for stall in self._stalls:
-                if stall.method in ("*", call.method) and stall.pattern.search(call.path) and stall.accept in call.headers.get("accept", ""):
+                if (
+                    stall.method in ("*", call.method)
+                    and stall.pattern.search(call.path)
+                    and stall.accept in call.headers.get("accept", "")
+                ):
                     stall.remaining -= 1
                     stall.held += 1
                     if stall.remaining <= 0:
@@ -469,7 +508,8 @@ class GitHubStandIn:
             repo = self._repo(owner, name)
             found = sorted(
                 (
-                    c for c in self._state.issue_comments.values()
+                    c
+                    for c in self._state.issue_comments.values()
                     if c.repo is repo and c.number == number and not c.deleted
                 ),
                 key=lambda c: c.id,
@@ -623,8 +663,14 @@ class GitHubStandIn:
     def _record(self, call: Call, status: int) -> None:
         with self._state.lock:
             self._log.append(
-                {"method": call.method, "path": call.path, "query": dict(call.query), "headers": dict(call.headers),
-                 "body": call.body, "status": status}
+                {
+                    "method": call.method,
+                    "path": call.path,
+                    "query": dict(call.query),
+                    "headers": dict(call.headers),
+                    "body": call.body,
+                    "status": status,
+                }
             )
 
     def _strip_prefix(self, path: str) -> str | None:

@@ -435,9 +435,7 @@ def reaction(urls: Urls, r: Reaction) -> dict[str, Any]:
     }
 
 
-def check_run(
-    urls: Urls, cr: CheckRun, app_shape: dict[str, Any], pulls: list[Pull]
-) -> dict[str, Any]:
+def check_run(urls: Urls, cr: CheckRun, app_shape: dict[str, Any], pulls: list[Pull]) -> dict[str, Any]:
     api = f"{urls.api}/repos/{cr.repo.full_name}"
     url = f"{api}/check-runs/{cr.id}"
     return {
@@ -613,7 +611,11 @@ def commit(
             "url": f"{api}/git/commits/{sha}",
             "comment_count": 0,
             "verification": {
-                "verified": False, "reason": "unsigned", "signature": None, "payload": None, "verified_at": None,
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
             },
         },
         "url": f"{api}/commits/{sha}",
@@ -622,8 +624,7 @@ def commit(
         "author": None,
         "committer": None,
         "parents": [
-            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{urls.web}/{r.full_name}/commit/{p}"}
-            for p in parents
+            {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{urls.web}/{r.full_name}/commit/{p}"} for p in parents
         ],
         "stats": {"total": additions + deletions, "additions": additions, "deletions": deletions},
         "files": files,

@@ -6,7 +6,7 @@ import itertools
 import threading
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from . import gitrepos, shapes
@@ -38,7 +38,7 @@ DEFAULT_PERMISSIONS = {
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class State:
@@ -192,8 +192,15 @@ class State:
                     who = (pull.author, f"{pull.author}@users.noreply.example", shapes.CREATED_AT)
                     parents = [head.base_sha] if ref == head.sha else []
                     return shapes.commit(
-                        self.urls, repo, ref, parents=parents, author=who, committer=who,
-                        message="", tree=None, files=files if ref == head.sha else [],
+                        self.urls,
+                        repo,
+                        ref,
+                        parents=parents,
+                        author=who,
+                        committer=who,
+                        message="",
+                        tree=None,
+                        files=files if ref == head.sha else [],
                     )
         doc = "https://docs.github.com/rest/commits/commits#get-a-commit"
         raise Abort(error(422, f"No commit found for SHA: {ref}", doc))
@@ -210,8 +217,15 @@ class State:
         head = self.make_head(repo, base, sha, None) if parent_list else _root_head(path, sha)
         files = [shapes.diff_entry(self.urls, repo, sha, f, with_patch=True) for f in head.files]
         return shapes.commit(
-            self.urls, repo, sha, parents=parent_list, author=(an, ae, _utc(ad)), committer=(cn, ce, _utc(cd)),
-            message=message.rstrip("\n"), tree=tree, files=files,
+            self.urls,
+            repo,
+            sha,
+            parents=parent_list,
+            author=(an, ae, _utc(ad)),
+            committer=(cn, ce, _utc(cd)),
+            message=message.rstrip("\n"),
+            tree=tree,
+            files=files,
         )
 
     def issue_comment_count(self, repo: Repo, number: int) -> int:
@@ -228,8 +242,11 @@ class State:
             except RuntimeError:
                 pass
         return shapes.pull(
-            self.urls, pull, review_comments=review_comments,
-            comments=self.issue_comment_count(pull.repo, pull.number), commits=commits,
+            self.urls,
+            pull,
+            review_comments=review_comments,
+            comments=self.issue_comment_count(pull.repo, pull.number),
+            commits=commits,
         )
 
     def app_shape(self) -> dict[str, Any]:
@@ -248,7 +265,7 @@ def _root_head(path: str, sha: str) -> PullHead:
 
 
 def _utc(iso: str) -> str:
-    return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reanchor(comment: ReviewComment, head: PullHead) -> None:

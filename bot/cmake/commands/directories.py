@@ -92,4 +92,3 @@ def report_message(ev: Evaluation, command: Command, frame: Frame) -> None:
     if words and words[0] in ("FATAL_ERROR", "SEND_ERROR"):
         text = "".join(words[1:])
         ev.problem(command, f"message({words[0]}) reached under profile {ev.profile.name}: {text[:200]}")
-

@@ -14,14 +14,43 @@ from bot.cmake.syntax import Command
 if TYPE_CHECKING:
     from bot.cmake.interpreter import Evaluation
 
-_INSTALL_KEYWORDS = frozenset({
-    "EXPORT", "RUNTIME_DEPENDENCIES", "RUNTIME_DEPENDENCY_SET", "ARCHIVE", "LIBRARY", "RUNTIME",
-    "OBJECTS", "FRAMEWORK", "BUNDLE", "PRIVATE_HEADER", "PUBLIC_HEADER", "RESOURCE", "FILE_SET",
-    "CXX_MODULES_BMI", "DESTINATION", "PERMISSIONS", "CONFIGURATIONS", "COMPONENT",
-    "NAMELINK_COMPONENT", "OPTIONAL", "EXCLUDE_FROM_ALL", "NAMELINK_ONLY", "NAMELINK_SKIP",
-    "INCLUDES", "TYPE", "RENAME", "FILES_MATCHING", "PATTERN", "REGEX", "USE_SOURCE_PERMISSIONS",
-    "FILE_PERMISSIONS", "DIRECTORY_PERMISSIONS", "MESSAGE_NEVER",
-})
+_INSTALL_KEYWORDS = frozenset(
+    {
+        "EXPORT",
+        "RUNTIME_DEPENDENCIES",
+        "RUNTIME_DEPENDENCY_SET",
+        "ARCHIVE",
+        "LIBRARY",
+        "RUNTIME",
+        "OBJECTS",
+        "FRAMEWORK",
+        "BUNDLE",
+        "PRIVATE_HEADER",
+        "PUBLIC_HEADER",
+        "RESOURCE",
+        "FILE_SET",
+        "CXX_MODULES_BMI",
+        "DESTINATION",
+        "PERMISSIONS",
+        "CONFIGURATIONS",
+        "COMPONENT",
+        "NAMELINK_COMPONENT",
+        "OPTIONAL",
+        "EXCLUDE_FROM_ALL",
+        "NAMELINK_ONLY",
+        "NAMELINK_SKIP",
+        "INCLUDES",
+        "TYPE",
+        "RENAME",
+        "FILES_MATCHING",
+        "PATTERN",
+        "REGEX",
+        "USE_SOURCE_PERMISSIONS",
+        "FILE_PERMISSIONS",
+        "DIRECTORY_PERMISSIONS",
+        "MESSAGE_NEVER",
+    }
+)
 
 
 def install(ev: Evaluation, command: Command, frame: Frame) -> None:

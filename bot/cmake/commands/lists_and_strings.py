@@ -53,8 +53,9 @@ def edit_list(ev: Evaluation, command: Command, frame: Frame) -> None:
         except ValueError:
             return
         new = added()[1:]
-        store(current[:at] + words[1:] + current[at:],
-              origins[:at] + new + origins[at:] if origins is not None else None)
+        store(
+            current[:at] + words[1:] + current[at:], origins[:at] + new + origins[at:] if origins is not None else None
+        )
     elif operation == "REMOVE_ITEM":
         keep = [i for i, value in enumerate(current) if value not in words]
         store([current[i] for i in keep], [origins[i] for i in keep] if origins is not None else None)
@@ -70,7 +71,9 @@ def edit_list(ev: Evaluation, command: Command, frame: Frame) -> None:
     elif operation == "LENGTH" and words:
         frame.scope.set(words[0], str(len(current)))
     elif operation == "GET" and len(words) >= 2:
-        picked = [current[int(i)] for i in words[:-1] if re.fullmatch(r"-?\d+", i) and -len(current) <= int(i) < len(current)]
+        picked = [
+            current[int(i)] for i in words[:-1] if re.fullmatch(r"-?\d+", i) and -len(current) <= int(i) < len(current)
+        ]
         frame.scope.set(words[-1], ";".join(picked))
     elif operation == "FIND" and len(words) >= 2:
         frame.scope.set(words[1], str(current.index(words[0]) if words[0] in current else -1))
@@ -103,21 +106,24 @@ def edit_list(ev: Evaluation, command: Command, frame: Frame) -> None:
 
 # list(TRANSFORM) actions on every element (ExecuTorch prefixes its source lists with the root this way);
 # the AT/FOR/REGEX selectors and REPLACE are not modelled: the list is left as it was.
-_TRANSFORMS = {"APPEND": (1, lambda value, argument: value + argument),
-               "PREPEND": (1, lambda value, argument: argument + value),
-               "TOLOWER": (0, lambda value, argument: value.lower()),
-               "TOUPPER": (0, lambda value, argument: value.upper()),
-               "STRIP": (0, lambda value, argument: value.strip())}
+_TRANSFORMS = {
+    "APPEND": (1, lambda value, argument: value + argument),
+    "PREPEND": (1, lambda value, argument: argument + value),
+    "TOLOWER": (0, lambda value, argument: value.lower()),
+    "TOUPPER": (0, lambda value, argument: value.upper()),
+    "STRIP": (0, lambda value, argument: value.strip()),
+}
 
 
-def _transform_list(ev: Evaluation, command: Command, frame: Frame, name: str, current: list[str],
-                    origins, words: list[str]) -> None:
+def _transform_list(
+    ev: Evaluation, command: Command, frame: Frame, name: str, current: list[str], origins, words: list[str]
+) -> None:
     action = words[0].upper()
     if action not in _TRANSFORMS:
         return
     count, apply = _TRANSFORMS[action]
     argument = words[1] if count and len(words) > 1 else ""
-    rest = words[1 + count:]
+    rest = words[1 + count :]
     output = name
     if rest[:1] == ["OUTPUT_VARIABLE"] and len(rest) == 2:
         output = rest[1]
@@ -177,9 +183,14 @@ def edit_string(ev: Evaluation, command: Command, frame: Frame) -> None:
     elif operation == "GENEX_STRIP" and len(words) >= 3:
         set_variable(words[2], re.sub(r"\$<[^<>]*>", "", words[1]))
     elif operation == "COMPARE" and len(words) >= 5:
-        comparison = {"EQUAL": operator.eq, "NOTEQUAL": operator.ne, "LESS": operator.lt,
-                      "GREATER": operator.gt, "LESS_EQUAL": operator.le,
-                      "GREATER_EQUAL": operator.ge}.get(words[1].upper())
+        comparison = {
+            "EQUAL": operator.eq,
+            "NOTEQUAL": operator.ne,
+            "LESS": operator.lt,
+            "GREATER": operator.gt,
+            "LESS_EQUAL": operator.le,
+            "GREATER_EQUAL": operator.ge,
+        }.get(words[1].upper())
         if comparison:
             set_variable(words[4], "1" if comparison(words[2], words[3]) else "0")
 

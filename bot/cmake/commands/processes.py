@@ -29,15 +29,33 @@ if TYPE_CHECKING:
     from bot.cmake.interpreter import Evaluation
 
 # The keywords that end a COMMAND's argument list (CMake 3.29's execute_process signature).
-_KEYWORDS = frozenset({
-    "COMMAND", "WORKING_DIRECTORY", "TIMEOUT", "RESULT_VARIABLE", "RESULTS_VARIABLE", "OUTPUT_VARIABLE",
-    "ERROR_VARIABLE", "INPUT_FILE", "OUTPUT_FILE", "ERROR_FILE", "OUTPUT_QUIET", "ERROR_QUIET",
-    "COMMAND_ECHO", "OUTPUT_STRIP_TRAILING_WHITESPACE", "ERROR_STRIP_TRAILING_WHITESPACE", "ENCODING",
-    "ECHO_OUTPUT_VARIABLE", "ECHO_ERROR_VARIABLE", "COMMAND_ERROR_IS_FATAL",
-})
+_KEYWORDS = frozenset(
+    {
+        "COMMAND",
+        "WORKING_DIRECTORY",
+        "TIMEOUT",
+        "RESULT_VARIABLE",
+        "RESULTS_VARIABLE",
+        "OUTPUT_VARIABLE",
+        "ERROR_VARIABLE",
+        "INPUT_FILE",
+        "OUTPUT_FILE",
+        "ERROR_FILE",
+        "OUTPUT_QUIET",
+        "ERROR_QUIET",
+        "COMMAND_ECHO",
+        "OUTPUT_STRIP_TRAILING_WHITESPACE",
+        "ERROR_STRIP_TRAILING_WHITESPACE",
+        "ENCODING",
+        "ECHO_OUTPUT_VARIABLE",
+        "ECHO_ERROR_VARIABLE",
+        "COMMAND_ERROR_IS_FATAL",
+    }
+)
 _FILELIST_SCRIPT = re.compile(
     r"\s*exec\(\s*open\(\s*(?P<q>['\"])(?P<path>[^'\"]+)(?P=q)\s*\)\.read\(\)\s*\)\s*;\s*"
-    r"print\(\s*(?P<s>['\"])(?P<separator>[^'\"\\]*)(?P=s)\.join\(\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*\)\s*\)\s*;?\s*")
+    r"print\(\s*(?P<s>['\"])(?P<separator>[^'\"\\]*)(?P=s)\.join\(\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*\)\s*\)\s*;?\s*"
+)
 # A list file is data; a few hundred milliseconds is plenty (ExecuTorch's takes ~2 ms).
 _EVAL_SECONDS = 2.0
 _MAX_CALL_DEPTH = 50
@@ -54,8 +72,9 @@ def execute_process(ev: Evaluation, command: Command, frame: Frame) -> None:
         error = error or ""
     elif commands:
         shown = " ".join(commands[0])[:200]
-        ev.processes_not_run.append(ParseProblem(command.path, command.line,
-                                                 f"execute_process: `{shown}` not run; its output taken as empty"))
+        ev.processes_not_run.append(
+            ParseProblem(command.path, command.line, f"execute_process: `{shown}` not run; its output taken as empty")
+        )
     if "OUTPUT_STRIP_TRAILING_WHITESPACE" in words:
         output = output.rstrip()
     for keyword, value in (("RESULT_VARIABLE", result), ("OUTPUT_VARIABLE", output), ("ERROR_VARIABLE", error)):
@@ -107,8 +126,7 @@ def _print_filelist(ev: Evaluation, frame: Frame, path: str, separator: str, nam
 def _evaluate_list_file(path: str, data: bytes) -> sl.Module | str:
     """The evaluated module, or the error that stopped its evaluation."""
     deadline = time.monotonic() + _EVAL_SECONDS
-    options = sl.EvalOptions(check_cancelled=lambda: time.monotonic() > deadline,
-                             max_callstack_size=_MAX_CALL_DEPTH)
+    options = sl.EvalOptions(check_cancelled=lambda: time.monotonic() > deadline, max_callstack_size=_MAX_CALL_DEPTH)
     module = sl.Module()
     text = data.decode("utf-8", errors="replace")
     depth, line = bracket_depth(text)

@@ -52,8 +52,9 @@ def set_property(ev: Evaluation, command: Command, frame: Frame) -> None:
                 _store_property(ev, target, key, ";".join(values), append, command, frame)
 
 
-def _store_property(ev: Evaluation, target: TargetBuilder, key: str, value: str, append: bool,
-                    command: Command, frame: Frame) -> None:
+def _store_property(
+    ev: Evaluation, target: TargetBuilder, key: str, value: str, append: bool, command: Command, frame: Frame
+) -> None:
     usage = USAGE_PROPERTIES.get(key)
     if usage is None:
         current = target.properties.get(key)
@@ -71,8 +72,11 @@ def _store_property(ev: Evaluation, target: TargetBuilder, key: str, value: str,
             kept.append(dataclasses.replace(item, scope=other) if item.scope == "PUBLIC" else item)
         collected[:] = kept
     items = [Item(v, command.line) for v in split_list(value)]
-    collected.extend(usage_items(ev, items, scope, command, frame, field_name != "link_libraries",
-                                 usage_transform(ev, field_name, frame)))
+    collected.extend(
+        usage_items(
+            ev, items, scope, command, frame, field_name != "link_libraries", usage_transform(ev, field_name, frame)
+        )
+    )
 
 
 def _property_value(ev: Evaluation, target: TargetBuilder, key: str) -> str | None:

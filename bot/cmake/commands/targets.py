@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from bot.cmake.commands.usage import SCOPE_KEYWORDS
 from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
@@ -14,8 +15,14 @@ from bot.cmake.values import is_false_value, split_list
 if TYPE_CHECKING:
     from bot.cmake.interpreter import Evaluation
 
-_LIBRARY_KINDS = {"STATIC": "STATIC_LIBRARY", "SHARED": "SHARED_LIBRARY", "MODULE": "MODULE_LIBRARY",
-                  "OBJECT": "OBJECT_LIBRARY", "INTERFACE": "INTERFACE_LIBRARY", "UNKNOWN": "UNKNOWN_LIBRARY"}
+_LIBRARY_KINDS = {
+    "STATIC": "STATIC_LIBRARY",
+    "SHARED": "SHARED_LIBRARY",
+    "MODULE": "MODULE_LIBRARY",
+    "OBJECT": "OBJECT_LIBRARY",
+    "INTERFACE": "INTERFACE_LIBRARY",
+    "UNKNOWN": "UNKNOWN_LIBRARY",
+}
 
 
 def new_target(ev: Evaluation, name: str, kind: str, command: Command, frame: Frame, **extra: object) -> TargetBuilder:
@@ -43,9 +50,15 @@ def _add_sources(ev: Evaluation, target: TargetBuilder, items: Sequence[Item], c
             resolved = ev.resolve(value, frame)
             relative = repo_path(resolved)
             condition = join_conditions((*frame.conditions, *item.origins))
-            target.sources.append(CMakeSource(
-                relative if relative is not None else value, condition, path,
-                line if frame.call_sites else item.line, via))
+            target.sources.append(
+                CMakeSource(
+                    relative if relative is not None else value,
+                    condition,
+                    path,
+                    line if frame.call_sites else item.line,
+                    via,
+                )
+            )
 
 
 def add_library(ev: Evaluation, command: Command, frame: Frame) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from bot.cmake.generator_expressions import (
     LANGUAGES,
@@ -22,13 +23,22 @@ if TYPE_CHECKING:
     from bot.cmake.interpreter import Evaluation
 
 SCOPE_KEYWORDS = {
-    "PUBLIC": "PUBLIC", "PRIVATE": "PRIVATE", "INTERFACE": "INTERFACE",
-    "LINK_PUBLIC": "PUBLIC", "LINK_PRIVATE": "PRIVATE", "LINK_INTERFACE_LIBRARIES": "INTERFACE",
+    "PUBLIC": "PUBLIC",
+    "PRIVATE": "PRIVATE",
+    "INTERFACE": "INTERFACE",
+    "LINK_PUBLIC": "PUBLIC",
+    "LINK_PRIVATE": "PRIVATE",
+    "LINK_INTERFACE_LIBRARIES": "INTERFACE",
 }
 
 
 def usage_items(
-    ev: Evaluation, items: Sequence[Item], scope: str, command: Command, frame: Frame, per_language: bool,
+    ev: Evaluation,
+    items: Sequence[Item],
+    scope: str,
+    command: Command,
+    frame: Frame,
+    per_language: bool,
     transform: Callable[[str], str | None] = lambda value: value,
 ) -> list[Scoped]:
     """Evaluate generator expressions over one scope group and make Scoped values.
@@ -103,13 +113,15 @@ def directory_usage(field_name: str) -> Callable[[Evaluation, Command, Frame], N
             # add_definitions takes flags: -D goes to definitions, the rest to options.
             definitions = [i for i in items if re.match(r"^[-/]D", i.value)]
             others = [i for i in items if not re.match(r"^[-/]D", i.value)]
-            frame.directory.compile_definitions.extend(usage_items(
-                ev, definitions, "PRIVATE", command, frame, True, lambda v: v[2:]))
+            frame.directory.compile_definitions.extend(
+                usage_items(ev, definitions, "PRIVATE", command, frame, True, lambda v: v[2:])
+            )
             frame.directory.compile_options.extend(usage_items(ev, others, "PRIVATE", command, frame, True))
             return
         transform = usage_transform(ev, field_name, frame)
         getattr(frame.directory, field_name).extend(
-            usage_items(ev, items, "PRIVATE", command, frame, field_name != "link_libraries", transform))
+            usage_items(ev, items, "PRIVATE", command, frame, field_name != "link_libraries", transform)
+        )
 
     return handler
 

@@ -37,9 +37,7 @@ def set_variable(ev: Evaluation, command: Command, frame: Frame) -> None:
     if parent_scope:
         items = items[:-1]
     value = ";".join(item.value for item in items)
-    origins = tuple(
-        tuple(dict.fromkeys((*item.origins, *frame.conditions))) for item in items
-    ) if items else None
+    origins = tuple(tuple(dict.fromkeys((*item.origins, *frame.conditions))) for item in items) if items else None
     if parent_scope:
         if frame.scope.parent is not None:
             frame.scope.pin(name)
@@ -91,8 +89,13 @@ def define_dependent_option(ev: Evaluation, command: Command, frame: Frame) -> N
     ev.option_names[name] = None
     satisfied = True
     for dependency in split_list(depends):
-        probe = Command("if", tuple(Arg(w, False, command.line) for w in dependency.split()),
-                        command.line, command.line, command.path)
+        probe = Command(
+            "if",
+            tuple(Arg(w, False, command.line) for w in dependency.split()),
+            command.line,
+            command.line,
+            command.path,
+        )
         satisfied = satisfied and condition(ev, probe, frame)
     if satisfied:
         if name not in ev.cache:
@@ -130,8 +133,8 @@ def parse_arguments(ev: Evaluation, command: Command, frame: Frame) -> None:
         arguments = ev.expand(command.args[4:], frame)
     option_names, single_names, multi_names = split_list(options), split_list(singles), split_list(multis)
     keywords = set(option_names) | set(single_names) | set(multi_names)
-    results: dict[str, list[str] | None] = {name: None for name in (*single_names, *multi_names)}
-    flags = {name: False for name in option_names}
+    results: dict[str, list[str] | None] = dict.fromkeys((*single_names, *multi_names))
+    flags = dict.fromkeys(option_names, False)
     unparsed: list[str] = []
     missing: list[str] = []
     current: str | None = None
@@ -170,9 +173,15 @@ def parse_arguments(ev: Evaluation, command: Command, frame: Frame) -> None:
 
 
 _ARITHMETIC = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.BitOr: operator.or_,
-    ast.BitAnd: operator.and_, ast.BitXor: operator.xor, ast.LShift: operator.lshift,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_,
+    ast.BitXor: operator.xor,
+    ast.LShift: operator.lshift,
     ast.RShift: operator.rshift,
 }
 _INT64 = 1 << 64
@@ -200,7 +209,11 @@ def integer_expression(text: str) -> int | None:
             return _int64(node.value)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
             operand = value(node.operand)
-            return _int64(-operand if isinstance(node.op, ast.USub) else (~operand if isinstance(node.op, ast.Invert) else operand))
+            return _int64(
+                -operand
+                if isinstance(node.op, ast.USub)
+                else (~operand if isinstance(node.op, ast.Invert) else operand)
+            )
         if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
             left, right = value(node.left), value(node.right)
             if isinstance(node.op, (ast.LShift, ast.RShift)):
