@@ -145,7 +145,7 @@ async def _load(url: str, body: bytes, count: int, rate: float) -> tuple[list[fl
 
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def bench_ack(deliveries: int, rate: float) -> None:

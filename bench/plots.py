@@ -70,7 +70,7 @@ def _plot(points: list[Point], xs: list[int], xlabel: str, title: str, path: Pat
     ):
         axis.plot(xs, values, marker="o", color=color, label=f"{label}, wall")
         axis.plot(xs, cpu, marker=".", linestyle="--", linewidth=1, color=color, alpha=0.6, label=f"{label}, CPU")
-        for x, seconds, megabytes in zip(xs, values, rss):
+        for x, seconds, megabytes in zip(xs, values, rss, strict=True):
             axis.annotate(
                 f"{seconds:.2f} s\n{megabytes:.0f} MB",
                 (x, seconds),

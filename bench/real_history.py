@@ -121,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if arguments.previous is not None and arguments.previous.exists():
         earlier = [
-            l for l in arguments.previous.read_text().splitlines() if l.startswith(("cold:", "warm:", "peak RSS:"))
+            line
+            for line in arguments.previous.read_text().splitlines()
+            if line.startswith(("cold:", "warm:", "peak RSS:"))
         ]
         lines += ["", "previous run:", *earlier]
     (arguments.out / "summary.txt").write_text("\n".join(lines) + "\n")

@@ -59,7 +59,7 @@ def _free_port() -> int:
 
 def _rss_kib(pid: int) -> int:
     try:
-        for line in open(f"/proc/{pid}/status"):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     except OSError:
@@ -72,7 +72,7 @@ def _children(pid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat").read()
+                stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
@@ -147,7 +147,7 @@ class Soak:
         }
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(self.work / "serve.log", "wb")
+        self.log = open(self.work / "serve.log", "wb")  # noqa: SIM115 - held open for the run; stop() closes it
         self.serve = subprocess.Popen(
             [
                 sys.executable,

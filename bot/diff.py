@@ -197,7 +197,7 @@ def _file_change(patched) -> FileChange:
             if line.line_type == "\\":
                 no_newline = True
     header = str(patched.patch_info or "")
-    modes = {kind: mode for kind, mode in _MODE.findall(header)}
+    modes = dict(_MODE.findall(header))
     return FileChange(
         path=path,
         old_path=None if status == "added" else source,

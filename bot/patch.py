@@ -45,7 +45,7 @@ def apply_diff(base: FileTree, text: str) -> PatchedHead:
     # The raw entries: `entry()` follows symlinks, and a symlink must stay one in the head.
     entries = dict(base._entries)  # noqa: SLF001 - FileTree has no public raw listing
     written: dict[str, bytes] = {}
-    for patched, change in zip(patch, changes.files):
+    for patched, change in zip(patch, changes.files, strict=True):
         _apply_file(base, entries, written, patched, change)
 
     def read(blobs):

@@ -58,7 +58,7 @@ def classify(snap: Snapshot) -> SmokeDecision:
                 cells, labels = targets.setdefault(stem, (set(), set()))
                 cells.add(cell)
                 labels.add(label)
-    for stem, (cells, labels) in targets.items():
+    for cells, labels in targets.values():
         names = " and ".join(f"`{label}`" for label in sorted(labels))
         where = ", ".join(f"`{cell}`" for cell in CELLS if cell in cells)
         reasons.append(f"{names}: CUDA target changed in the {where} cell{'s' if len(cells) > 1 else ''}")

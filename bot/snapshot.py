@@ -80,7 +80,7 @@ class BuildModel:
     def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
         """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
         all models whose graphs are equal (base and head of most pull requests)."""
-        return facts.fact(("graph",) + key, self.graph_key(cell), lambda: compute(self.cell(cell)), persist=True)
+        return facts.fact(("graph", *key), self.graph_key(cell), lambda: compute(self.cell(cell)), persist=True)
 
     def memo(self, key: tuple, compute: Callable[[], Any], *, persist: bool = False) -> Any:
         """A derived fact of this revision's whole tree, kept under the tree's content digest.
@@ -88,7 +88,7 @@ class BuildModel:
         `persist` also keeps it in the store for later reviews: worth it for a costly fact (a
         check's verdict over the whole tree), not for a cheap one asked per target, whose one
         file read costs more than computing it again."""
-        return facts.fact(("tree",) + key, (self.tree.digest(), self._config_key), compute, persist=persist)
+        return facts.fact(("tree", *key), (self.tree.digest(), self._config_key), compute, persist=persist)
 
     def text(self, path: str) -> str | None:
         return self.tree.read_text(path)

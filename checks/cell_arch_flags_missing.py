@@ -192,7 +192,7 @@ def _compiled(stack: tuple[str, ...], arch: int) -> bool | None:
 
 def _has_fallback(facts, block, gated: int, default_arch: int) -> bool:
     """Whether another branch of the `#if` group, compiled at the default architecture, holds real code."""
-    for index, (line, text) in enumerate(zip(block.branch_lines, block.branch_texts)):
+    for index, (line, text) in enumerate(zip(block.branch_lines, block.branch_texts, strict=True)):
         if index == gated or _compiled(facts.conditions_at(line + 1), default_arch) is False:
             continue
         statements = [

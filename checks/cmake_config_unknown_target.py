@@ -102,7 +102,7 @@ def _rename_fix(snap: Snapshot, named: NamedTarget, new: str) -> Fix | None:
     if words.count(named.name) != 1 and f"TARGET {named.name}" not in line:
         return None
     changed = re.sub(rf"(?<![\w.+:-]){re.escape(named.name)}(?![\w.+:-])", new, line, count=1)
-    fixed = "\n".join(lines[: named.line - 1] + [changed] + lines[named.line :])
+    fixed = "\n".join([*lines[: named.line - 1], changed, *lines[named.line :]])
     return fix_between(named.path, text, fixed, f"test for `{new}`")
 
 
@@ -131,7 +131,7 @@ def _tree(cuda_target: str, config_name: str) -> dict[str, str]:
 
 CHECK = Check(
     id="cmake-config-unknown-target",
-    inputs=CMAKE_FILES + (".cmake.in",),
+    inputs=(*CMAKE_FILES, ".cmake.in"),
     severity=Severity.MAJOR,
     title="Installed package config names a target the build no longer defines",
     fixable=True,

@@ -77,7 +77,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 
 def _else_text(block: ConditionalBlock) -> str | None:
-    for condition, text in zip(block.branch_conditions, block.branch_texts):
+    for condition, text in zip(block.branch_conditions, block.branch_texts, strict=True):
         if condition == "#else":
             return text
     return None

@@ -66,8 +66,10 @@ def _hit(snap: Snapshot, place: MacroPlace, near: list[MacroPlace]) -> Hit:
         key=f"{place.name}|{place.path}",
         target=place.name,
         offending_text=place.name,
-        evidence=(Evidence(place.path, place.line, f"tests `{place.name}`"),)
-        + tuple(Evidence(other.path, other.line, f"`{other.name}` is defined here ({other.how})") for other in near),
+        evidence=(
+            Evidence(place.path, place.line, f"tests `{place.name}`"),
+            *(Evidence(other.path, other.line, f"`{other.name}` is defined here ({other.how})") for other in near),
+        ),
         fix=_respell(snap, place, near[0].name) if len(near) == 1 else None,
     )
 
@@ -79,7 +81,7 @@ def _respell(snap: Snapshot, place: MacroPlace, spelling: str) -> Fix | None:
         return None
     pattern = re.compile(rf"(?<!\w){re.escape(place.name)}(?!\w)")
     changed = pattern.sub(spelling, lines[place.line - 1])
-    fixed = "\n".join(lines[: place.line - 1] + [changed] + lines[place.line :])
+    fixed = "\n".join([*lines[: place.line - 1], changed, *lines[place.line :]])
     return fix_between(place.path, text, fixed, f"test `{spelling}`")
 
 

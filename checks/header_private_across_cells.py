@@ -26,7 +26,9 @@ CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS_WITH_PRIVATE_HEADERS:
-        yield from snap.head.memo(("header-private", cell), lambda: _private_includes(snap.head, cell), persist=True)
+        yield from snap.head.memo(
+            ("header-private", cell), lambda cell=cell: _private_includes(snap.head, cell), persist=True
+        )
 
 
 def _files_of(graph) -> dict[str, frozenset[str]]:

@@ -352,7 +352,7 @@ def _dispatch(arguments: argparse.Namespace) -> int:
         if arguments.command in ("fix", "hook"):
             from pr_check.fix_command import FixRequest, run_fix, run_hook
 
-            where = dict(repo=arguments.repo, shim=arguments.shim, cache_dir=arguments.cache_dir)
+            where = {"repo": arguments.repo, "shim": arguments.shim, "cache_dir": arguments.cache_dir}
             if arguments.command == "fix":
                 return run_fix(FixRequest(**where, base=arguments.base, diff=arguments.diff), request, config)
             return run_hook(FixRequest(**where, apply=arguments.fix), request, config)
@@ -503,7 +503,7 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             )
             if arguments.base is None:
                 base = revisions.default_base(repo, head_sha)
-                base_sha, notes = base.sha, notes + (base.description,)
+                base_sha, notes = base.sha, (*notes, base.description)
             else:
                 base_sha = repo.resolve(arguments.base)
             changes = parse_diff(repo.diff(base_sha, head_sha))

@@ -42,7 +42,8 @@ def regenerate_readme(readme: str) -> str:
     for name, render in README_SECTIONS.items():
         if section_text(readme, name) is None:
             raise ValueError(f"README: the markers of the generated section {name!r} are missing")
-        readme = _pattern(name).sub(lambda found, text=render(): found.group(1) + text + found.group(3), readme)
+        text = render()
+        readme = _pattern(name).sub(lambda found, text=text: found.group(1) + text + found.group(3), readme)
     return readme
 
 

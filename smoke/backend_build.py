@@ -177,7 +177,7 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
     not_generated: list[str] = []
     left_out: set[tuple[str, str]] = set()
     failed = None
-    for (target, step), result in zip(jobs, results):
+    for (target, step), result in zip(jobs, results, strict=True):
         found = parse_errors(result, target.name, step.source, layout)
         generated = generated_missing_header(found, plan)
         if generated:

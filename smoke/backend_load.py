@@ -119,7 +119,7 @@ def load_and_run(wrapper: dict, host: Path, shims: Path, exported: frozenset[str
     actual = _floats(output)
     if len(actual) != len(expected):
         return StageOutcome("failed", f"the wrapper returned {len(actual)} values, eager {len(expected)}", details)
-    difference = max((abs(a - e) for a, e in zip(actual, expected)), default=0.0)
+    difference = max((abs(a - e) for a, e in zip(actual, expected, strict=True)), default=0.0)
     details["max_abs_diff"] = difference
     if math.isnan(difference) or difference > TOLERANCE:
         return StageOutcome("failed", f"output differs from eager: max abs diff {difference:.3g}", details)

@@ -439,7 +439,7 @@ def _compile_steps(target, targets, gaps: list[Gap]):
                 )
             continue
 
-        def gather(field_name: str, own_scopes=("PRIVATE", "PUBLIC")) -> list:
+        def gather(field_name: str, own_scopes=("PRIVATE", "PUBLIC"), language=language) -> list:
             items = [item for item in getattr(target, field_name) if item.scope in own_scopes]
             for dependency in closure:
                 items += [item for item in getattr(dependency, field_name) if item.scope in ("PUBLIC", "INTERFACE")]

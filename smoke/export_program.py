@@ -39,7 +39,7 @@ def lay_over(out_dir: Path, tree: Path) -> Path:
     spec = importlib.util.find_spec("executorch")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("the executorch wheel is not installed")
-    wheel = Path(list(spec.submodule_search_locations)[0])
+    wheel = Path(next(iter(spec.submodule_search_locations)))
     root = out_dir / "overlay"
     package = root / "executorch"
     backends = package / "backends"
@@ -69,7 +69,7 @@ def export(out_dir: Path, tree: Path | None) -> dict:
         from executorch.exir.passes import MemoryPlanningPass
     except Exception as error:  # the pull request's Python may not import over this wheel
         print(json.dumps({"import_error": f"{type(error).__name__}: {error}"}))
-        raise SystemExit(EXPORT_EXIT_IMPORT)
+        raise SystemExit(EXPORT_EXIT_IMPORT) from error
     import executorch.backends.cuda.cuda_backend as backend_module
 
     class SortCanary(torch.nn.Module):

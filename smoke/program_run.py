@@ -159,7 +159,7 @@ def run_program(program: dict, host: Path, kernels: dict[str, str], work_dir: Pa
     expected, actual = _floats(directory / "expected.bin"), _floats(output)
     if len(actual) != len(expected):
         return StageOutcome("failed", f"the program returned {len(actual)} values, eager {len(expected)}", details)
-    differences = [abs(a - e) for a, e in zip(actual, expected)]
+    differences = [abs(a - e) for a, e in zip(actual, expected, strict=True)]
     worst = max(differences, default=0.0)
     wrong = sum(1 for value in differences if math.isnan(value) or value > TOLERANCE)
     details.update({"max_abs_diff": worst, "wrong_values": wrong, "values": len(expected)})

@@ -25,16 +25,16 @@ LONG = (
 def finding(
     rule="cuda-guard-missing", severity=Severity.BLOCKER, path="backends/cuda/targets.bzl", line=100, **extra
 ) -> Finding:
-    values = dict(
-        rule=rule,
-        severity=severity,
-        title="CUDA target without the has_cuda constraint",
-        path=path,
-        line=line,
-        end_line=line,
-        message=LONG,
-        fingerprint=fingerprint(rule, path, str(line), ""),
-    )
+    values = {
+        "rule": rule,
+        "severity": severity,
+        "title": "CUDA target without the has_cuda constraint",
+        "path": path,
+        "line": line,
+        "end_line": line,
+        "message": LONG,
+        "fingerprint": fingerprint(rule, path, str(line), ""),
+    }
     values.update(extra)
     return Finding(**values)
 

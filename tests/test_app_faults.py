@@ -61,15 +61,14 @@ class Service:
         self.client = httpx.Client(timeout=10)
 
     def start(self, name: str, *arguments: str) -> subprocess.Popen:
-        log = open(self.tmp_path / f"{name}.log", "ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pr_check.cli", *arguments],
-            env=self.env,
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        with open(self.tmp_path / f"{name}.log", "ab") as log:  # the child holds its own copy
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pr_check.cli", *arguments],
+                env=self.env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.processes.append(process)
         return process
 

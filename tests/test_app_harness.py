@@ -148,15 +148,14 @@ class RunningApp:
         writes after its imports and warm-up, just before it takes jobs: the start-up, the phase a
         loaded machine slows most, is then inside no test's wait on the work itself. `entry` is the
         module run (and its first arguments): tests.app_faults starts one whose review children misbehave."""
-        log = open(self.data_dir / f"worker-{len(self.workers)}.log", "ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", *entry, "--threads", "2"],
-            env={**self.env, **extra_env},
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
+        with open(self.data_dir / f"worker-{len(self.workers)}.log", "ab") as log:  # the child holds its own copy
+            process = subprocess.Popen(
+                [sys.executable, "-m", *entry, "--threads", "2"],
+                env={**self.env, **extra_env},
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         self.workers.append(process)
         name = f"{socket.gethostname()}:{process.pid}"  # webhooks.worker.worker_name() of that process
 

@@ -105,7 +105,11 @@ def test_a_job_that_kills_its_worker_twice_is_given_up_with_a_failed_check(tmp_p
             worker = app.start_worker()
             # A job marked running has not reached GitHub yet (the worker may still be starting its
             # review): the kill waits until the attempt is held on the diff, mid-job.
-            wait_for(lambda: held() == attempt, timeout=60, what=f"attempt {attempt} to wait on GitHub's diff")
+            wait_for(
+                lambda attempt=attempt: held() == attempt,
+                timeout=60,
+                what=f"attempt {attempt} to wait on GitHub's diff",
+            )
             slowest_attempt_s = max(slowest_attempt_s, time.monotonic() - started)
             assert app.queue.record(job_id).attempts == attempt
             worker.send_signal(signal.SIGKILL)

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
 
@@ -36,7 +37,7 @@ def _start_serve(standin, tmp_path):
         "PR_CHECK_WRITE_PAUSE_S": "0",
     }
     port = _free_port()
-    log = open(tmp_path / "serve.log", "wb")
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115 - returned open; the caller closes it
     serve = subprocess.Popen(
         [
             sys.executable,
@@ -94,7 +95,7 @@ def test_serve_starts_its_worker_again_when_it_dies(tmp_path):
         try:
             [first] = wait_for(lambda: _children(serve.pid), timeout=30, what="the worker")
             os.kill(first, signal.SIGKILL)  # whatever killed it, serve must not go on without a worker
-            [second] = wait_for(
+            [_second] = wait_for(
                 lambda: [pid for pid in _children(serve.pid) if pid != first and _alive(pid)],
                 timeout=30,
                 what="a new worker",
@@ -122,7 +123,7 @@ def _children(pid: int) -> list[int]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                stat = open(f"/proc/{entry}/stat").read()
+                stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
             if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
@@ -132,7 +133,7 @@ def _children(pid: int) -> list[int]:
 
 def _alive(pid: int) -> bool:
     try:
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return False
     return state != "Z"

@@ -178,9 +178,9 @@ def test_header_names_are_read_in_any_case_and_the_first_of_a_repeat_counts():
     body = b'{"zen": "Keep it logically awesome."}'
     lower = [(name.lower(), value) for name, value in signed(body, "ping").items()]
     assert accept_delivery(SECRET, lower, body).event_label == "ping"
-    repeated = lower + [("x-hub-signature-256", "sha256=" + "0" * 64)]
+    repeated = [*lower, ("x-hub-signature-256", "sha256=" + "0" * 64)]
     assert isinstance(accept_delivery(SECRET, repeated, body), Delivery)
-    forged_first = [("x-hub-signature-256", "sha256=" + "0" * 64)] + lower
+    forged_first = [("x-hub-signature-256", "sha256=" + "0" * 64), *lower]
     assert isinstance(accept_delivery(SECRET, forged_first, body), Rejection)
 
 
@@ -316,7 +316,7 @@ def test_the_author_and_a_maintainer_pass_the_permission_rule(app):
 
 
 def test_a_maintainers_smoke_request_dispatches_the_head_seen_before_the_comment_once(app):
-    services, github, repo = app
+    services, _github, repo = app
     repo.workflows["gpu-smoke.yml"] = 77
     repo.refs["main"] = "d" * 40
     record_head_seen(services.store, REPO, 12, HEAD, 100.0)

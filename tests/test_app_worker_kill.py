@@ -62,4 +62,4 @@ def test_a_job_interrupted_by_a_killed_worker_is_finished_once_after_restart(tmp
 
 
 def _job_ids(app) -> list[str]:
-    return [key for key in app.queue.store.keys("job")]
+    return list(app.queue.store.keys("job"))

@@ -156,7 +156,7 @@ def test_fail_level_comes_from_the_base_config(case_repo):
 
 
 def test_unknown_config_key_is_an_input_error(case_repo):
-    repo, base, _ = case_repo("clean-cpu-target")
+    repo, _base, _ = case_repo("clean-cpu-target")
     config = repo / ".github" / "pr-check.toml"
     config.parent.mkdir()
     config.write_text("[rules]\nsilence_everything = true\n")

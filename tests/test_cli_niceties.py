@@ -120,7 +120,7 @@ def test_a_cold_review_away_from_a_terminal_says_what_it_is_doing(case_repo, tmp
 
 
 def test_a_misspelt_rule_in_lint_ignore_is_reported_and_suppresses_nothing(case_repo):
-    repo, base, head = case_repo(CASE)
+    repo, base, _head = case_repo(CASE)
     path = repo / GUARD
     lines = path.read_text().splitlines(keepends=True)
     assert lines[34].strip() == "runtime.cxx_library("

@@ -272,7 +272,7 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
                 items_before, items_after = getattr(before, field), getattr(after, field)
                 assert _without_scope(items_after) == _without_scope(items_before), where  # same items, same order
                 written = getattr(target, field)  # with the lines as written before the edit
-                for item, item_before, item_after in zip(written, items_before, items_after):
+                for item, item_before, item_after in zip(written, items_before, items_after, strict=True):
                     if item_before.scope == item_after.scope:
                         continue
                     cause = [

@@ -74,7 +74,9 @@ def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executor
     assert len(expected) == 3
     errors = [f for f in report.findings if f.rule == "parse-error"]
     assert [(f.path, f.line) for f in errors] == [(path, line) for line, _ in expected]
-    assert [f"line {line}, column {column}:" in f.message for (line, column), f in zip(expected, errors)] == [True] * 3
+    assert [
+        f"line {line}, column {column}:" in f.message for (line, column), f in zip(expected, errors, strict=True)
+    ] == [True] * 3
 
 
 def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(executorch_mirror, real_tree_cache):

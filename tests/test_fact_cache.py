@@ -156,7 +156,7 @@ def test_eight_threads_and_two_processes_share_one_cache_directory(tmp_path):
     ):
         in_processes = [processes.submit(_review_case, item) for item in work]
         in_threads = [threads.submit(_review_case, item) for item in work]
-        results = [(item, future.result()) for item, future in zip(work * 2, in_processes + in_threads)]
+        results = [(item, future.result()) for item, future in zip(work * 2, in_processes + in_threads, strict=True)]
     for (repo, base, head, _cache), found in results:
         assert found == serial[(repo, base, head)]
     assert not list(Path(shared).rglob("*.tmp"))

@@ -198,5 +198,5 @@ def test_platforms_are_rows_of_the_cell_table_and_the_config_overrides_them():
         Platform("jetson", ("ovr_config//cpu:arm64", "ovr_config//cuda:has_cuda", "ovr_config//os:linux")),
     )
     assert config.buck.platforms_of("fbcode") == cell_named("fbcode").platforms
-    with pytest.raises(ConfigError, match="buck.platforms.xplat"):
+    with pytest.raises(ConfigError, match=r"buck\.platforms\.xplat"):
         parse_config('[buck.platforms]\nxplat = [{name = "x", constraint = []}]\n')

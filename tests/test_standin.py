@@ -140,7 +140,7 @@ def test_only_issued_tokens_open_repo_endpoints(gh: GitHubStandIn) -> None:
 
 
 def test_missing_installation_permission_is_403(repo_shas: tuple[str, str, str]) -> None:
-    path, base, head = repo_shas
+    path, _base, head = repo_shas
     with GitHubStandIn(APP_ID, app_key_pair().public_pem, installation_permissions={"metadata": "read"}) as gh:
         gh.add_repo(OWNER, NAME, bare_git_path=path)
         repo = client(gh).get_repo(f"{OWNER}/{NAME}")
@@ -290,7 +290,7 @@ def test_comment_review_needs_a_body(gh: GitHubStandIn) -> None:
 
 
 def test_review_comment_replies_edits_deletes_and_outdating(gh: GitHubStandIn, repo_shas: tuple[str, str, str]) -> None:
-    path, base, head = repo_shas
+    path, _base, head = repo_shas
     pr = client(gh).get_repo(f"{OWNER}/{NAME}").get_pull(NUMBER)
     first = pr.create_review_comment("on 5a", head, "BUCK", line=5, side="RIGHT")
     keep = pr.create_review_comment("on 26", head, "CMakeLists.txt", line=26, side="RIGHT")

@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Union
 
 from webhooks.jobs import Ignored, Job, job_from_delivery
 
@@ -40,7 +39,7 @@ KNOWN_EVENTS = frozenset(
 )
 UNVERIFIED = "unverified"  # the event label of a delivery whose signature was not (yet) checked
 
-HeaderItems = Union[Mapping[str, str], Iterable[tuple[str, str]]]
+HeaderItems = Mapping[str, str] | Iterable[tuple[str, str]]
 
 
 @dataclass(frozen=True, slots=True)

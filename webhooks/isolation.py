@@ -237,7 +237,7 @@ def _child(sender: Any, request: ReviewRequest, limits: ReviewLimits, work: Chil
 
 
 def _limit(which: int, value: int) -> None:
-    soft, hard = resource.getrlimit(which)
+    _soft, hard = resource.getrlimit(which)
     cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
     resource.setrlimit(which, (cap, hard))
 

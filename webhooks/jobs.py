@@ -12,7 +12,6 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Union
 
 from bot.render.check_run import pull_number_from_external_id
 from webhooks.commands import find_command_line
@@ -84,7 +83,7 @@ class WorkflowRunChanged:
     head_branch: str | None = None
 
 
-Job = Union[PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged]
+Job = PullRequestPushed | ReviewRequested | CommandCommented | WorkflowRunChanged
 _KINDS: dict[str, type] = {
     cls.__name__: cls for cls in (PullRequestPushed, ReviewRequested, CommandCommented, WorkflowRunChanged)
 }

@@ -222,7 +222,7 @@ class SqliteStateStore:
                 )
                 .fetchall()
             )
-            return {key: value for key, value in rows}
+            return dict(rows)
 
     def add(self, namespace, amounts):
         with store_failures():
@@ -366,10 +366,10 @@ class RedisStateStore:
             if not members:
                 return []
             values = self._redis.mget([self._key(namespace, member) for member in members])
-            gone = [member for member, value in zip(members, values) if value is None]
+            gone = [member for member, value in zip(members, values, strict=True) if value is None]
             if gone:
                 self._redis.srem(self._index(namespace), *gone)
-            return [member for member, value in zip(members, values) if value is not None]
+            return [member for member, value in zip(members, values, strict=True) if value is not None]
 
     def items(self, namespace):
         with store_failures():
@@ -377,7 +377,7 @@ class RedisStateStore:
             if not members:
                 return {}
             values = self._redis.mget([self._key(namespace, member) for member in members])
-            return {member: value for member, value in zip(members, values) if value is not None}
+            return {member: value for member, value in zip(members, values, strict=True) if value is not None}
 
     def add(self, namespace, amounts):
         with store_failures():

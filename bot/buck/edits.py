@@ -10,6 +10,7 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from bot.buck.syntax import Call, Keyword, ListLiteral, Span, Statement
@@ -155,7 +156,7 @@ def _sorted_order(values: list[str]):
     """The order the list is sorted by (plain, or buildifier's label order), or None."""
     for order in (lambda v: v, _label_order):
         keys = [order(v) for v in values]
-        if all(a <= b for a, b in zip(keys, keys[1:])):
+        if all(a <= b for a, b in itertools.pairwise(keys)):
             return order
     return None
 

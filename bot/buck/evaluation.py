@@ -189,7 +189,7 @@ class CellEvaluator:
         matched = [c for c in candidates if any(_glob_match(c, pattern) for pattern in include)]
         kept = sorted(c for c in matched if not any(_glob_match(c, pattern) for pattern in exclude or ()))
         shown = [shown_path(c) for c in kept]
-        self._globbed.update((s, c) for s, c in zip(shown, kept) if s != c)
+        self._globbed.update((s, c) for s, c in zip(shown, kept, strict=True) if s != c)
         return shown
 
     # -- loading -----------------------------------------------------------------------------
@@ -447,7 +447,7 @@ class CellEvaluator:
         repo_locations = [(self._repo_paths.get(p, p), int(n)) for p, n in locations if not p.startswith("@pr_check")]
         path, line = repo_locations[-1] if repo_locations else (build_file, 1)
         first_line = next(
-            (l for l in text.splitlines() if l.strip().startswith("error:")),
+            (row for row in text.splitlines() if row.strip().startswith("error:")),
             text.strip().splitlines()[0] if text.strip() else "evaluation failed",
         )
         message = first_line.strip()
@@ -458,7 +458,11 @@ class CellEvaluator:
             message = stripped
         if message.startswith("Traceback"):
             message = next(
-                (l.strip() for l in text.splitlines() if l.strip().startswith("error:") and "LoadFailure" not in l),
+                (
+                    row.strip()
+                    for row in text.splitlines()
+                    if row.strip().startswith("error:") and "LoadFailure" not in row
+                ),
                 message,
             )
             message = message.removeprefix("error:").strip()

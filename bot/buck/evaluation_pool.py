@@ -64,7 +64,7 @@ def evaluate(
     for share, evaluated in _in_workers(tree, cell, config, packages, limits, shares):
         if evaluated is None:  # the worker died: its share is evaluated here
             evaluated = _evaluate_share(tree, cell, config, [packages[i] for i in share], limits, None)
-        for index, item in zip(share, evaluated):
+        for index, item in zip(share, evaluated, strict=True):
             out[index] = item
         finished += len(share)
         if progress is not None:

@@ -121,7 +121,7 @@ class EvaluationCache:
         key = self._package_key(cell, result.package, tree.blob_id(result.build_file) or "", config_blob)
         entries = self.store.get(key)
         entries = entries if isinstance(entries, list) else []
-        entries = [e for e in entries if e[0] != dependencies][-7:] + [(dependencies, result_key)]
+        entries = [*[e for e in entries if e[0] != dependencies][-7:], (dependencies, result_key)]
         self.store.put(key, entries)
         return result_key
 
@@ -178,11 +178,11 @@ class EvaluationCache:
         if isinstance(pack, tuple) and len(pack) == len(entries):
             results = [
                 self.facts.fact("buck-result", result_key, lambda r=packed: r)
-                for (_p, result_key), packed in zip(entries, pack)
+                for (_p, result_key), packed in zip(entries, pack, strict=True)
             ]
         else:
             results = []
-            for (_package, result_key), result in zip(entries, held):
+            for (_package, result_key), result in zip(entries, held, strict=True):
                 result = result if result is not None else self._result(result_key)
                 if result is None:
                     return None
@@ -234,7 +234,7 @@ def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> _Evalua
     if uncached:
         tree.prefetch(p for p in tree.paths() if is_build_file(p) or p.endswith(".bzl"))
     evaluated = evaluation_pool.evaluate(tree, cell, config, uncached, limits, progress)
-    for (package, _build_file), (result, complete) in zip(uncached, evaluated):
+    for (package, _build_file), (result, complete) in zip(uncached, evaluated, strict=True):
         if complete:  # a failure to read a missing blob is not the package's
             result_key = cache.put(tree, cell, result, config_blob)
             if result_key is not None:

@@ -207,7 +207,7 @@ def _interpreter_error(text: str) -> SyntaxProblem | None:
     except sl.StarlarkError as error:
         message = str(error)
         where = re.search(r"--> [^\n]*?:(\d+):(\d+)", message)
-        first = next((l.strip() for l in message.splitlines() if l.strip()), "does not parse")
+        first = next((row.strip() for row in message.splitlines() if row.strip()), "does not parse")
         first = re.sub(r"^error:\s*(?:Parse error:\s*)?", "", first)
         line, column = (int(where.group(1)), int(where.group(2))) if where else (0, 0)
         if not re.search(rf"^\s*{line} \|", message, re.M):

@@ -74,7 +74,7 @@ def run_loop(ev: Evaluation, program: Program, index: int, frame: Frame) -> Flow
     saved = {variable: frame.scope.own.get(variable) for variable in variables}
     try:
         for row in rows:
-            for variable, item in zip(variables, row):
+            for variable, item in zip(variables, row, strict=True):
                 frame.scope.set(variable, item)
             flow = ev.run(program, start, end, frame)
             if flow is Flow.BREAK:

@@ -10,6 +10,7 @@ text. Pure: text in, text out.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -160,7 +161,7 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
 def _replace(data: bytes, edits: list[tuple[int, int, bytes]]) -> str | None:
     """`data` with each (start, end) span replaced, last first; None if two spans overlap."""
     ordered = sorted(edits)
-    if any(earlier[1] > later[0] for earlier, later in zip(ordered, ordered[1:])):
+    if any(earlier[1] > later[0] for earlier, later in itertools.pairwise(ordered)):
         return None
     for start, end, replacement in reversed(ordered):
         data = data[:start] + replacement + data[end:]

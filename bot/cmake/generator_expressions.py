@@ -254,7 +254,7 @@ def merge_languages(
     if len(languages) == 1:
         return [(value, None) for value in evaluated[0]]
     order: dict[str, list[str]] = {}
-    for language, values in zip(languages, evaluated):
+    for language, values in zip(languages, evaluated, strict=True):
         for value in values:
             present = order.setdefault(value, [])
             if language not in present:

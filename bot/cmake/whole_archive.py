@@ -38,16 +38,14 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
     found: list[WholeArchive] = []
     states = [False]
     force_load_next = False
+
+    def record(item: Scoped, library: str) -> None:
+        found.append(
+            WholeArchive(_library_name(library), item.scope, item.path, item.line, item.condition_text, item.via)
+        )
+
     for item in items:
         for word in _linker_words(item.value):
-
-            def record(library: str) -> None:
-                found.append(
-                    WholeArchive(
-                        _library_name(library), item.scope, item.path, item.line, item.condition_text, item.via
-                    )
-                )
-
             link_library = _LINK_LIBRARY_WHOLE.match(word)
             flag = _WHOLEARCHIVE_FLAG.match(word)
             if word in ("--whole-archive", "-whole-archive"):
@@ -64,16 +62,16 @@ def whole_archives(items: Sequence[Scoped]) -> list[WholeArchive]:
             elif word == "-force_load":
                 force_load_next = True
             elif word.startswith("-force_load,"):
-                record(word[len("-force_load,") :])
+                record(item, word[len("-force_load,") :])
             elif flag:
-                record(flag.group(1))
+                record(item, flag.group(1))
             elif link_library:
                 for library in split_top_level(link_library.group(1), ","):
-                    record(library)
+                    record(item, library)
             elif word.startswith("-") or _MSVC_FLAG.match(word):
                 force_load_next = False
             elif force_load_next or states[-1]:
-                record(word)
+                record(item, word)
                 force_load_next = False
     return found
 

@@ -480,7 +480,8 @@ def first_block_testing(facts: SourceFacts, macro: str):
 def export_macro_blocks(facts: SourceFacts, macro: str) -> bool:
     """Whether the macro selects export/import attributes (then a private definition is intended)."""
     for block in facts.conditional_blocks:
-        if any(mentions(c, macro) for c in block.branch_conditions if c != "#else"):
-            if any(EXPORT_PATTERN.search(text) for text in block.branch_texts):
-                return True
+        if any(mentions(c, macro) for c in block.branch_conditions if c != "#else") and any(
+            EXPORT_PATTERN.search(text) for text in block.branch_texts
+        ):
+            return True
     return False

@@ -102,9 +102,9 @@ def target_definitions(model: BuildModel, target: BuckTarget, name_prefix: str =
             headers = own_c_declarations(model, target)
             defines = target_defines(target)
             key = tuple(sorted(defines.items(), key=lambda item: item[0]))
-        if not path.endswith(_C_SUFFIXES) and not _EXTERN_C.search(data):
-            if not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
-                continue  # nothing can give a definition of this file C linkage
+        c_linkage_possible = path.endswith(_C_SUFFIXES) or _EXTERN_C.search(data)
+        if not c_linkage_possible and not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
+            continue  # nothing can give a definition of this file C linkage
         definitions = model.memo(
             ("symbols:definitions", path, key, tuple(sorted(headers.items()))),
             lambda path=path, defines=defines, headers=headers: _definitions(model, path, defines, headers),
@@ -202,9 +202,9 @@ def source_c_definitions(model: BuildModel, path: str, defines: Mapping[str, str
     if data is None or not path.endswith(_DEFINITION_SUFFIXES):
         return ()
     headers = included_c_declarations(model, path)
-    if not path.endswith(_C_SUFFIXES) and not _EXTERN_C.search(data):
-        if not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
-            return ()
+    c_linkage_possible = path.endswith(_C_SUFFIXES) or _EXTERN_C.search(data)
+    if not c_linkage_possible and not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
+        return ()
     merged = {**_COMPILER_DEFINES, **defines}
     key = tuple(sorted(merged.items(), key=lambda item: item[0]))
     return model.memo(

@@ -109,7 +109,7 @@ def render_check_run(
     rows = []
     if findings:
         off = {f.fingerprint for f in off_diff}
-        rows += ["", "**Findings by rule and cell**", ""] + rule_by_cell_table(findings)
+        rows += ["", "**Findings by rule and cell**", "", *rule_by_cell_table(findings)]
         rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
         for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
             where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")

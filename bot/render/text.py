@@ -63,12 +63,12 @@ def _full(report: Report, options: TextOptions) -> list[str]:
         ]
     lines += list(options.notes)
     if options.statistics:
-        lines += [""] + render_statistics_lines(count_findings(report.findings))
+        lines += ["", *render_statistics_lines(count_findings(report.findings))]
     else:
         if not report.findings:
             lines.append("No findings." if scan else "No findings new at head.")
         for finding in report.findings:
-            lines += [""] + _finding(finding, options)
+            lines += ["", *_finding(finding, options)]
     lines.append("")
     if report.suppressed:
         lines.append(f"{_plural(len(report.suppressed), 'finding')} suppressed with @lint-ignore.")

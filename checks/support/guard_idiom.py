@@ -136,9 +136,8 @@ def _loaded(text: str, name: str) -> bool:
 
 def _add_load(text: str, load: str) -> str:
     """`text` with a `load()` line added after its last one-line load (at the top without any)."""
-    last = None
-    for last in _LOAD_LINE.finditer(text):
-        pass
-    if last is None:
+    loads = list(_LOAD_LINE.finditer(text))
+    if not loads:
         return load + "\n" + text
+    last = loads[-1]
     return text[: last.end()] + "\n" + load + text[last.end() :]

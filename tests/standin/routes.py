@@ -7,6 +7,7 @@ shared/github/api-facts.md); the few that are not are marked "unverified".
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections.abc import Callable
@@ -325,7 +326,7 @@ def create_review(s: State, call: Call) -> Reply:
         submitted_at=now_iso() if event else None,
     )
     s.reviews[review.id] = review
-    for anchor, comment in zip(anchors, comments):
+    for anchor, comment in zip(anchors, comments, strict=True):
         _new_comment(s, review, pull, head, anchor, comment["body"], None)
     return Reply(200, shapes.review(s.urls, review))
 
@@ -750,10 +751,8 @@ def list_check_runs_for_ref(s: State, call: Call) -> Reply:
     ref = call.params["ref"]
     sha = ref
     if repo.bare_git_path is not None:
-        try:
+        with contextlib.suppress(RuntimeError):
             sha = gitrepos.rev_parse(repo.bare_git_path, ref)
-        except RuntimeError:
-            pass
     runs = sorted((r for r in s.check_runs.values() if r.repo is repo and r.head_sha == sha), key=lambda r: -r.id)
     if call.query.get("check_name"):
         runs = [r for r in runs if r.name == call.query["check_name"]]

@@ -11,6 +11,7 @@ lock, and every inspection helper returns fresh JSON-shaped copies.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -703,10 +704,8 @@ def _create_branch(pull: Pull, sha: str) -> None:
     path = pull.head_repo.bare_git_path
     if path is None:
         return
-    try:
+    with contextlib.suppress(RuntimeError):  # the branch exists already, or the head is not in that repository
         gitrepos.git(path, "update-ref", f"refs/heads/{pull.head_ref}", sha, "")
-    except RuntimeError:  # the branch exists already, or the head is not in that repository
-        pass
 
 
 class _Server(ThreadingHTTPServer):
@@ -734,10 +733,8 @@ class _Server(ThreadingHTTPServer):
         with self.connections_lock:
             open_now = list(self.connections)
         for connection in open_now:
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 class _Handler(BaseHTTPRequestHandler):

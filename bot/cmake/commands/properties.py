@@ -21,7 +21,8 @@ def set_target_properties(ev: Evaluation, command: Command, frame: Frame) -> Non
     if "PROPERTIES" not in words:
         return
     at = words.index("PROPERTIES")
-    pairs = list(zip(words[at + 1 :: 2], words[at + 2 :: 2]))
+    # name/value pairs; a trailing name without its value (CMake's own error) is dropped, not guessed
+    pairs = list(zip(words[at + 1 :: 2], words[at + 2 :: 2], strict=False))
     for name in words[:at]:
         target = ev.target(name, command)
         if target is not None:

@@ -57,7 +57,7 @@ def usage_items(
         else:
             languages = (None,)
         evaluated = [
-            [v for v in split_list(evaluate_generator_expressions(chunk_text, GenexContext.of(ev.profile, lang)))]
+            list(split_list(evaluate_generator_expressions(chunk_text, GenexContext.of(ev.profile, lang))))
             for lang in languages
         ]
         for value, value_languages in merge_languages(evaluated, languages):
