@@ -12,14 +12,15 @@ from bot.model import Hit, Severity
 
 if TYPE_CHECKING:  # the snapshot imports the build models, which import nothing of checks
     from bot.snapshot import Snapshot
+    from bot.tree import Gitlink
 
 
 @dataclass(frozen=True, slots=True)
 class Example:
     """A small repository before and after a change. `# expect: <id>` marks flagged lines."""
 
-    head: Mapping[str, str]
-    base: Mapping[str, str] | None = None  # None: the same tree without the head's changed files
+    head: Mapping[str, str | Gitlink]  # a Gitlink: a submodule at that path
+    base: Mapping[str, str | Gitlink] | None = None  # None: the same tree without the head's changed files
     fixed: Mapping[str, str] | None = None  # the head files after applying every fix, written by hand
 
     @property
@@ -66,7 +67,7 @@ class Check:
     id: str
     severity: Severity
     title: str
-    doc: str
+    doc: str | None  # the module's `__doc__` (None only when it has none, which __post_init__ refuses)
     run: Callable[[Snapshot, Any], Iterator[Hit]]
     bad: tuple[Example, ...]
     good: tuple[Example, ...]
@@ -82,8 +83,15 @@ class Check:
             raise ValueError(f"check {self.id} needs bad and good examples")
         if not self.tags <= TAGS:
             raise ValueError(f"check {self.id}: unknown tags {sorted(self.tags - TAGS)}")
+        if not self.doc:
+            raise ValueError(f"check {self.id} needs its rationale as the module's docstring")
+
+    @property
+    def rationale(self) -> str:
+        """The module's docstring: why the invariant holds, with its examples."""
+        return self.doc or ""
 
     @property
     def summary(self) -> str:
         """The first paragraph of the rationale."""
-        return self.doc.strip().split("\n\n")[0].replace("\n", " ")
+        return self.rationale.strip().split("\n\n")[0].replace("\n", " ")

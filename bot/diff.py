@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 from bot.errors import MalformedDiff
 
@@ -159,7 +159,8 @@ def _unquoted(name: str) -> str:
             data += char.encode("utf-8", "surrogateescape")
             index += 1
         elif name[index + 1] in "01234567":
-            digits = _OCTAL.match(name, index + 1, index + 4).group(0)
+            octal = _OCTAL.match(name, index + 1, index + 4)  # matches: name[index + 1] is an octal digit
+            digits = octal.group(0) if octal else name[index + 1]
             data.append(int(digits, 8) & 0xFF)
             index += 1 + len(digits)
         else:

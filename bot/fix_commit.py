@@ -30,10 +30,12 @@ class FixCommit:
 
 def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str | None]) -> FixCommit:
     """Apply the fixes of `findings` to the head files that `read_text` returns (None: no such file)."""
-    with_fix = [finding for finding in findings if finding.fix is not None]
     by_path: dict[str, list[Finding]] = {}
-    for finding in with_fix:
-        by_path.setdefault(finding.fix.path, []).append(finding)
+    fixes: dict[Finding, Fix] = {}  # every finding in by_path has one
+    for finding in findings:
+        if finding.fix is not None:
+            by_path.setdefault(finding.fix.path, []).append(finding)
+            fixes[finding] = finding.fix
     files: list[tuple[str, str]] = []
     fixed: list[Finding] = []
     left: list[tuple[Finding, str]] = []
@@ -45,11 +47,11 @@ def plan_fix_commit(findings: Iterable[Finding], read_text: Callable[[str], str 
             continue
         usable: list[Fix] = []
         for finding in by_path[path]:
-            problem = _problem(text, finding.fix)
+            problem = _problem(text, fixes[finding])
             if problem is not None:
                 left.append((finding, problem))
             else:
-                usable.append(finding.fix)
+                usable.append(fixes[finding])
         applied = apply_fixes(text, usable)
         done = set(applied.applied)
         for finding in by_path[path]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
 
 from bot.diff import ChangeSet, FileChange, check_headers, check_path, parse_diff
 from bot.errors import MalformedDiff, PrCheckError
@@ -50,7 +50,7 @@ def apply_diff(base: FileTree, text: str) -> PatchedHead:
 
     def read(blobs):
         wanted = list(blobs)
-        found = {blob: written[blob] for blob in wanted if blob in written}
+        found: dict[str, bytes | None] = {blob: written[blob] for blob in wanted if blob in written}
         missing = [blob for blob in wanted if blob not in written]
         if missing:
             found.update(base._read_blobs(missing))  # noqa: SLF001 - the base tree's own reader
@@ -102,7 +102,7 @@ def _apply_file(
     if change.status == "deleted":
         if new_text:
             raise PatchDoesNotApply(f"{source}: the diff deletes it, but removes only part of its contents")
-        entries.pop(source, None)
+        entries.pop(source or target, None)
         return
     if source and source != target:
         entries.pop(source, None)

@@ -30,7 +30,7 @@ SARIF_CATEGORY = "pr-check"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pr-check action", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="pr-check action", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repo", default=None, help="the checkout (default: $GITHUB_WORKSPACE, else .)")
     parser.add_argument("--sarif", type=Path, required=True, metavar="FILE", help="where to write the SARIF file")
     parser.add_argument("--fail-level", default="", help="blocker|major|minor|info; empty: the base config's")

@@ -12,11 +12,11 @@ import os
 import resource
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
@@ -47,13 +47,13 @@ APP_MODULES = frozenset(
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors are usage errors: exit 2
+    def error(self, message: str) -> NoReturn:  # argparse's own errors are usage errors: exit 2
         self.print_usage(sys.stderr)
         raise UsageError(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pr-check", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="pr-check", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pr-check {VERSION}", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
@@ -396,7 +396,7 @@ def _explain(rule: str) -> int:
         known = ", ".join(sorted(BY_ID))
         raise UsageError(f"unknown rule {rule!r}; known rules: {known}")
     print(f"{check.id} ({check.severity.label}): {check.title}\n")
-    print(check.doc.strip())
+    print(check.rationale.strip())
     return 0
 
 
@@ -445,7 +445,7 @@ def _read_diff(source: str) -> str:
 
 
 @contextmanager
-def _progress(request: OutputRequest) -> Iterator[object]:
+def _progress(request: OutputRequest) -> Iterator[Callable[[str, int, int], None] | None]:
     """Progress of long evaluations on stderr: a bar on a terminal, one line per cell elsewhere (a CI
     log would otherwise show nothing for the seconds a cold review takes); nothing with -q."""
     if request.verbosity < 0:
@@ -467,10 +467,10 @@ def _progress(request: OutputRequest) -> Iterator[object]:
         yield announce
         return
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
     with Progress(console=Console(stderr=True), transient=True) as progress:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(cell: str, done: int, total: int) -> None:
             if cell not in tasks:

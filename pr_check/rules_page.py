@@ -31,7 +31,7 @@ def render_rules_markdown() -> str:
             "",
             _metadata(check),
             "",
-            check.doc.strip(),
+            check.rationale.strip(),
         ]
     return "\n".join(lines) + "\n"
 

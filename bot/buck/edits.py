@@ -56,8 +56,8 @@ def add_list_element(text: str, literal: ListLiteral, value: str) -> str:
     written = f"{quote}{value}{quote}"
     elements = literal.elements
     position = len(elements)
-    values = [e.string for e in elements]
-    if elements and all(v is not None for v in values):
+    values = [e.string for e in elements if e.string is not None]
+    if elements and len(values) == len(elements):  # every element a plain string
         order = _sorted_order(values)
         if order is not None:
             position = next((i for i, v in enumerate(values) if order(value) < order(v)), len(elements))

@@ -439,12 +439,16 @@ class CellEvaluator:
                 )
         return None
 
+    def _repo_path(self, path: str) -> str:
+        """The repository path of a file the interpreter names (its own name for a shifted copy)."""
+        return self._repo_paths.get(path, path)
+
     def _eval_error(self, package: str, build_file: str, text: str) -> EvalError:
         text = self._unshift(text)
         if self._budget.reason and "cancelled" in text.lower():
             text = f"{self._budget.reason}: {text}"
         locations = _LOCATION.findall(text)
-        repo_locations = [(self._repo_paths.get(p, p), int(n)) for p, n in locations if not p.startswith("@pr_check")]
+        repo_locations = [(self._repo_path(p), int(n)) for p, n in locations if not p.startswith("@pr_check")]
         path, line = repo_locations[-1] if repo_locations else (build_file, 1)
         first_line = next(
             (row for row in text.splitlines() if row.strip().startswith("error:")),
@@ -471,7 +475,7 @@ class CellEvaluator:
         if "callstack" in message.lower() or "call stack" in message.lower():
             message = f"evaluation recursed too deeply ({message})"
         frames = tuple(
-            Frame(self._repo_paths.get(p, p), int(n), function)
+            Frame(self._repo_path(p), int(n), function)
             for p, n, function in _FRAME.findall(text)
             if not p.startswith("@pr_check")
         )
@@ -490,7 +494,7 @@ class CellEvaluator:
             if not isinstance(name, str):
                 continue
             frames = tuple(
-                Frame(self._repo_paths.get(path, path), max(1, int(line) - self._offsets.get(path, 0)), function)
+                Frame(self._repo_path(path), max(1, int(line) - self._offsets.get(path, 0)), function)
                 for path, line, function in _FRAME.findall(stack_text)
                 if not path.startswith("@pr_check")
             )

@@ -12,7 +12,7 @@ import posixpath
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.cmake.budgets import MAX_NESTING, NestingTooDeep
 from bot.cmake.model import repo_path
@@ -73,7 +73,7 @@ _BINARY = (
     "IS_NEWER_THAN",
     "PATH_EQUAL",
 )
-_COMPARISONS: Mapping[str, Callable[[object, object], bool]] = {
+_COMPARISONS: Mapping[str, Callable[[Any, Any], bool]] = {
     "LESS": operator.lt,
     "GREATER": operator.gt,
     "EQUAL": operator.eq,
@@ -93,7 +93,8 @@ class _ConditionLimit(Exception):
 def _version_key(text: str) -> tuple[int, ...]:
     numbers = []
     for part in text.split("."):
-        digits = re.match(r"\d*", part).group(0)
+        leading = re.match(r"\d*", part)
+        digits = leading.group(0) if leading else ""
         numbers.append(int(digits) if digits else 0)
     while len(numbers) > 1 and numbers[-1] == 0:
         numbers.pop()

@@ -122,16 +122,19 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
         raise ValueError(f"not a scope: {scope!r}")
     groups = scope_groups(invocation)
     index = next((i for i, g in enumerate(groups) if items and items[0] in g.items), None)
-    if index is None or groups[index].keyword is None:
+    if index is None:
         return None
     group = groups[index]
+    keyword = group.keyword
+    if keyword is None:
+        return None
     first = group.items.index(items[0])
     last = first + len(items)
     if tuple(group.items[first:last]) != tuple(items):
         return None
     if group.scope == scope:
         return text
-    old = group.keyword.text
+    old = keyword.text
     new = _LEGACY[scope] if old.startswith("LINK_") else scope
     data = text.encode("utf-8")
     layout = _Layout.of(data, invocation, group)
@@ -139,11 +142,11 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
     following = groups[index + 1] if index + 1 < len(groups) else None
     edits: list[tuple[int, int, bytes]] | None = None
     run_column = None  # where the run's items align once under `new` (None: lines of their own)
-    if first == 0 and previous is not None and previous.keyword.text == new:
+    if first == 0 and previous is not None and previous.keyword is not None and previous.keyword.text == new:
         run_column = _Layout.of(data, invocation, previous).item_column
         edits = layout.drop_keyword(run_column, items[-1].end)
     if edits is None and first == 0:
-        edits = [(group.keyword.start, group.keyword.end, new.encode())]
+        edits = [(keyword.start, keyword.end, new.encode())]
         if layout.item_column is not None:
             run_column = layout.item_column + len(new) - len(old)
             edits += _realign(data, items[0].end, items[-1].end, layout.item_column, run_column)
@@ -152,7 +155,7 @@ def set_scope(text: str, invocation: Invocation, items: Sequence[Argument], scop
         run_column = layout.opened_column(new)
     if last < len(group.items):
         edits += layout.open_scope(group.items[last], old, group.items[-1].end)
-    elif following is not None and following.keyword.text == new and following.items:
+    elif following is not None and following.keyword is not None and following.keyword.text == new and following.items:
         merged = _Layout.of(data, invocation, following).drop_keyword(run_column, following.items[-1].end)
         edits += merged or []
     return _replace(data, edits)
@@ -275,13 +278,13 @@ def _invocation(node: Node) -> Invocation:
     spans: list[tuple[int, int]] = []
     for child in node.children:
         if child.type == "identifier":
-            name = child.text.decode("utf-8", errors="replace").lower()
+            name = (child.text or b"").decode("utf-8", errors="replace").lower()
         elif child.type == "argument_list":
             for part in child.children:
                 spans.append((part.start_byte, part.end_byte))
                 if part.type != "argument":
                     continue
-                text = part.text.decode("utf-8", errors="replace")
+                text = (part.text or b"").decode("utf-8", errors="replace")
                 # `-DX="a b"` is one argument to CMake; the grammar splits it where the quote starts.
                 if arguments and arguments[-1].end == part.start_byte and not arguments[-1].text.startswith(('"', "[")):
                     joined = arguments[-1]

@@ -12,6 +12,10 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import starlark as sl
 
 from bot.cmake import control_flow
 from bot.cmake.blocks import CLOSERS, Program, program_for
@@ -74,7 +78,7 @@ class Evaluation:
         self.limits: list[ParseProblem] = []
         self.processes_not_run: list[ParseProblem] = []
         # Files a process's script reads, evaluated once (commands/processes.py).
-        self.evaluated_list_files: dict[str, object] = {}
+        self.evaluated_list_files: dict[str, sl.Module | str] = {}  # str: why it does not evaluate
         self.files_read: dict[str, None] = {}
         self.include_guarded: set[str] = set()
         self.steps = 0

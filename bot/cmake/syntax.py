@@ -124,7 +124,7 @@ _BLOCK_NODES = frozenset(
 
 
 def _problem_at(node: Node, path: str) -> ParseProblem:
-    text = node.text.decode("utf-8", errors="replace").strip().splitlines()
+    text = (node.text or b"").decode("utf-8", errors="replace").strip().splitlines()
     near = text[0][:60] if text else ""
     what = f"missing {node.type}" if node.is_missing else "syntax error"
     return ParseProblem(path, node.start_point[0] + 1, f"{what} near {near!r}" if near else what)
@@ -135,7 +135,7 @@ def _command(node: Node, path: str) -> Command:
     args: tuple[Arg, ...] = ()
     for child in node.children:
         if child.type == "identifier":
-            name = child.text.decode("utf-8", errors="replace").lower()
+            name = (child.text or b"").decode("utf-8", errors="replace").lower()
         elif child.type == "argument_list":
             args = _arguments(child)
         elif not name and child.is_named:
@@ -160,7 +160,7 @@ def _arguments(argument_list: Node) -> tuple[Arg, ...]:
         # CMake reads `-DX="a b"` as one unquoted argument that keeps its quotes; the grammar
         # splits it in two, so join pieces that touch.
         if args and child.start_byte == previous_end and not args[-1].bracket and not args[-1].quoted:
-            raw = child.text.decode("utf-8", errors="replace")
+            raw = (child.text or b"").decode("utf-8", errors="replace")
             args[-1] = Arg(args[-1].text + raw, False, args[-1].line)
         else:
             args.append(arg)
@@ -173,14 +173,14 @@ def _argument(node: Node) -> Arg:
     inner = node.children[0] if node.children else node
     if inner.type == "bracket_argument":
         content = next((c for c in inner.children if c.type == "bracket_argument_content"), None)
-        text = "" if content is None else content.text.decode("utf-8", errors="replace")
+        text = "" if content is None else (content.text or b"").decode("utf-8", errors="replace")
         # CMake drops one newline right after the opening bracket.
         if text.startswith("\r\n"):
             text = text[2:]
         elif text.startswith("\n"):
             text = text[1:]
         return Arg(text, True, line, bracket=True)
-    raw = inner.text.decode("utf-8", errors="replace")
+    raw = (inner.text or b"").decode("utf-8", errors="replace")
     if inner.type == "quoted_argument":
         return Arg(raw[1:-1] if len(raw) >= 2 else "", True, line)
     return Arg(raw, False, line)

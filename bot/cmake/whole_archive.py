@@ -103,7 +103,11 @@ def whole_archive_run(items: Sequence[str], library: str) -> tuple[int, int] | N
                 names = (
                     [word[len("-force_load,") :]]
                     if word.startswith("-force_load,")
-                    else ([flag.group(1)] if flag else split_top_level(link_library.group(1), ","))
+                    else [flag.group(1)]
+                    if flag
+                    else split_top_level(link_library.group(1), ",")
+                    if link_library
+                    else []
                 )
                 if library in map(_library_name, names):
                     return index, index + 1

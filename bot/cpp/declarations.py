@@ -172,7 +172,7 @@ _RECORD_KINDS = {
 
 
 def _text(node: Node | None) -> str:
-    return "" if node is None else node.text.decode("utf-8", errors="replace")
+    return "" if node is None else (node.text or b"").decode("utf-8", errors="replace")
 
 
 def _function_declarator(declarator: Node | None) -> Node | None:
@@ -228,7 +228,7 @@ MAX_SCOPE_DEPTH = 64
 class _Container:
     """A node whose children are read as declarations, with what holds inside it."""
 
-    node: Node
+    node: Node | _Single  # _Single: one node read as a container's only child
     scope: tuple[str, ...]
     extern_c: bool
     in_record: bool

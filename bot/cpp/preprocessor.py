@@ -195,7 +195,7 @@ class _Frame:
             while frame is not None and frame.spelled is None:
                 chain.append(frame)
                 frame = frame.parent
-            entries = list(frame.spelled) if frame is not None else []
+            entries = list(frame.spelled or ()) if frame is not None else []  # spelled: the loop stopped there
             for link in reversed(chain):
                 conditions = link.block.branch_conditions
                 entries.extend(_branch_entries(tuple(conditions[: link.position + 1]), link.position))

@@ -40,7 +40,7 @@ from bot import tree as tree_module
 T = TypeVar("T")
 
 
-def _read_only(contents: dict) -> Mapping:
+def _read_only(contents: dict) -> MappingProxyType:
     return MappingProxyType(contents)
 
 
@@ -214,14 +214,14 @@ class FactCache:
     def __init__(self, store: DiskStore | None = None, limit: int | None = None) -> None:
         self.store = store
         self._limit = limit
-        self._memo: dict[tuple[str, Any], Any] = {}
+        self._memo: dict[tuple[str | tuple, Any], Any] = {}
         self._lock = threading.RLock()
 
     def peek(self, name: str, inputs: Any) -> Any:
         """The remembered fact, or None: for callers that can skip reading its inputs."""
         return self._memo.get((name, inputs))
 
-    def fact(self, name: str, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
+    def fact(self, name: str | tuple, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
         """`compute()`, kept under (name, inputs); `persist` also keeps it in the store."""
         key = (name, inputs)
         value = self._memo.get(key, _MISS)
@@ -313,7 +313,7 @@ class FactCache:
             for key in [k for k in self._memo if k[0] == name]:
                 del self._memo[key]
 
-    def _remember(self, key: tuple[str, Any], value: Any) -> None:
+    def _remember(self, key: tuple[str | tuple, Any], value: Any) -> None:
         with self._lock:
             self._memo[key] = value
             if self._limit is not None and len(self._memo) > self._limit:
@@ -321,7 +321,7 @@ class FactCache:
                     self._memo.pop(old, None)
 
 
-def _store_key(name: str, inputs: Any) -> str:
+def _store_key(name: str | tuple, inputs: Any) -> str:
     return f"{name}\0{inputs!r}"
 
 
@@ -344,7 +344,7 @@ def reviewing(cache: FactCache) -> Iterator[FactCache]:
         _CURRENT.reset(token)
 
 
-def fact(name: str, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
+def fact(name: str | tuple, inputs: Any, compute: Callable[[], T], *, persist: bool = False) -> T:
     """`compute()` kept under (name, content digests of its inputs) in the current cache."""
     return current().fact(name, inputs, compute, persist=persist)
 

@@ -94,7 +94,7 @@ class DependencyIndex:
             return cached
         found = list(self.table.deps.get(label, ()))
         kind = self.table.kinds.get(label)
-        if kind in self.implicit:
+        if kind is not None and kind in self.implicit:
             found.extend(sorted(self.implicit[kind]))
         if self.twin is not None:
             found.extend(self.twin.deps.get(label, ()))

@@ -91,14 +91,11 @@ def named_targets(config: CMakeFile) -> tuple[NamedTarget, ...]:
     for command in config.commands:
         args = command.args
         if command.name in ("set", "list") and args:
+            head = args[0].text
             items = (
-                args[1:]
-                if command.name == "set"
-                else args[2:]
-                if len(args) > 2 and args[0].text.upper() == "APPEND"
-                else ()
+                args[1:] if command.name == "set" else args[2:] if len(args) > 2 and head.upper() == "APPEND" else ()
             )
-            variable = args[0].text if command.name == "set" else args[1].text if len(args) > 1 else ""
+            variable = head if command.name == "set" else args[1].text if len(args) > 1 else ""
             entries = [
                 NamedTarget(a.text, command.path, a.line)
                 for a in items

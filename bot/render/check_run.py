@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
@@ -40,7 +41,7 @@ class CheckRunOutput:
 
     def output(self, batch: int) -> dict:
         """The `output` object of the PATCH that sends annotation batch `batch`."""
-        payload = {"title": self.title, "summary": self.summary, "text": self.text}
+        payload: dict[str, Any] = {"title": self.title, "summary": self.summary, "text": self.text}
         if batch < len(self.annotation_batches):
             payload["annotations"] = list(self.annotation_batches[batch])
         return payload

@@ -42,7 +42,7 @@ def render_sarif(
 ) -> dict:
     """One run, one rule per check and engine rule, one result per finding (suppressed ones marked)."""
     engine_rules = ENGINE_RULES if engine_rules is None else engine_rules
-    rules = [_rule(check.id, check.severity, check.title, check.summary, check.doc) for check in checks]
+    rules = [_rule(check.id, check.severity, check.title, check.summary, check.rationale) for check in checks]
     known = {rule["id"] for rule in rules}
     for rule_id, (severity, title) in sorted(engine_rules.items()):
         if rule_id not in known:

@@ -108,7 +108,7 @@ def _print_filelist(ev: Evaluation, frame: Frame, path: str, separator: str, nam
     """What the script prints, or ("", why it fails)."""
     where = repo_path(ev.resolve(path, frame))
     data = ev.tree.read(where) if where is not None else None
-    if data is None:
+    if where is None or data is None:
         return "", f"No such file or directory: '{path}'"
     module = ev.evaluated_list_files.get(where)
     if module is None:

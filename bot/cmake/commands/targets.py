@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.cmake.commands.usage import SCOPE_KEYWORDS
 from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
@@ -25,7 +25,7 @@ _LIBRARY_KINDS = {
 }
 
 
-def new_target(ev: Evaluation, name: str, kind: str, command: Command, frame: Frame, **extra: object) -> TargetBuilder:
+def new_target(ev: Evaluation, name: str, kind: str, command: Command, frame: Frame, **extra: Any) -> TargetBuilder:
     """A target defined here, starting with its directory's usage requirements."""
     path, line, via = place(command, frame)
     target = TargetBuilder(name, kind, path, line, join_conditions(frame.conditions), via, **extra)
