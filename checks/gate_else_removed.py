@@ -49,7 +49,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             continue
         for block in before.conditional_blocks:
             refusal = _refusing_else(block)
-            if refusal is None:
+            if refusal is None or block.else_line is None:  # a refusing #else has its line
                 continue
             if change.removed and not {block.else_line, _statement_line(block, refusal)} & change.removed:
                 continue  # the diff did not touch the branch (a diff without line data is trusted)

@@ -163,7 +163,8 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
         p
         for p in candidates
         if any(w in options for c in written[posixpath.basename(p)] for w in re.findall(r"[A-Za-z_]\w*", c))
-        and gating.may_be_installed(model, _header_of(model, p))
+        and (header := _header_of(model, p)) is not None
+        and gating.may_be_installed(model, header)
     ]
     if not candidates:
         return []
@@ -178,8 +179,8 @@ def _cmake_hits(model: BuildModel) -> list[Hit]:
     hits = []
     for source in candidates:
         header = _header_of(model, source)
-        installed = installed_by_path.get(header)
-        if installed is None or source in built:
+        installed = installed_by_path.get(header) if header is not None else None
+        if header is None or installed is None or source in built:
             continue
         conditions = written[posixpath.basename(source)]
         options = sorted({o for c in conditions for o in off if gating.mentions(c, o)})

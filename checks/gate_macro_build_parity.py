@@ -46,8 +46,9 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         pairs = pairing.pairing(snap.head, profile)
         for name, cmake_target in sorted(model.targets.items()):
             twins = [targets[label] for label in pairs.closest_buck(name) if label in targets]
-            buck_sets = [_buck_defines(snap.head, targets, twin) for twin in twins]
-            if not twins or any(defines is None for defines in buck_sets):
+            evaluated = [_buck_defines(snap.head, targets, twin) for twin in twins]
+            buck_sets = [defines for defines in evaluated if defines is not None]
+            if not twins or len(buck_sets) != len(evaluated):
                 continue
             cmake_defines = _cmake_defines(model, name)
             for source in sorted(set().union(*(pairs.shared(t.label, name) for t in twins))):
@@ -56,8 +57,11 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     if (source, block.line) in reported:
                         continue
                     in_cmake = _evaluate(block.condition, cmake_defines)
-                    in_buck = {_evaluate(block.condition, defines) for defines in buck_sets}  # type: ignore[arg-type]
-                    if in_cmake is None or None in in_buck or len(in_buck) != 1 or in_cmake in in_buck:
+                    in_buck = {_evaluate(block.condition, defines) for defines in buck_sets}
+                    if in_cmake is None or len(in_buck) != 1 or in_cmake in in_buck:
+                        continue
+                    (buck_value,) = in_buck  # the twins agree
+                    if buck_value is None:
                         continue
                     reported.add((source, block.line))
                     yield _hit(
@@ -70,7 +74,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                         block.condition,
                         buck_sets[0],
                         cmake_defines,
-                        in_buck.pop(),
+                        buck_value,
                     )
 
 

@@ -220,7 +220,7 @@ def _defined_macro(item: str) -> str:
 
 
 def _buck_hits(model: BuildModel) -> list[Hit]:
-    found: dict[str, tuple] = {}
+    found: dict[tuple[str, str], tuple] = {}
     for cell in CELLS:
         graph = model.cell(cell)
         private = gating.cell_defines(model, cell, ("preprocessor_flags",))

@@ -67,7 +67,7 @@ def _active_for(model: BuildModel, path: str, line: int, targets: list[BuckTarge
     """The first target whose flags provably keep the include (an `#if` it leaves open: none)."""
     facts = model.source_facts(path)
     include = next((i for i in facts.includes if i.line == line), None) if facts else None
-    if include is None:
+    if include is None or facts is None:
         return None
     return next((t for t in targets if include_is_active(include, facts, symbols.target_defines(t))), None)
 

@@ -127,16 +127,18 @@ def _static_binaries(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, 
 def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twin: tuple[str, str], chain) -> Hit:
     profile, cmake_name = twin
     option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""
     call = call_of(text, target)
     fix = None
-    if call is not None and call.keyword("linker_flags") is None:
+    linker_flags = call.keyword("linker_flags") if call is not None else None
+    if call is not None and linker_flags is None:
         after = "link_style" if call.keyword("link_style") is not None else "name"
         flag = edits.string_literal(text, _FLAG.strip('"'))
         fixed = edits.insert_keyword(text, call, "linker_flags", f"[{flag}]", after=after)
         fix = fix_between(target.path, text, fixed, "export the executable's symbols to the libraries it loads")
-    elif call is not None and call.keyword("linker_flags").value_list is not None:
-        fixed = edits.add_list_element(text, call.keyword("linker_flags").value_list, _FLAG.strip('"'))
+    elif linker_flags is not None and linker_flags.value_list is not None:
+        fixed = edits.add_list_element(text, linker_flags.value_list, _FLAG.strip('"'))
         fix = fix_between(target.path, text, fixed, "export the executable's symbols to the libraries it loads")
     evidence = [
         Evidence(
@@ -201,6 +203,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
     profile, cmake_name = twin
     cmake_target = snap.head.cmake(profile).targets[cmake_name]
     option = _exported_option(cmake_target)
+    assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""
     call = call_of(text, target)
     fix = None

@@ -105,7 +105,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, call: Call, peers) -> Hi
         )
     return Hit(
         path=target.path,
-        line=written.name_span.line,
+        line=written.name_span.line if written is not None else target.line,  # run() passes calls that set it
         message=(
             f"`{label}` is force-linked (`link_whole = True`) but does not set "
             f"`supports_python_dlopen = True`; {reason}."

@@ -58,7 +58,7 @@ def _reached(
         package = model.cell(cell).packages.get(target.package)
         if package is None:
             return None
-        graph = evaluate_cell(tree, cell, packages={target.package: package.build_file})
+        graph = evaluate_cell(tree, cell, packages={target.package: package.build_file})  # pyright: ignore[reportArgumentType] - duck-typed: forwards every FileTree read
         probed = graph.targets.get(target.label)
         if probed is None:
             return None

@@ -4,6 +4,13 @@ Self-written, shaped like ExecuTorch's: `runtime` forwards to `native` rules, re
 `external_deps` by a bare lookup in a table, and pops `platforms`.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.tree import Gitlink
+
 BUCKCONFIG = """[repositories]
   root = .
   shim_et = shim_et
@@ -55,7 +62,7 @@ env = struct(patch_kwargs = _patch_kwargs)
 """
 
 
-def oss_files() -> dict[str, object]:
+def oss_files() -> dict[str, str | Gitlink]:
     """The files (and the `shim` submodule) an example needs to be evaluated in `oss`."""
     from bot.tree import Gitlink
 
