@@ -149,17 +149,18 @@ def _one_side(
         return {"stages": [("compile", problem)], "block": {"checkout": str(checkout)}, "summary": None}
     run: BackendRun = run_backend(plan, checkout, build_dir, tools)
     stages = list(run.stages())
-    if wrapper is None:
-        load = wrapper_problem
-    elif SHIM_LIBRARY not in (run.build.outputs if run.build else {}):
+    outputs = run.build.outputs if run.build else {}
+    if wrapper is None:  # prepare_wrapper gives a wrapper or the problem that stopped it
+        load = wrapper_problem or StageOutcome("skipped", "no wrapper was prepared")
+    elif SHIM_LIBRARY not in outputs:
         load = StageOutcome("skipped", f"{SHIM_LIBRARY} was not built")
-    elif HOST_NAME not in run.build.outputs:
+    elif HOST_NAME not in outputs:
         load = StageOutcome("skipped", f"{HOST_NAME} did not link (backend-host): the wrapper runs inside it")
     else:
         load = load_and_run(
             wrapper,
-            Path(run.build.outputs[HOST_NAME]),
-            Path(run.build.outputs[SHIM_LIBRARY]),
+            Path(outputs[HOST_NAME]),
+            Path(outputs[SHIM_LIBRARY]),
             run.exported,
             build_dir / "load-run",
         )

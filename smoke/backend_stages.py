@@ -105,15 +105,16 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | Non
         first = outcome.errors[0]
         reason = f"{len(outcome.errors)} compile error(s); first {first.path}:{first.line}: {first.message}"
         return StageOutcome("failed", reason, details)
-    if not outcome.ok and not _host_only_failure(plan, outcome):
-        details["failed_step"] = outcome.failed_step.to_json()
-        problems = link_problems(plan, layout, outcome.failed_step) if layout is not None else []
+    failed = outcome.failed_step  # None exactly when outcome.ok
+    if failed is not None and not _host_only_failure(plan, outcome):
+        details["failed_step"] = failed.to_json()
+        problems = link_problems(plan, layout, failed) if layout is not None else []
         details["link_problems"] = [problem.to_json() for problem in problems]
         if problems:
             # The first cause, not the driver's last line ("collect2: error: ld returned 1 exit status").
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             return StageOutcome("failed", f"link failed: {problems[0].message()}{more}", details)
-        return StageOutcome("failed", f"link failed: {_first_line(outcome.failed_step.stderr)}", details)
+        return StageOutcome("failed", f"link failed: {_first_line(failed.stderr)}", details)
     gaps = f"; not evaluable: {', '.join(gap.name for gap in plan.gaps)}" if plan.gaps else ""
     left_out = f"; {len(outcome.machine_gaps)} source(s) left out for the machine" if outcome.machine_gaps else ""
     if outcome.not_generated:
@@ -157,10 +158,12 @@ def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[Sta
     except SymbolReadError as error:
         return StageOutcome("failed", f"cannot read {library.name}: {error}"), frozenset()
     shims = plan.target(SHIM_LIBRARY)
+    if shims is None:
+        return StageOutcome("failed", f"the build plan has no {SHIM_LIBRARY}"), exported
     inputs = [
-        output_path(plan.target(item.value), layout)
+        output_path(linked, layout)
         for item in shims.link_items
-        if item.kind == "target-archive" and plan.target(item.value) is not None
+        if item.kind == "target-archive" and (linked := plan.target(item.value)) is not None
     ]
     defined_in_inputs: dict[str, str] = {}
     for path in inputs:
@@ -185,7 +188,8 @@ def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[Sta
                 for item in shims.link_items
                 if item.kind == "target-archive"
                 and not item.whole_archive
-                and output_path(plan.target(item.value), layout).name in archives
+                and (linked := plan.target(item.value)) is not None
+                and output_path(linked, layout).name in archives
             }
         )
         where = f" at {', '.join(lines)}" if lines else ""

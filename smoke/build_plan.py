@@ -139,8 +139,8 @@ class BuildPlan:
 def plan_from_json(data: dict) -> BuildPlan:
     """The inverse of BuildPlan.to_json: a plan made where the model runs, used where it may not."""
 
-    def location(value) -> Location | None:
-        return None if value is None else (value[0], int(value[1]))
+    def location(value) -> Location:  # to_json writes every origin: never null
+        return (value[0], int(value[1]))
 
     def flags(items) -> tuple[Flag, ...]:
         return tuple(Flag(item["value"], location(item["origin"]), item.get("root", "")) for item in items)

@@ -40,14 +40,20 @@ def read_dynamic_symbols(path: Path) -> DynamicSymbols:
     """The defined (exported) and undefined dynamic symbols of path, and its DT_NEEDED libraries."""
     if not HAS_PYELFTOOLS:
         return read_dynamic_symbols_with_binutils(path)
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.sections import SymbolTableSection
+
     with _opened_elf(path) as elf:
         table = elf.get_section_by_name(".dynsym")
+        table = table if isinstance(table, SymbolTableSection) else None
         dynamic = elf.get_section_by_name(".dynamic")
+        dynamic = dynamic if isinstance(dynamic, DynamicSection) else None
         undefined = [s.name for s in table.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"] if table else []
         return DynamicSymbols(
             defined=frozenset(_defined_names(table)) if table else frozenset(),
             undefined=frozenset(undefined),
-            needed_libraries=tuple(tag.needed for tag in dynamic.iter_tags("DT_NEEDED")) if dynamic else (),
+            # pyelftools sets `needed` on DT_NEEDED tags when it reads them; its annotations cannot say so
+            needed_libraries=tuple(tag.needed for tag in dynamic.iter_tags("DT_NEEDED")) if dynamic else (),  # pyright: ignore[reportAttributeAccessIssue]
             reader="pyelftools",
         )
 
@@ -56,9 +62,11 @@ def read_static_symbols(path: Path) -> frozenset[str]:
     """Names defined in the full symbol table (.symtab): in the binary, whether exported or not."""
     if not HAS_PYELFTOOLS:
         return frozenset(_nm_names(["nm", "--defined-only", str(path)]))
+    from elftools.elf.sections import SymbolTableSection
+
     with _opened_elf(path) as elf:
         table = elf.get_section_by_name(".symtab")
-        return frozenset(_defined_names(table)) if table else frozenset()
+        return frozenset(_defined_names(table)) if isinstance(table, SymbolTableSection) else frozenset()
 
 
 @contextmanager

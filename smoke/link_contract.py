@@ -20,7 +20,7 @@ from pathlib import Path
 from smoke.commands import CommandResult, run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols, read_static_symbols
 from smoke.machine import Toolchain
-from smoke.report import StageOutcome
+from smoke.report import StageOutcome, Status
 
 SOURCES = Path(__file__).with_name("csrc")
 SHIM_SYMBOL = "aoti_torch_dtype_float32"
@@ -108,8 +108,10 @@ def prove_link_contract(build_dir: Path, toolchain: Toolchain, gpu_present: bool
 
 def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
     """Compile archive, library and the four hosts into build_dir, stopping at the first failure."""
-    build_dir.mkdir(parents=True, exist_ok=True)
     cc = toolchain.cc
+    if cc is None:
+        raise ValueError("the link contract needs a C compiler (prove_link_contract skips without one)")
+    build_dir.mkdir(parents=True, exist_ok=True)
     kernel = "cuda" if toolchain.nvcc else "cpu-stand-in"
     library = build_dir / "libsmoke_contract.so"
     hosts = tuple((way, build_dir / f"host-{way.label}") for way in LINK_WAYS)
@@ -128,7 +130,7 @@ def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
             "-o",
             str(build_dir / "contract_library.o"),
         ],
-        _kernel_command(toolchain, build_dir / "contract_kernel.o"),
+        _kernel_command(toolchain, cc, build_dir / "contract_kernel.o"),
         # The library is linked by nvcc, as a CUDA library is, which also brings in the CUDA runtime.
         [
             toolchain.nvcc or cc,
@@ -150,7 +152,7 @@ def build_contract(build_dir: Path, toolchain: Toolchain) -> ContractBuild:
     return ContractBuild(steps=tuple(steps), library=library, hosts=hosts, kernel=kernel, archive=archive)
 
 
-def _kernel_command(toolchain: Toolchain, output: Path) -> list[str]:
+def _kernel_command(toolchain: Toolchain, cc: str, output: Path) -> list[str]:
     if toolchain.nvcc:
         return [
             toolchain.nvcc,
@@ -162,7 +164,7 @@ def _kernel_command(toolchain: Toolchain, output: Path) -> list[str]:
             "-o",
             str(output),
         ]
-    return [toolchain.cc, "-c", "-fPIC", f"-I{SOURCES}", str(SOURCES / "contract_kernel_cpu.c"), "-o", str(output)]
+    return [cc, "-c", "-fPIC", f"-I{SOURCES}", str(SOURCES / "contract_kernel_cpu.c"), "-o", str(output)]
 
 
 def _host_link_command(cc: str, way: LinkWay, host_object: Path, archive: Path, output: Path) -> list[str]:
@@ -225,7 +227,7 @@ def _symbol_presence(host: Path) -> tuple[bool | None, bool | None]:
         return None, None
 
 
-def _verdict(combinations: tuple[Combination, ...], kernel: str, gpu_present: bool) -> tuple[str, str]:
+def _verdict(combinations: tuple[Combination, ...], kernel: str, gpu_present: bool) -> tuple[Status, str]:
     unexpected = [c for c in combinations if not c.as_expected]
     if unexpected:
         return "failed", "; ".join(

@@ -46,7 +46,7 @@ def run_smoke(options: RunOptions) -> dict:
         backend_results: tuple[StageResult, ...] = ()
         backend_block: dict | None = None
         if options.backend is not None:
-            backend_results, backend_block = _backend(options, facts, build_root)
+            backend_results, backend_block = _backend(options, options.backend, facts, build_root)
         if options.backend_only:
             stages = (doctor, *backend_results)
             report = build_report(facts.to_json(), stages, {}, {}, options.correlation_id)
@@ -89,11 +89,13 @@ def run_smoke(options: RunOptions) -> dict:
         return report
 
 
-def _backend(options: RunOptions, facts: MachineFacts, build_root: Path) -> tuple[tuple[StageResult, ...], dict]:
+def _backend(
+    options: RunOptions, backend: BackendOptions, facts: MachineFacts, build_root: Path
+) -> tuple[tuple[StageResult, ...], dict]:
     started = time.monotonic()
     try:
         tools = find_toolset(options.cuda_arch, options.jobs)
-        return backend_stages(options.backend, facts, tools, build_root / "backend")
+        return backend_stages(backend, facts, tools, build_root / "backend")
     except Exception as error:  # a crashing stage becomes a failed result; the run goes on
         outcome = StageResult(
             "compile",
