@@ -16,6 +16,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from webhooks.jobs import Ignored, Job, job_from_delivery
 
@@ -126,7 +127,9 @@ def accept_delivery(
 
 def _lowered(headers: HeaderItems) -> dict[str, str]:
     """Header names in lower case; the first value of a repeated name, as Starlette's `get` gives."""
-    items = headers.items() if isinstance(headers, Mapping) else headers
+    items: Iterable[tuple[str, str]] = (
+        cast("Mapping[str, str]", headers).items() if isinstance(headers, Mapping) else headers
+    )
     fields: dict[str, str] = {}
     for name, value in items:
         fields.setdefault(name.lower(), value)

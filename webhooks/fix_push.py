@@ -83,7 +83,8 @@ def push_fixes(
         tree = repository.tree(pull.head_sha)
         plan = plan_fix_commit(findings, lambda path: _head_text(tree, path))
         plan = dataclasses.replace(plan, left=plan.left + unnamed)
-        modes = {path: tree.entry(path).mode for path, _ in plan.files}
+        # every planned file was read from the head, so it has an entry there
+        modes = {path: entry.mode for path, _ in plan.files if (entry := tree.entry(path)) is not None}
     if not plan.files:
         reply(
             f"{who}, the review of `{pull.head_sha[:12]}` has no fix that applies, so there is nothing to push."

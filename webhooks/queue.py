@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 from huey import RedisHuey, SqliteHuey
@@ -189,9 +190,11 @@ def make_huey(queue_url: str, outage: QueueOutage | None = None) -> Huey:
     if parsed.scheme == "sqlite":
         path = Path(parsed.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        storage = {"storage_class": _consumer_storage(SqliteHuey.storage_class, outage)} if outage else {}
+        storage: dict[str, Any] = (
+            {"storage_class": _consumer_storage(SqliteHuey.storage_class, outage)} if outage else {}
+        )
         return SqliteHuey(name="pr-check", filename=str(path), results=False, strict_fifo=True, **storage)
-    storage = {"storage_class": _consumer_storage(RedisHuey.storage_class, outage)} if outage else {}
+    storage: dict[str, Any] = {"storage_class": _consumer_storage(RedisHuey.storage_class, outage)} if outage else {}
     return RedisHuey(name=queue_prefix(queue_url), url=parsed._replace(query="").geturl(), results=False, **storage)
 
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlparse
 
 from bot.errors import PrCheckError
@@ -70,42 +70,55 @@ class StateStore(Protocol):
         self, namespace: str, key: str, value: str, *, only_if_absent: bool = False, ttl_s: float | None = None
     ) -> bool:
         """Store a value; with only_if_absent, False (and nothing written) when the key exists."""
+        ...
 
     def get(self, namespace: str, key: str) -> str | None:
         """The value, or None when absent or expired."""
+        ...
 
     def delete(self, namespace: str, key: str) -> None:
         """Remove a key."""
+        ...
 
     def keys(self, namespace: str) -> list[str]:
         """Every live key of a namespace."""
+        ...
 
     def items(self, namespace: str) -> dict[str, str]:
         """Every live key of a namespace with its value."""
+        ...
 
     def add(self, namespace: str, amounts: dict[str, float]) -> None:
         """Add to numeric values (missing ones count as 0), all in one round trip."""
+        ...
 
     def put_if_newer(self, namespace: str, key: str, order: float, value: str) -> bool:
         """Store `value` when `order` is greater than the stored one's; True when stored."""
+        ...
 
     def get_ordered(self, namespace: str, key: str) -> tuple[float, str] | None:
         """The (order, value) stored by put_if_newer."""
+        ...
 
     def acquire_lease(self, name: str, owner: str, ttl_s: float) -> bool:
         """Take a lease that expires unless renewed; False when someone else holds it."""
+        ...
 
     def renew_lease(self, name: str, owner: str, ttl_s: float) -> bool:
         """Extend a lease this owner holds; False when it was lost."""
+        ...
 
     def release_lease(self, name: str, owner: str) -> None:
         """Give a lease back, if this owner still holds it."""
+        ...
 
     def drop_expired(self) -> int:
         """Delete what has expired (Redis does this itself); returns how many entries went."""
+        ...
 
     def close(self) -> None:
         """Release connections."""
+        ...
 
 
 def open_store(queue_url: str) -> StateStore:
@@ -327,7 +340,8 @@ class RedisStateStore:
 
         parsed = urlparse(url)
         # Connect and answer timeouts: a Redis that went away must fail a call, not hang it.
-        self._redis = redis.Redis.from_url(
+        # decode_responses: every reply is a str, which redis-py's annotations (bytes | str) cannot say.
+        self._redis: Any = redis.Redis.from_url(
             parsed._replace(query="").geturl(), decode_responses=True, socket_connect_timeout=5, socket_timeout=30
         )
         self.prefix = prefix
