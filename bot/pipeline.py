@@ -129,7 +129,7 @@ def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> tuple[Unevalu
             if any(path.startswith(prefix) and "/" not in path[len(prefix) :] for path in touched) or any(
                 path.startswith(prefix) for path in touched if is_build_file(path) or path.endswith(".bzl")
             ):
-                found.append(Unevaluated(cell, f"//{error.package}", error.kind, error.message))
+                found.append(Unevaluated(cell, f"//{error.package}", error.kind.value, error.message))
     return tuple(found)
 
 

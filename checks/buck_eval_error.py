@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from bot.buck.targets import EvalErrorKind
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
@@ -25,7 +26,7 @@ from checks.support.eval_failures import failure_hits
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     yield from failure_hits(
         snap,
-        frozenset({"other", "load"}),
+        frozenset({EvalErrorKind.OTHER, EvalErrorKind.LOAD}),
         lambda error, graph: (
             f"`//{error.package}` fails to evaluate in the `{error.cell}` cell: {error.message}. "
             "Every target of the package is missing from that cell."

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 
 from bot.buck.cells import OPEN_SOURCE_CELLS
+from bot.buck.targets import EvalErrorKind
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
@@ -42,7 +43,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             "define this target only when `not runtime.is_oss`."
         )
 
-    for hit in failure_hits(snap, frozenset({"external-dep"}), describe):
+    for hit in failure_hits(snap, frozenset({EvalErrorKind.EXTERNAL_DEP}), describe):
         if hit.cell in OPEN_SOURCE_CELLS:  # internal cells map external deps themselves
             yield hit
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from bot.buck.targets import EvalErrorKind
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
@@ -23,7 +24,7 @@ from checks.support.eval_failures import failure_hits
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     yield from failure_hits(
         snap,
-        frozenset({"limit"}),
+        frozenset({EvalErrorKind.LIMIT}),
         lambda error, graph: f"Evaluating `//{error.package}` in the `{error.cell}` cell stopped: {error.message}.",
     )
 

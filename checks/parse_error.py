@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.packages import build_file_names, load_buckconfig
 from bot.buck.syntax import syntax_of
+from bot.buck.targets import EvalErrorKind
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
@@ -45,7 +46,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         if reported
         else set()
     )
-    for hit in failure_hits(snap, frozenset({"parse"}), _describe_failure):
+    for hit in failure_hits(snap, frozenset({EvalErrorKind.PARSE}), _describe_failure):
         if syntax_of(snap.head.text(hit.path) or "").errors or (hit.cell, hit.path) in loading_reported:
             continue
         yield hit

@@ -30,6 +30,7 @@ from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
     BuckTarget,
     CellGraph,
     EvalError,
+    EvalErrorKind,
     Frame,
     PackageResult,
     Select,
@@ -116,6 +117,27 @@ def _weakly(method: Any) -> Any:
     """A bound method called through a weak reference to its object (see `_build_host`)."""
     owner, function = weakref.ref(method.__self__), method.__func__
     return lambda *args: function(owner(), *args)
+
+
+def _failure_kind(message: str, frames: tuple[Frame, ...]) -> EvalErrorKind:
+    """The kind of an interpreter's failure: starlark-pyo3 raises one StarlarkError for all of
+    them, so its message (and the macro frames) is all there is to tell them apart by."""
+    text = message.lower()
+    if "parse error" in text or ("unexpected" in text and "expected" in text):
+        return EvalErrorKind.PARSE
+    if (
+        "exceeded" in text
+        or "allocated more than" in text
+        or "recursed" in text
+        or "stack overflow" in text
+        or "too deep" in text
+    ):
+        return EvalErrorKind.LIMIT
+    if "was not found" in text and any("env_interface" in f.path or "external" in f.function for f in frames):
+        return EvalErrorKind.EXTERNAL_DEP
+    if text.startswith("cannot load"):
+        return EvalErrorKind.LOAD
+    return EvalErrorKind.OTHER
 
 
 class CellEvaluator:
@@ -407,14 +429,26 @@ class CellEvaluator:
         except _LoadFailure as failure:
             error = self._eval_error(package, build_file, str(failure))
         except FileNotFoundError:
-            error = EvalError(self.cell, package, f"{build_file}: blob missing from the object store", build_file, 1)
+            error = EvalError(
+                self.cell,
+                package,
+                f"{build_file}: blob missing from the object store",
+                build_file,
+                1,
+                EvalErrorKind.OTHER,
+            )
         except RecursionError:
-            error = EvalError(self.cell, package, "evaluation recursed too deeply", build_file, 1)
+            error = EvalError(self.cell, package, "evaluation recursed too deeply", build_file, 1, EvalErrorKind.LIMIT)
         except BaseException as failure:  # starlark-rust reports some allocation failures as panics
             if type(failure).__name__ != "PanicException":
                 raise
             error = EvalError(
-                self.cell, package, f"evaluation exceeded the interpreter's allocation limit ({failure})", build_file, 1
+                self.cell,
+                package,
+                f"evaluation exceeded the interpreter's allocation limit ({failure})",
+                build_file,
+                1,
+                EvalErrorKind.LIMIT,
             )
         targets = () if error else tuple(self._targets(package))
         if error is None:
@@ -435,6 +469,7 @@ class CellEvaluator:
                     f"(first at {earlier.path}:{earlier.line}, again at {target.path}:{target.line})",
                     target.path or earlier.path,
                     target.line,
+                    EvalErrorKind.OTHER,
                     target.stack,
                 )
         return None
@@ -479,7 +514,7 @@ class CellEvaluator:
             for p, n, function in _FRAME.findall(text)
             if not p.startswith("@pr_check")
         )
-        return EvalError(self.cell, package, message, path, line, frames)
+        return EvalError(self.cell, package, message, path, line, _failure_kind(message, frames), frames)
 
     def _unshift(self, text: str) -> str:
         def fix(match: re.Match[str]) -> str:

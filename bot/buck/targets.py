@@ -12,6 +12,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 
@@ -174,6 +175,16 @@ class BuckTarget:
         )
 
 
+class EvalErrorKind(StrEnum):
+    """What sort of failure stopped a package's evaluation: set by the evaluator where it fails."""
+
+    PARSE = "parse"  # a file does not parse
+    LIMIT = "limit"  # a budget ran out (steps, memory, depth) or the evaluation was cancelled
+    EXTERNAL_DEP = "external-dep"  # an external dep the open-source mapping does not know
+    LOAD = "load"  # a load() of a file that does not load
+    OTHER = "other"
+
+
 @dataclass(frozen=True, slots=True)
 class EvalError:
     """A package that failed to evaluate in a cell, with where and why."""
@@ -186,27 +197,8 @@ class EvalError:
     message: str
     path: str
     line: int
+    kind: EvalErrorKind
     frames: tuple[Frame, ...] = ()  # the traceback, outermost first, host frames removed
-
-    @property
-    def kind(self) -> str:
-        """parse | limit | external-dep | load | other: what sort of failure this is."""
-        text = self.message.lower()
-        if "parse error" in text or ("unexpected" in text and "expected" in text):
-            return "parse"
-        if (
-            "exceeded" in text
-            or "allocated more than" in text
-            or "recursed" in text
-            or "stack overflow" in text
-            or "too deep" in text
-        ):
-            return "limit"
-        if "was not found" in text and any("env_interface" in f.path or "external" in f.function for f in self.frames):
-            return "external-dep"
-        if text.startswith("cannot load"):
-            return "load"
-        return "other"
 
 
 @dataclass(frozen=True, slots=True)

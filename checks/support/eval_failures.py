@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from bot.buck.buckconfig import BuckConfig
 from bot.buck.cells import CELLS, cell_named
-from bot.buck.evaluation import EvalError, load_buckconfig
+from bot.buck.evaluation import EvalError, EvalErrorKind, load_buckconfig
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit
 from bot.snapshot import Snapshot
 
 
-def failure_hits(snap: Snapshot, kinds: frozenset[str], describe) -> Iterator[Hit]:
+def failure_hits(snap: Snapshot, kinds: frozenset[EvalErrorKind], describe) -> Iterator[Hit]:
     """One hit per package that fails at head, with a failure of the given kinds, in any cell.
 
     A package that already failed at base is not newly broken, whatever it fails on now: a
@@ -46,7 +46,7 @@ def failure_hits(snap: Snapshot, kinds: frozenset[str], describe) -> Iterator[Hi
                 path=path,
                 line=line,
                 message=describe(error, graph) + (_unloaded_note(error) if unloaded else ""),
-                key=f"{error.package}:{error.kind}",
+                key=f"{error.package}:{error.kind.value}",
                 cell=cell,
                 target=f"//{error.package}",
                 offending_text=error.message,
