@@ -19,7 +19,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
-# Rot detectors: ruff's lint and format check and pyright (standard mode), configured in pyproject.toml.
+# Rot detectors: ruff's lint and format check and pyright (standard mode), configured in pyproject.toml;
+# `make test` runs them too (tests/test_lint.py).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
