@@ -139,8 +139,11 @@ class BuildPlan:
 def plan_from_json(data: dict) -> BuildPlan:
     """The inverse of BuildPlan.to_json: a plan made where the model runs, used where it may not."""
 
-    def location(value) -> Location:  # to_json writes every origin: never null
+    def location(value) -> Location:  # flags, steps, link items and targets always have one
         return (value[0], int(value[1]))
+
+    def gap_location(value) -> Location | None:  # a gap may have none
+        return None if value is None else location(value)
 
     def flags(items) -> tuple[Flag, ...]:
         return tuple(Flag(item["value"], location(item["origin"]), item.get("root", "")) for item in items)
@@ -187,10 +190,10 @@ def plan_from_json(data: dict) -> BuildPlan:
         tuple(data["subjects"]),
         tuple(targets),
         host,
-        tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data["gaps"]),
+        tuple(Gap(g["name"], g["reason"], gap_location(g["origin"])) for g in data["gaps"]),
         tuple(data["external"]),
         tuple(data.get("notes", ())),
-        tuple(Gap(g["name"], g["reason"], location(g["origin"])) for g in data.get("generated", ())),
+        tuple(Gap(g["name"], g["reason"], gap_location(g["origin"])) for g in data.get("generated", ())),
         runtime_host,
     )
 
