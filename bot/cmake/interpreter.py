@@ -14,9 +14,6 @@ from collections.abc import Callable, Iterable, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import starlark as sl
-
 from bot.cmake import control_flow
 from bot.cmake.blocks import CLOSERS, Program, program_for
 from bot.cmake.budgets import (
@@ -40,6 +37,9 @@ from bot.cmake.state import Definition, Directory, Flow, Frame, Item, Origins, S
 from bot.cmake.syntax import Arg, Command, ParseProblem
 from bot.cmake.values import expand_references, split_list
 from bot.tree import FileTree
+
+if TYPE_CHECKING:  # the evaluated list files of process scripts (commands/processes.py)
+    import starlark as sl
 
 # ExecuTorch's main takes about 9,100 commands per profile; a runaway script that spends all of
 # these ends within seconds (a few microseconds a command), and is reported (budgets.py).
