@@ -80,7 +80,11 @@ def written_deps(model: BuildModel, target: BuckTarget, attributes: Iterable[str
 
 
 def usage(model: BuildModel, target: BuckTarget) -> Usage:
-    """Include names the target's files use, public side and private side."""
+    """Include names the target's files use, public side and private side (once per target)."""
+    return model.memo(("dep-usage:usage", target.cell, target.label), lambda: _usage(model, target))
+
+
+def _usage(model: BuildModel, target: BuckTarget) -> Usage:
     exported = [path for _name, path in xref.header_entries(target, "exported_headers")]
     private_headers = [path for _name, path in xref.header_entries(target, "headers")]
     if xref.visible_attribute(target, "headers", target.cell) == "exported_headers":
@@ -105,24 +109,36 @@ def _reached(model: BuildModel, files: list[str]) -> frozenset[str]:
     frontier = list(dict.fromkeys(files))
     seen = set(frontier)
     for _depth in range(_FOLLOW_DEPTH):
-        listed = model.includes(frontier)
         following = []
         for path in frontier:
-            for include, _line in listed.get(path, ()):
-                # Both readings: as written (the root namespace, a third-party one) and relative
-                # to the including file. A name too many only ever hides a finding.
-                for name in dict.fromkeys((include, _include_name(path, include))):
-                    names.add(name)
-                    if not name.startswith("executorch/"):
-                        continue
-                    repo_path = name[len("executorch/") :]
-                    if repo_path not in seen and model.tree.exists(repo_path):
-                        seen.add(repo_path)
-                        following.append(repo_path)
+            file_names, followed = _file_includes(model, path)
+            names |= file_names
+            for repo_path in followed:
+                if repo_path not in seen:
+                    seen.add(repo_path)
+                    following.append(repo_path)
         frontier = following
         if not frontier:
             break
     return frozenset(names)
+
+
+def _file_includes(model: BuildModel, path: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """One file's include names and the repository files they name (once per file and revision)."""
+
+    def compute() -> tuple[frozenset[str], tuple[str, ...]]:
+        names: set[str] = set()
+        followed: list[str] = []
+        for include, _line in model.includes([path]).get(path, ()):
+            # Both readings: as written (the root namespace, a third-party one) and relative to
+            # the including file. A name too many only ever hides a finding.
+            for name in dict.fromkeys((include, _include_name(path, include))):
+                names.add(name)
+                if name.startswith("executorch/") and model.tree.exists(name[len("executorch/") :]):
+                    followed.append(name[len("executorch/") :])
+        return frozenset(names), tuple(dict.fromkeys(followed))
+
+    return model.memo(("dep-usage:file", path), compute)
 
 
 def _include_name(including: str, include: str) -> str:
