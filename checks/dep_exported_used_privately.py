@@ -14,6 +14,9 @@ in), when no dependent of the target includes one of those headers (it may be co
 export) and the dep is one a usage test can judge (`checks/support/dep_usage.py`: not
 force-linked, passing no flags on, a C++ library with headers). Info.
 
+In a review only the targets the change touches are judged (their call, a macro on their stack,
+one of their own files); `pr-check scan` judges every target.
+
 Example (bad): `exported_deps = [":log"]` while only `util.cpp` includes `log.h`.
 
 Use instead: move it to `deps`.
@@ -38,7 +41,7 @@ from checks.support.dep_usage import CellView, WrittenDep
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     model = snap.head
     dependents = {view.cell: dep_usage.dependents(view) for view in (dep_usage.cell_view(model, c) for c in CELLS)}
-    for _label, defined in sorted(dep_usage.judged_targets(model).items()):
+    for _label, defined in sorted(dep_usage.judged_targets(model, snap.changes.paths or None).items()):
         verdicts: dict[str, list[bool]] = {}
         first: dict[str, tuple[CellView, BuckTarget, WrittenDep]] = {}
         for view, target in defined:

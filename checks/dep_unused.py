@@ -15,6 +15,9 @@ preprocessor or linker flags on, one whose sources implement a header the target
 from another target, a Python or other non-C++ dep (see `checks/support/dep_usage.py`). An
 include under any `#if` counts as a use. Info: the build is right either way.
 
+In a review only the targets the change touches are judged (their call, a macro on their stack,
+one of their own files); `pr-check scan` judges every target.
+
 Example (bad): `deps = [":util", ":log"]` while no file of the target includes a header of
 `:log`.
 
@@ -39,7 +42,7 @@ from checks.support.dep_usage import CellView, WrittenDep
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     model = snap.head
     users_of = {cell: dep_usage.dependents(dep_usage.cell_view(model, cell)) for cell in CELLS}
-    for _label, defined in sorted(dep_usage.judged_targets(model).items()):
+    for _label, defined in sorted(dep_usage.judged_targets(model, snap.changes.paths or None).items()):
         verdicts: dict[tuple[str, str], list[bool]] = {}
         first: dict[tuple[str, str], tuple[CellView, BuckTarget, WrittenDep]] = {}
         for view, target in defined:

@@ -209,8 +209,15 @@ def cell_view(model: BuildModel, cell: str) -> CellView:
     )
 
 
-def judged_targets(model: BuildModel) -> dict[str, list[tuple[CellView, BuckTarget]]]:
-    """Primary label -> (cell, target) for every C++ target whose call the model sees in full."""
+def judged_targets(
+    model: BuildModel, touched: frozenset[str] | None = None
+) -> dict[str, list[tuple[CellView, BuckTarget]]]:
+    """Primary label -> (cell, target) for every C++ target whose call the model sees in full.
+
+    With `touched` (a review's changed paths), only the targets the change touches: their build
+    file, a macro file on their stack or one of their own files. A dep turns unused by an edit of
+    the target's own files or call; judging the whole graph in every review would cost seconds
+    for an info rule. A scan (`touched` None) judges every target."""
     found: dict[str, list[tuple[CellView, BuckTarget]]] = {}
     for cell in CELLS:
         view = cell_view(model, cell)
@@ -219,8 +226,19 @@ def judged_targets(model: BuildModel) -> dict[str, list[tuple[CellView, BuckTarg
                 continue  # the wrapper's `_static` twin: the same call
             if not is_cpp(target) or (cell != "oss" and not recorded_as_written(target, model.text)):
                 continue
+            if touched is not None and not _touches(target, touched):
+                continue
             found.setdefault(target.primary_label, []).append((view, target))
     return found
+
+
+def _touches(target: BuckTarget, touched: frozenset[str]) -> bool:
+    if target.path in touched or any(frame.path in touched for frame in target.stack):
+        return True
+    own = [*xref.source_paths(target)]
+    for attribute in ("exported_headers", "headers"):
+        own.extend(path for _name, path in xref.header_entries(target, attribute))
+    return any(path in touched for path in own)
 
 
 def dependents(view: CellView) -> dict[str, tuple[str, ...]]:
