@@ -160,3 +160,32 @@ def test_eight_threads_and_two_processes_share_one_cache_directory(tmp_path):
     for (repo, base, head, _cache), found in results:
         assert found == serial[(repo, base, head)]
     assert not list(Path(shared).rglob("*.tmp"))
+
+
+def test_the_macro_table_of_a_partial_clone_keeps_every_readable_file(tmp_path):
+    # ExecuTorch's mirror lacks its LFS tokenizer.json blobs, which the macro table reads as build
+    # files: the other files' macros must still be kept, or every review rescans the whole tree.
+    from bot.facts import macro_table
+    from bot.snapshot import BuildModel
+
+    files = {
+        "lib/reduce.h": "#ifdef ET_USE_THREADPOOL\nint f();\n#endif\n",
+        "lib/BUCK": 'cxx_library(name = "reduce", exported_preprocessor_flags = ["-DET_USE_THREADPOOL"])\n',
+        "weights/tokenizer.json": '{"added_tokens": []}\n',
+    }
+
+    def table(hidden: tuple[str, ...]):
+        full = memory_tree(files)
+        gone = {full.blob_id(path) for path in hidden}
+
+        def read(blobs):
+            return {b: None if b in gone else (full.read_text_by_blob(b) or "").encode() for b in blobs}
+
+        tree = FileTree({path: full.entry(path) for path in full.paths()}, read, revision="partial")
+        with reviewing(EvaluationCache(tmp_path).facts):
+            return macro_table.file_macros(BuildModel(tree, cache=EvaluationCache(tmp_path)))
+
+    first = table(hidden=("weights/tokenizer.json",))
+    assert set(first) == {"lib/reduce.h", "lib/BUCK"}
+    # A later review reads the kept facts back: even with reduce.h's blob gone too, its macros are known.
+    assert table(hidden=("weights/tokenizer.json", "lib/reduce.h")) == first

@@ -245,12 +245,18 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
         by_blob = {b: p for p, b in blobs.items()}
 
         def scan(missing: list) -> dict:
-            model.tree.prefetch(by_blob[b[0]] for b in missing)
-            return {key: scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"") for key in missing}
+            # A blob a partial clone lacks (ExecuTorch's LFS tokenizer.json files) has no macros to
+            # read: left out, so that the facts of every other file are kept across reviews.
+            present = model.tree.readable(by_blob[key[0]] for key in missing)
+            return {
+                key: scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"")
+                for key in missing
+                if by_blob[key[0]] in present
+            }
 
         # The path is part of the key: one blob reads as a source or as a build file by its name.
         found = cache.many("macro-table:file", [(b, p) for p, b in blobs.items()], scan, persist=True)
-        return {p: found[(b, p)] for p, b in blobs.items()}
+        return {p: found[(b, p)] for p, b in blobs.items() if (b, p) in found}
 
     return model.memo(("macro-table:files",), compute)
 
