@@ -46,7 +46,7 @@ def verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str], bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bot.errors import GitError
+    from bot.errors import GitError, UnknownRevision
     from pr_check.review import review_repository
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -79,12 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             if (index - 1) % parts != part:
                 continue
             report = None
-            # The mirror lacks a few old blobs: such a commit is replaced by the next one of the pool.
+            # The mirror lacks a few old blobs, and its history starts at a grafted root (Jul 2023)
+            # whose parent it does not hold: such a commit is replaced by the next one of the pool.
             for sha in pool[pick : picks[index] if index < len(picks) else len(pool)]:
                 try:
                     report = review_repository(arguments.repo, f"{sha}^", sha, cache_dir=cache)
                     break
-                except GitError:
+                except (GitError, UnknownRevision):
                     unreadable.append(sha[:10])
             if report is None:
                 continue
