@@ -2,12 +2,14 @@
 
     nice -n 10 python -m bench.precision --repo /path/to/executorch.git \
         [--since 2024-06-01 --until 2025-06-01] [--count 150] [--out bench/out/precision] [--cache DIR]
+        [--verdicts tests/real_tree/precision_2024.toml] [--part K/N] [--only SHA ...]
 
 The sample is `--count` first-parent commits of refs/heads/main touching Buck or CMake files in
 the window, evenly spaced (bench/real_history.py's selection), leaving out every commit the
 regression corpus names. Each is reviewed against its first parent; OUT/loud.tsv lists every
 blocker/major finding (commit, rule, cell, path, line, target, title) for a person to judge in
-tests/real_tree/precision_2024.toml, and OUT/summary.txt the commits reviewed and the counts.
+the verdicts file (one per window: precision_2024.toml for Jun 2024 - May 2025, precision_2023.toml
+for Jul 2023 - May 2024), and OUT/summary.txt the commits reviewed and the counts.
 With the judged file present, the figures (precision, commits blocked by false findings alone)
 are printed as well, and findings not judged yet are listed.
 """
@@ -58,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/out/precision"))
     parser.add_argument("--cache", type=Path, help="an evaluation cache to keep between runs")
     parser.add_argument("--part", default="0/1", help="K/N: review only every N-th pick from the K-th (parallel runs)")
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS, help="the judged findings of this window")
+    parser.add_argument(
+        "--only", nargs="*", default=(), help="review only these picks (short shas): re-checking after a rule change"
+    )
     arguments = parser.parse_args(argv)
     part, parts = (int(x) for x in arguments.part.split("/"))
     excluded = corpus_commits()
@@ -66,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     step = max(1.0, len(pool) / arguments.count)
     picks = [int(index * step) for index in range(min(arguments.count, len(pool)))]
     arguments.out.mkdir(parents=True, exist_ok=True)
-    judged = verdicts()
+    judged = verdicts(arguments.verdicts)
     rows: list[str] = []
     true_count = false_count = 0
     blocked_falsely: list[str] = []
@@ -77,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         cache = arguments.cache or Path(scratch)
         for index, pick in enumerate(picks, 1):
             if (index - 1) % parts != part:
+                continue
+            if arguments.only and not any(pool[pick].startswith(sha) for sha in arguments.only):
                 continue
             report = None
             # The mirror lacks a few old blobs, and its history starts at a grafted root (Jul 2023)

@@ -249,7 +249,8 @@ def _gaps_of_dependents(model: BuildModel, state: _CellState, label: str, gaps: 
     with their include path. An include it does not declare breaks only a compiling dependent
     that lacks the owner in its own closure; where every one of them has it, the header builds
     (irunner.h including runtime/core/error.h, used only by runners that depend on
-    runtime/core). Dependents without sources pass the header on to theirs. Each gap kept
+    runtime/core). Dependents without sources that export the target pass the header on to
+    theirs (a private dep of a bundle such as `all_deps` reaches no further). Each gap kept
     names the first dependent (by label) that lacks the owner; one that gains sources is
     blamed by `_activated`.
     """
@@ -276,7 +277,9 @@ def _dependent_without(model, state: _CellState, label: str, owners: tuple[str, 
                     continue
                 seen.add(dependent)
                 if dependent not in state.compiling:
-                    following.append(dependent)
+                    # Its dependents see the header only if it passes the target on (exported).
+                    if label in index.exported_closure(dependent):
+                        following.append(dependent)
                     continue
                 if index.reaches(dependent, owners):
                     continue
