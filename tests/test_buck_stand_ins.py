@@ -138,6 +138,19 @@ def test_stubbed_macro_concatenated_to_a_list_returns_a_list(cell):
 
 
 @pytest.mark.parametrize("cell", ["fbcode", "xplat"])
+def test_stubbed_macro_unpacked_as_keyword_arguments_returns_a_dict(cell):
+    # examples/bundled_executor_runner (34317e2a66, Aug 2023): `**get_oss_build_kwargs()` from the
+    # wrapper the internal cells stub; an empty list there failed the whole package.
+    build = (
+        'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "get_oss_build_kwargs", "runtime")\n'
+        'runtime.cxx_binary(name = "t", srcs = ["t.cpp"], **get_oss_build_kwargs())\n'
+    )
+    graph = evaluate_cell(tree(build), cell)
+    assert graph.errors == ()
+    assert graph.targets["//pkg:t"].attr("srcs") == ["t.cpp"]
+
+
+@pytest.mark.parametrize("cell", ["fbcode", "xplat"])
 def test_stubbed_rule_macro_called_as_a_statement_still_returns_none(cell):
     build = (
         'load("@fbcode_macros//build_defs:python_pytest.bzl", "python_pytest")\n'

@@ -39,7 +39,7 @@ from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
 )
 from bot.tree import FileTree, shown_path
 
-HOST_VERSION = "buck-host-9"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-10"  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
