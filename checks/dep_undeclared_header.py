@@ -7,6 +7,14 @@ happens to bring the header in (a sibling's dependency, a dependent that declare
 breaks when that path goes away: a build of the target on its own, a new consumer, a
 refactor elsewhere. For a header, every dependent inherits the gap.
 
+A target without sources compiles nothing itself: its headers are compiled in its dependents,
+with their include paths. Its gap is raised only where a compiling dependent (reached directly
+or through source-less dependents that export it) lacks the owner too, and names that
+dependent; where every one of them has it, the header builds (irunner.h including
+runtime/core/error.h, used only by runners that depend on runtime/core). A bundle's private
+deps pass nothing on: a target that reaches a header only through `deps` of a dependency
+(`all_deps` listing its members as `deps`, before 4014cc613d exported them) has the gap.
+
 What counts: the sources and headers of a C++ target, those given as labels of an
 `export_file` included (`//executorch/extension/pybindings:pybindings.cpp`), and the repository
 headers no target owns that they pull in, with the target's preprocessor flags applied, including the flags a
