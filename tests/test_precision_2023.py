@@ -50,3 +50,12 @@ def test_wrapper_kwargs_unpacked_in_an_internal_cell_evaluates(executorch_mirror
     # 34317e2a66 (Aug 2023): examples/bundled_executor_runner passes **get_oss_build_kwargs().
     report = review_repository(executorch_mirror, "34317e2a66^", "34317e2a66", cache_dir=real_tree_cache)
     assert not [f for f in report.findings if f.rule == "buck-eval-error"]
+
+
+AFTER_FIXES = REAL_TREE / "precision_2023_after.tsv"  # the same 150 commits after the two model fixes
+
+
+def test_figures_after_the_model_fixes():
+    found = figures(_rows(AFTER_FIXES), 150, verdicts(VERDICTS))
+    assert found.unjudged == ()
+    assert (found.findings, found.true, found.false, found.blocked_falsely) == (1, 1, 0, ())
