@@ -47,10 +47,13 @@ MIRROR ?= $(or $(PR_CHECK_EXECUTORCH_MIRROR),/work/.mirror/pytorch+executorch/re
 corpus: $(STAMP)
 	nice -n 10 $(BIN)/python -m bench.corpus --repo $(MIRROR)
 
-# Precision on the held-out window (Jun 2024 - May 2025): loud findings to judge, against
-# tests/real_tree/precision_2024.toml (about an hour on 2 cores).
+# Precision on a window of history: loud findings to judge against its verdicts file (about half
+# an hour to an hour on 2 cores). Held out this round: Jul 2023 - May 2024
+# (`make precision PRECISION_WINDOW="--since 2023-07-01 --until 2024-06-01 --verdicts tests/real_tree/precision_2023.toml"`);
+# the default is last round's Jun 2024 - May 2025 (tests/real_tree/precision_2024.toml).
+PRECISION_WINDOW ?=
 precision: $(STAMP)
-	nice -n 10 $(BIN)/python -m bench.precision --repo $(MIRROR)
+	nice -n 10 $(BIN)/python -m bench.precision --repo $(MIRROR) $(PRECISION_WINDOW)
 
 # The README's pictures of what a pull request gets (docs/screenshots/*.png), from the current code:
 # the App's review and check run rendered by cmark-gfm, shot by Debian's headless Chromium.

@@ -2,12 +2,14 @@
 
     nice -n 10 python -m bench.precision --repo /path/to/executorch.git \
         [--since 2024-06-01 --until 2025-06-01] [--count 150] [--out bench/out/precision] [--cache DIR]
+        [--verdicts tests/real_tree/precision_2024.toml] [--part K/N] [--only SHA ...]
 
 The sample is `--count` first-parent commits of refs/heads/main touching Buck or CMake files in
 the window, evenly spaced (bench/real_history.py's selection), leaving out every commit the
 regression corpus names. Each is reviewed against its first parent; OUT/loud.tsv lists every
 blocker/major finding (commit, rule, cell, path, line, target, title) for a person to judge in
-tests/real_tree/precision_2024.toml, and OUT/summary.txt the commits reviewed and the counts.
+the verdicts file (one per window: precision_2024.toml for Jun 2024 - May 2025, precision_2023.toml
+for Jul 2023 - May 2024), and OUT/summary.txt the commits reviewed and the counts.
 With the judged file present, the figures (precision, commits blocked by false findings alone)
 are printed as well, and findings not judged yet are listed.
 """
@@ -18,6 +20,7 @@ import argparse
 import sys
 import tempfile
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.corpus import CORPUS_DIR, load_corpus
@@ -45,12 +48,58 @@ def verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str], bool]:
     }
 
 
+@dataclass(frozen=True)
+class Figures:
+    """A window's figures from its loud findings (loud.tsv rows) and its verdicts."""
+
+    commits: int
+    findings: int
+    commits_with_findings: int
+    true: int
+    false: int
+    blocked_falsely: tuple[str, ...]  # commits whose loud findings are all judged false
+    unjudged: tuple[tuple[str, str, str, str], ...]
+
+    @property
+    def precision(self) -> float | None:
+        judged = self.true + self.false
+        return self.true / judged if judged else None
+
+
+def figures(rows: list[list[str]], commits: int, judged: dict[tuple[str, str, str, str], bool]) -> Figures:
+    """Counted per finding (a loud.tsv row: commit, rule, cell, path, ...); a verdict covers its key."""
+    true_count = false_count = 0
+    unjudged: list[tuple[str, str, str, str]] = []
+    by_commit: dict[str, list[bool]] = {}
+    for row in rows:
+        key = (row[0], row[1], row[2], row[3])
+        if key not in judged:
+            unjudged.append(key)
+            continue
+        by_commit.setdefault(row[0], []).append(judged[key])
+        true_count += judged[key]
+        false_count += not judged[key]
+    blocked = tuple(sha for sha, found in by_commit.items() if not any(found))
+    return Figures(
+        commits, len(rows), len({r[0] for r in rows}), true_count, false_count, blocked, tuple(dict.fromkeys(unjudged))
+    )
+
+
+def merged(outs: list[Path]) -> tuple[list[list[str]], int]:
+    """The loud rows and the number of commits of the parts written under `outs`."""
+    rows = [
+        line.split("\t") for out in outs for line in (out / "loud.tsv").read_text().splitlines()[1:] if line.strip()
+    ]
+    commits = sum(len((out / "commits.txt").read_text().split()) for out in outs)
+    return rows, commits
+
+
 def main(argv: list[str] | None = None) -> int:
-    from bot.errors import GitError
+    from bot.errors import GitError, UnknownRevision
     from pr_check.review import review_repository
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--repo", type=Path, help="a pytorch/executorch clone or bare mirror (to review)")
     parser.add_argument("--ref", default="refs/heads/main")
     parser.add_argument("--since", default="2024-06-01")
     parser.add_argument("--until", default="2025-06-01")
@@ -58,7 +107,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("bench/out/precision"))
     parser.add_argument("--cache", type=Path, help="an evaluation cache to keep between runs")
     parser.add_argument("--part", default="0/1", help="K/N: review only every N-th pick from the K-th (parallel runs)")
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS, help="the judged findings of this window")
+    parser.add_argument(
+        "--only", nargs="*", default=(), help="review only these picks (short shas): re-checking after a rule change"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="*",
+        type=Path,
+        help="print the figures of parts already written (their --out), reviewing nothing",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.merge:
+        rows, commits = merged(arguments.merge)
+        found = figures(rows, commits, verdicts(arguments.verdicts))
+        precision = f": precision {100 * found.precision:.1f} %" if found.precision is not None else ""
+        print(
+            f"{found.commits} commits; blocker/major findings: {found.findings} on {found.commits_with_findings} commits"
+        )
+        print(f"judged: {found.true + found.false}, true {found.true}, false {found.false}{precision}")
+        print(
+            f"commits blocked by false findings alone: {len(found.blocked_falsely)} {' '.join(found.blocked_falsely)}"
+        )
+        print(f"not judged yet: {len(found.unjudged)}", *("\t".join(key) for key in found.unjudged), sep="\n")
+        return 0
+    if arguments.repo is None:
+        parser.error("--repo is needed to review (only --merge reviews nothing)")
     part, parts = (int(x) for x in arguments.part.split("/"))
     excluded = corpus_commits()
     listed = history_commits(arguments.repo, arguments.since, arguments.until, 10 * arguments.count, arguments.ref)
@@ -66,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     step = max(1.0, len(pool) / arguments.count)
     picks = [int(index * step) for index in range(min(arguments.count, len(pool)))]
     arguments.out.mkdir(parents=True, exist_ok=True)
-    judged = verdicts()
+    judged = verdicts(arguments.verdicts)
     rows: list[str] = []
     true_count = false_count = 0
     blocked_falsely: list[str] = []
@@ -78,13 +152,16 @@ def main(argv: list[str] | None = None) -> int:
         for index, pick in enumerate(picks, 1):
             if (index - 1) % parts != part:
                 continue
+            if arguments.only and not any(pool[pick].startswith(sha) for sha in arguments.only):
+                continue
             report = None
-            # The mirror lacks a few old blobs: such a commit is replaced by the next one of the pool.
+            # The mirror lacks a few old blobs, and its history starts at a grafted root (Jul 2023)
+            # whose parent it does not hold: such a commit is replaced by the next one of the pool.
             for sha in pool[pick : picks[index] if index < len(picks) else len(pool)]:
                 try:
                     report = review_repository(arguments.repo, f"{sha}^", sha, cache_dir=cache)
                     break
-                except GitError:
+                except (GitError, UnknownRevision):
                     unreadable.append(sha[:10])
             if report is None:
                 continue

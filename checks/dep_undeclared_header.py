@@ -7,6 +7,14 @@ happens to bring the header in (a sibling's dependency, a dependent that declare
 breaks when that path goes away: a build of the target on its own, a new consumer, a
 refactor elsewhere. For a header, every dependent inherits the gap.
 
+A target without sources compiles nothing itself: its headers are compiled in its dependents,
+with their include paths. Its gap is raised only where a compiling dependent (reached directly
+or through source-less dependents that export it) lacks the owner too, and names that
+dependent; where every one of them has it, the header builds (irunner.h including
+runtime/core/error.h, used only by runners that depend on runtime/core). A bundle's private
+deps pass nothing on: a target that reaches a header only through `deps` of a dependency
+(`all_deps` listing its members as `deps`, before 4014cc613d exported them) has the gap.
+
 What counts: the sources and headers of a C++ target, those given as labels of an
 `export_file` included (`//executorch/extension/pybindings:pybindings.cpp`), and the repository
 headers no target owns that they pull in, with the target's preprocessor flags applied, including the flags a
@@ -126,6 +134,8 @@ class _Gap:
     owner_attribute: str
     conditions: tuple[str, ...]
     chain: tuple[tuple[str, int, str], ...]  # (path, line, include) from the target's own file
+    # For a header-only target: the compiling dependent that lacks the owner ("" otherwise).
+    dependent: BuckTarget | None = None
 
 
 def _undeclared(model: BuildModel) -> tuple[Hit, ...]:
@@ -146,6 +156,8 @@ class _CellState:
     index: DependencyIndex
     files_of: Mapping[str, tuple[str, ...]]
     owner_labels: Mapping[str, tuple[str, ...]]  # include -> labels of its owners
+    compiling: frozenset[str]  # C++ targets with sources of their own
+    dependents: Mapping[str, tuple[str, ...]]  # C++ label -> the C++ targets depending on it
 
 
 def _cell_state(model: BuildModel, cell: str) -> _CellState:
@@ -163,8 +175,14 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
             graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS
         )
         files_of: dict[str, tuple[str, ...]] = {}
+        compiling: set[str] = set()
+        dependents: dict[str, list[str]] = {}
         for label, target in graph.targets.items():
             if CXX_KINDS.search(target.kind):
+                if _compiles(target):
+                    compiling.add(label)
+                for dep in index.deps_of(label):
+                    dependents.setdefault(dep, []).append(label)
                 files = list(xref.source_paths(target))
                 for attribute in ("headers", "exported_headers"):
                     files.extend(path for _name, path in xref.header_entries(target, attribute))
@@ -174,7 +192,15 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
                 files_of[label] = tuple(dict.fromkeys(files))
         owners = model.header_owners(cell)
         owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
-        return _CellState(key, graph.targets, index, files_of, owner_labels)
+        return _CellState(
+            key,
+            graph.targets,
+            index,
+            files_of,
+            owner_labels,
+            frozenset(compiling),
+            {label: tuple(sorted(found)) for label, found in dependents.items()},
+        )
 
     return fact("dep-undeclared-header:state", key, compute)
 
@@ -211,10 +237,68 @@ def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
             changed = True
         if gaps and cell != "oss" and not recorded_as_written(state.targets[label], model.text):
             continue
+        if gaps and label not in state.compiling:
+            gaps = _gaps_of_dependents(model, state, label, gaps, cell)
         found.extend(gaps)
     if changed:
         facts.save("dep-undeclared-header:gaps", state.key, updated, complete=missing_reads() == missing_before)
     return found
+
+
+def _compiles(target: BuckTarget) -> bool:
+    """Whether a target compiles sources of its own (any configuration, labels included)."""
+    return any(isinstance(item, str) for item in target.values("srcs"))
+
+
+def _gaps_of_dependents(model: BuildModel, state: _CellState, label: str, gaps: list[_Gap], cell: str) -> list[_Gap]:
+    """The gaps of a header-only target that some build hits.
+
+    A target without sources compiles nothing: its headers are compiled by its dependents,
+    with their include path. An include it does not declare breaks only a compiling dependent
+    that lacks the owner in its own closure; where every one of them has it, the header builds
+    (irunner.h including runtime/core/error.h, used only by runners that depend on
+    runtime/core). Dependents without sources that export the target pass the header on to
+    theirs (a private dep of a bundle such as `all_deps` reaches no further). Each gap kept
+    names the first dependent (by label) that lacks the owner; one that gains sources is
+    blamed by `_activated`.
+    """
+    kept = []
+    for gap in gaps:
+        dependent = _dependent_without(model, state, label, state.owner_labels[gap.include], cell)
+        if dependent is not None:
+            kept.append(dataclasses.replace(gap, dependent=dependent))
+    return kept
+
+
+def _dependent_without(model, state: _CellState, label: str, owners: tuple[str, ...], cell: str) -> BuckTarget | None:
+    """The first compiling dependent of `label` (through dependents without sources) that does
+    not see any of `owners`; None when every one does, or none exists."""
+    index = state.index
+    seen = {label}
+    frontier = [label]
+    lacking = []
+    while frontier:
+        following = []
+        for reached in frontier:
+            for dependent in state.dependents.get(reached, ()):
+                if dependent in seen or dependent not in state.targets:
+                    continue
+                seen.add(dependent)
+                if dependent not in state.compiling:
+                    # Its dependents see the header only if it passes the target on (exported).
+                    if label in index.exported_closure(dependent):
+                        following.append(dependent)
+                    continue
+                if index.reaches(dependent, owners):
+                    continue
+                target = state.targets[dependent]
+                if index.dangling(index.visible(dependent)):
+                    continue  # its closure runs through something this cell does not define
+                if cell != "oss" and not recorded_as_written(target, model.text):
+                    continue  # a macro the repository lacks may add the owner
+                lacking.append(target)
+        frontier = following
+    return min(lacking, key=lambda t: t.label) if lacking else None
 
 
 def _target_gaps(model, index, target, files, includes, owners, owner_labels, cell, read: set) -> list[_Gap]:
@@ -351,12 +435,27 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
     evidence.append(
         Evidence(target.path, deps_line, f"`{target.primary_label}` declares its deps here, without `{owner_label}`")
     )
+    dependent = gap.dependent
+    if dependent is not None:
+        evidence.append(
+            Evidence(
+                dependent.path,
+                attribute_line(model.text(dependent.path) or "", dependent, "deps") or dependent.line,
+                f"`{dependent.primary_label}` compiles `{gap.path}` and does not see `{owner_label}` either",
+            )
+        )
     active = f" (active for it: `{' && '.join(gap.conditions)}`)" if gap.conditions else ""
+    compiled_by = (
+        f" `{target.primary_label}` has no sources: its headers compile in its dependents, and "
+        f"`{dependent.primary_label}` does not have `{owner_label}` either."
+        if dependent is not None
+        else " It compiles only while something else brings the header in."
+    )
     message = (
         f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, which none of its "
         f"dependencies provides (not in its `deps` or, through them, their `exported_deps`; "
-        f"in {', '.join(f'`{c}`' for c in cells)}). "
-        f"It compiles only while something else brings the header in. Add `{owner_label}` to the deps"
+        f"in {', '.join(f'`{c}`' for c in cells)})."
+        f"{compiled_by} Add `{owner_label}` to the deps"
         + (" the macro adds with that flag." if flag_origin is not None else ".")
     )
     fix = None if gap.conditions else _add_dep_fix(target_text, target, owner_label)
@@ -502,6 +601,26 @@ _RUNNER_BUCK = (
     ")\n"
 )
 
+
+def _header_only_files(runner_deps: str, marker: str = "") -> dict[str, str]:
+    return {
+        ".buckconfig": _BUCKCONFIG,
+        "runtime/core/BUCK": _RUNNER_BUCK,
+        "runtime/core/error.h": "#pragma once\n",
+        "runtime/core/result.h": "#pragma once\n",
+        "runner/BUCK": (
+            'cxx_library(name = "irunner", exported_headers = ["irunner.h"], visibility = ["PUBLIC"])\n'
+            "cxx_library(\n"
+            '    name = "text_runner",\n'
+            '    srcs = ["text_runner.cpp"],\n'
+            f"    deps = [{runner_deps}],\n"
+            ")\n"
+        ),
+        "runner/irunner.h": f"#pragma once\n#include <executorch/runtime/core/error.h>{marker}\n",
+        "runner/text_runner.cpp": "#include <executorch/runner/irunner.h>\n",
+    }
+
+
 CHECK = Check(
     id="dep-undeclared-header",
     fixable=True,
@@ -571,6 +690,8 @@ CHECK = Check(
                 ),
             },
         ),
+        # The same header-only target, with a dependent that lacks the owner: that build breaks.
+        Example(head=_header_only_files('"//runner:irunner"', "  // expect: dep-undeclared-header")),
         # No `deps` at all: the fix writes the keyword.
         Example(
             head={
@@ -601,6 +722,9 @@ CHECK = Check(
     ),
     good=(
         Example(head=_pybindings_files('"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"', "")),
+        # A header-only target compiles nothing: its header builds in every dependent, all of
+        # which have the owner (irunner.h including error.h, 08c07fa1d7).
+        Example(head=_header_only_files('"//runtime/core:core", "//runner:irunner"')),
         Example(
             head={
                 ".buckconfig": _BUCKCONFIG,

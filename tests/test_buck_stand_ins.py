@@ -138,6 +138,19 @@ def test_stubbed_macro_concatenated_to_a_list_returns_a_list(cell):
 
 
 @pytest.mark.parametrize("cell", ["fbcode", "xplat"])
+def test_stubbed_macro_unpacked_as_keyword_arguments_returns_a_dict(cell):
+    # examples/bundled_executor_runner (34317e2a66, Aug 2023): `**get_oss_build_kwargs()` from the
+    # wrapper the internal cells stub; an empty list there failed the whole package.
+    build = (
+        'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "get_oss_build_kwargs", "runtime")\n'
+        'runtime.cxx_binary(name = "t", srcs = ["t.cpp"], **get_oss_build_kwargs())\n'
+    )
+    graph = evaluate_cell(tree(build), cell)
+    assert graph.errors == ()
+    assert graph.targets["//pkg:t"].attr("srcs") == ["t.cpp"]
+
+
+@pytest.mark.parametrize("cell", ["fbcode", "xplat"])
 def test_stubbed_rule_macro_called_as_a_statement_still_returns_none(cell):
     build = (
         'load("@fbcode_macros//build_defs:python_pytest.bzl", "python_pytest")\n'
@@ -364,3 +377,32 @@ def test_real_tree_oss_fallback_fails_no_package_of_its_own(main_tree):
     failing = {e.package for e in graph.errors}
     assert failing <= set(_documented_oss_failures())
     assert len(failing) == 19
+
+
+@pytest.mark.parametrize("cell", ["fbcode", "xplat"])
+def test_own_macros_under_the_pre_2025_in_tree_shim_are_read_not_stubbed(cell):
+    # Before 9c51e584cc (Feb 2025) ExecuTorch's macros lived in an in-tree shim/ directory, not
+    # shim_et/: codegen.bzl's `<name>_headers` targets (//kernels/portable:generated_lib_headers,
+    # 8490570b7a) existed in the internal cells only if the file is read.
+    old_tree = memory_tree(
+        {
+            ".buckconfig": "[repositories]\n  root = .\n  shim = shim\n[repository_aliases]\n  fbsource = shim\n",
+            "shim/xplat/executorch/codegen/codegen.bzl": (
+                'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+                "def executorch_generated_lib(name):\n"
+                '    runtime.cxx_library(name = name + "_headers")\n'
+                "    runtime.cxx_library(name = name)\n"
+            ),
+            "shim/xplat/executorch/build/runtime_wrapper.bzl": "def get_oss_build_kwargs():\n    return {}\n",
+            "pkg/BUCK": (
+                'load("@fbsource//xplat/executorch/codegen:codegen.bzl", "executorch_generated_lib")\n'
+                'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "get_oss_build_kwargs")\n'
+                'executorch_generated_lib(name = "generated_lib")\n'
+                'genrule(name = "g", outs = [str(get_oss_build_kwargs())])\n'
+            ),
+        }
+    )
+    graph = evaluate_cell(old_tree, cell)
+    assert graph.errors == ()
+    assert {"//pkg:generated_lib", "//pkg:generated_lib_headers"} <= set(graph.targets)
+    assert graph.targets["//pkg:g"].attr("outs") == ["{}"]

@@ -40,7 +40,11 @@ from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
 )
 from bot.tree import FileTree, shown_path
 
-HOST_VERSION = "buck-host-9"  # bump when evaluation semantics change: invalidates the cache
+HOST_VERSION = "buck-host-10"
+# Where a tree keeps the open-source copies of ExecuTorch's own macros (fbsource//xplat/executorch/...):
+# shim_et/ since 9c51e584cc (Feb 2025), the in-tree shim/ directory before (later a submodule of
+# buck2-shims-meta, which holds no xplat/executorch). Internal cells read them from the first present.
+_OWN_MACRO_ROOTS = ("shim_et/", "shim/")  # bump when evaluation semantics change: invalidates the cache
 
 _DIALECT = sl.Dialect.extended()
 _GLOBALS = sl.Globals.extended_by(
@@ -307,8 +311,10 @@ class CellEvaluator:
         own = ("runtime", "is_xplat", "get_aten_mode_options")  # the cell's, not the OSS wrapper's
         lines = [f"load({buck_host.HOST_MODULE!r}, " + ", ".join(f"_{n} = {n!r}" for n in own) + ")"]
         others = sorted({remote for remote in symbols.values() if remote not in own})
-        wrapper = "shim_et/" + buck_host.RUNTIME_WRAPPER
-        if others and self.tree.exists(wrapper):
+        wrapper = next(
+            (w for w in (root + buck_host.RUNTIME_WRAPPER for root in _OWN_MACRO_ROOTS) if self.tree.exists(w)), None
+        )
+        if others and wrapper is not None:
             listed = ", ".join(f"{name} = {name!r}" for name in others)
             lines.append(f"load('{_REPO_FILE}{wrapper}', {listed})")
         elif others:
@@ -353,9 +359,10 @@ class CellEvaluator:
         if cell_relative in buck_host.SHIM_BUILTINS:
             return "builtin", cell_relative
         if cell_name == "fbsource" and cell_relative.startswith("xplat/executorch/"):
-            # The open-source copies of ExecuTorch's own macros live under shim_et/; the rest
-            # of fbsource//xplat/executorch is the repository itself.
-            for candidate in ("shim_et/" + cell_relative, cell_relative[len("xplat/executorch/") :]):
+            # The open-source copies of ExecuTorch's own macros live under shim_et/ (under shim/
+            # before Feb 2025); the rest of fbsource//xplat/executorch is the repository itself.
+            own = tuple(root + cell_relative for root in _OWN_MACRO_ROOTS)
+            for candidate in (*own, cell_relative[len("xplat/executorch/") :]):
                 if self.tree.exists(candidate):
                     return "file", candidate
         if cell_name == "fbcode" and cell_relative.startswith("executorch/"):

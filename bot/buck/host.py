@@ -310,7 +310,8 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     otherwise a function that records a rule when called with `name =`. A function returns
     what its call sites need: a list where its result is concatenated to a list (a macro
     that defines a rule and returns deps, `get_pt_ops_deps`), a string where concatenated to
-    a string, else None after recording a rule and an empty list otherwise.
+    a string, a dict where it is unpacked as keyword arguments (`**get_oss_build_kwargs()`,
+    2023 targets), else None after recording a rule and an empty list otherwise.
     """
     local_to_remote = dict(symbols)
     code = _STRING_OR_COMMENT.sub('""', importer_text)
@@ -322,7 +323,7 @@ def stub_source(symbols: dict[str, str], importer_text: str) -> str:
     results: dict[str, str] = {}
     for local, remote in local_to_remote.items():
         for result in _concatenations(code, local):
-            if results.get(remote) != "string":
+            if results.get(remote) not in ("string", "dict"):
                 results[remote] = result
     lines = [f"load({HOST_MODULE!r}, _stub_call = 'stub_call')"]
     for remote in sorted(set(local_to_remote.values())):
@@ -360,7 +361,9 @@ def _concatenations(code: str, local: str) -> Iterator[str]:
             end = _closing_parenthesis(code, code.index("(", end))
         before = code[: match.start()].rstrip()
         after = code[end:].lstrip()
-        if before.endswith("+") and not before.endswith("++"):
+        if before.endswith("**"):  # Starlark has no power operator: `**` unpacks keyword arguments
+            yield "dict"
+        elif before.endswith("+") and not before.endswith("++"):
             other = before[:-1].rstrip()
             yield "string" if other.endswith('"') else "list"
         elif before.endswith("+="):
@@ -393,5 +396,7 @@ def stub_call(kind, stack, kwargs, result = ""):
         return []
     if result == "string":
         return ""
+    if result == "dict":
+        return {}
     return None if "name" in kwargs else []
 """
