@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.facts import cache
+from bot.tree import missing_reads
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -246,7 +247,13 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
 
         def scan(missing: list) -> dict:
             model.tree.prefetch(by_blob[b[0]] for b in missing)
-            return {key: scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"") for key in missing}
+            found = {}
+            for key in missing:
+                unread_before = missing_reads()
+                macros = scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"")
+                # A blob a partial clone lacks (ExecuTorch's large tokenizer files) spoils only its own entry.
+                found[key] = cache.Unread(macros) if missing_reads() != unread_before else macros
+            return found
 
         # The path is part of the key: one blob reads as a source or as a build file by its name.
         found = cache.many("macro-table:file", [(b, p) for p, b in blobs.items()], scan, persist=True)
