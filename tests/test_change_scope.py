@@ -1,0 +1,56 @@
+"""Change-scoped checks still see a finding whose cause is far from the diff, and still leave
+alone what the base already had (bot/facts/change_scope.py)."""
+
+from __future__ import annotations
+
+from bot import engine
+from bot.diff import ChangeSet, FileChange
+from bot.facts import change_scope
+from bot.snapshot import BuildModel, Snapshot
+from bot.tree import memory_tree
+from checks.link_whole_without_python_dlopen import CHECK as LINK_WHOLE
+
+_SHIMS = (
+    'cxx_library(\n    name = "common_shims_slim",\n    srcs = ["common_shims_slim.cpp"],\n    link_whole = True,\n)\n'
+)
+_EXTENSION = 'cxx_python_extension(name = "_portable_lib", deps = [{deps}])\n'
+
+
+def _review(base: dict[str, str], head: dict[str, str]) -> Snapshot:
+    changes = []
+    for path, text in head.items():
+        if base.get(path) != text:
+            lines = frozenset(range(1, text.count("\n") + 2))
+            changes.append(FileChange(path, path, "modified", added=lines, commentable=lines, hunks=((1, len(lines)),)))
+    return Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet(tuple(changes)))
+
+
+def test_a_dependent_in_another_package_brings_an_unchanged_target_into_scope():
+    # The pull request edits only the Python extension's package; the force-linked library it
+    # starts to link, in another package and file, is what breaks.
+    base = {"backends/aoti/BUCK": _SHIMS, "extension/pybindings/BUCK": _EXTENSION.format(deps="")}
+    head = dict(base, **{"extension/pybindings/BUCK": _EXTENSION.format(deps='"//backends/aoti:common_shims_slim"')})
+    snap = _review(base, head)
+    # Not among the targets the change touched: only the dependents' fact brings it in.
+    assert "//backends/aoti:common_shims_slim" not in change_scope.changed_targets(snap, "fbcode").labels
+    result = engine.run([LINK_WHOLE], snap)
+    # fbcode alone: the OSS build's CI reaches neither package, and the engine keeps one finding per identity.
+    assert [(f.rule, f.cell, f.path, f.line, f.target) for f in result.findings] == [
+        (LINK_WHOLE.id, "fbcode", "backends/aoti/BUCK", 4, "//backends/aoti:common_shims_slim")
+    ]
+
+
+def test_what_the_base_already_had_is_not_blamed_on_a_change_in_the_same_file():
+    # The library was linked unflagged before; the change adds an unrelated target to its file,
+    # which puts it in scope: the baseline run must look at the same targets and find it there.
+    linked = _EXTENSION.format(deps='"//backends/aoti:common_shims_slim"')
+    base = {"backends/aoti/BUCK": _SHIMS, "extension/pybindings/BUCK": linked}
+    head = dict(base, **{"backends/aoti/BUCK": _SHIMS + 'cxx_library(name = "other")\n'})
+    snap = _review(base, head)
+    assert "//backends/aoti:common_shims_slim" in change_scope.changed_targets(snap, "fbcode").labels
+    assert engine.run([LINK_WHOLE], snap).findings == ()
+
+
+def test_a_scan_has_everything_in_scope():
+    snap = _review({}, {"backends/aoti/BUCK": _SHIMS})
+    assert change_scope.changed_targets(snap, "fbcode").everything
