@@ -54,3 +54,32 @@ def test_what_the_base_already_had_is_not_blamed_on_a_change_in_the_same_file():
 def test_a_scan_has_everything_in_scope():
     snap = _review({}, {"backends/aoti/BUCK": _SHIMS})
     assert change_scope.changed_targets(snap, "fbcode").everything
+
+
+def test_a_file_deleted_far_from_the_target_that_names_it_is_still_missed_there():
+    # The change deletes a header in another directory; the target naming it is untouched, and
+    # so is its CMake twin: both builds are found broken where they name it.
+    from checks.source_missing import CHECK as SOURCE_MISSING
+
+    lib = 'cxx_library(\n    name = "lib",\n    srcs = ["lib.cpp"],\n    exported_headers = ["//x:y", "../common/util.h"],\n)\n'
+    cmake = "add_library(lib lib.cpp ${CMAKE_CURRENT_SOURCE_DIR}/../common/util.h)\n"
+    base = {
+        "kernels/lib/BUCK": lib,
+        "kernels/lib/CMakeLists.txt": cmake,
+        "kernels/lib/lib.cpp": "int f();\n",
+        "kernels/common/util.h": "#pragma once\n",
+        "kernels/common/other.h": "#pragma once\n",
+    }
+    head = {path: text for path, text in base.items() if path != "kernels/common/util.h"}
+    gone = FileChange(
+        "kernels/common/util.h",
+        "kernels/common/util.h",
+        "deleted",
+        added=frozenset(),
+        commentable=frozenset(),
+        hunks=(),
+    )
+    snap = Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((gone,)))
+    assert not any(label.startswith("//kernels/lib") for label in change_scope.changed_targets(snap, "fbcode").labels)
+    found = {(f.path, f.line, f.cell) for f in engine.run([SOURCE_MISSING], snap).findings}
+    assert found == {("kernels/lib/BUCK", 4, "fbcode"), ("kernels/lib/CMakeLists.txt", 1, None)}

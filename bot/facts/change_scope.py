@@ -16,6 +16,7 @@ every target is in it.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -89,3 +90,27 @@ def moved(snap: Snapshot, cell: str, key: tuple, fact: Callable[[CellGraph], fro
     if not review.base.tree.paths():
         return frozenset()
     return review.base.graph_memo(cell, key, fact) ^ review.head.graph_memo(cell, key, fact)
+
+
+def listing_changes(snap: Snapshot) -> frozenset[str] | None:
+    """The paths whose existence the review's change can flip: every changed path, the same
+    path seen through each symlink that points above it (ExecuTorch's `src/executorch/backends`
+    is `backends`), and each directory above one of those. None (everything may have moved) for
+    a scan, or when a changed path is a symlink itself."""
+    review = scope_models(snap)
+    if not review.base.tree.paths():
+        return None
+    changed = {path for change in review.changes.files for path in (change.path, change.old_path) if path}
+    seen_through = set(changed)
+    for model in (review.base, review.head):
+        for link in model.tree.symlinks():
+            if link in changed:
+                return None
+            pointed = posixpath.normpath(posixpath.join(posixpath.dirname(link), model.tree.read_link(link) or ""))
+            seen_through.update(link + p[len(pointed) :] for p in changed if p.startswith(pointed + "/"))
+    found = set(seen_through)
+    for path in seen_through:
+        while "/" in path:
+            path = path.rsplit("/", 1)[0]
+            found.add(path)
+    return frozenset(found)
