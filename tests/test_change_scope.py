@@ -83,3 +83,18 @@ def test_a_file_deleted_far_from_the_target_that_names_it_is_still_missed_there(
     assert not any(label.startswith("//kernels/lib") for label in change_scope.changed_targets(snap, "fbcode").labels)
     found = {(f.path, f.line, f.cell) for f in engine.run([SOURCE_MISSING], snap).findings}
     assert found == {("kernels/lib/BUCK", 4, "fbcode"), ("kernels/lib/CMakeLists.txt", 1, None)}
+
+
+def test_a_definition_added_far_away_makes_an_unchanged_gate_a_near_miss():
+    # The header has tested `ET_UE_THREADPOOL` all along, with nothing spelt near it defined; the
+    # change defines `ET_USE_THREADPOOL` in another package's build, and the old gate is now a typo.
+    from checks.gate_macro_misspelt import CHECK as MISSPELT
+
+    reduce_util = "#pragma once\n#ifdef ET_UE_THREADPOOL\nint parallel();\n#endif\n"
+    base = {"kernels/util/reduce_util.h": reduce_util, "runtime/BUCK": 'cxx_library(name = "threadpool")\n'}
+    head = dict(
+        base,
+        **{"runtime/BUCK": 'cxx_library(name = "threadpool", exported_preprocessor_flags = ["-DET_USE_THREADPOOL"])\n'},
+    )
+    found = [(f.rule, f.path, f.line) for f in engine.run([MISSPELT], _review(base, head)).findings]
+    assert found == [(MISSPELT.id, "kernels/util/reduce_util.h", 2)]

@@ -262,6 +262,16 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
     return model.memo(("macro-table:files",), compute)
 
 
+def macros_of(model: BuildModel, paths) -> dict[str, FileMacros]:
+    """path -> its macros, for the given paths that are sources or build files of the revision
+    (a few changed files, without the whole table)."""
+    found = {}
+    for path in paths:
+        if (_is_source(path) or _is_build_file(path)) and model.tree.exists(path):
+            found[path] = scan_file(path, model.tree.read(path) or b"")
+    return found
+
+
 def defined_macros(model: BuildModel) -> Mapping[str, MacroPlace]:
     """name -> the first place (by path) that defines it, over sources and build files."""
 
