@@ -88,12 +88,12 @@ def review_in_process(repo: Path, commits: list[str]) -> list[dict]:
         cpu, started = _cpu(), time.perf_counter()
         report = review_repository(repo, f"{sha}^", sha)
         seconds, cpu = time.perf_counter() - started, _cpu() - cpu
-        cells = report.stats.get("cells", {})
+        cells = report.stats.cells
         record = {
             "commit": sha,
             "seconds": round(seconds, 3),
             "cpu_s": round(cpu, 3),
-            "evaluated": sum(c.get("evaluated", 0) for c in cells.values()),
+            "evaluated": sum(c.evaluated for c in cells.values()),
             "findings": sorted((_finding(f) for f in report.findings), key=lambda r: json.dumps(r, sort_keys=True)),
             "suppressed": sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True)),
         }
