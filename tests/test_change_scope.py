@@ -98,3 +98,30 @@ def test_a_definition_added_far_away_makes_an_unchanged_gate_a_near_miss():
     )
     found = [(f.rule, f.path, f.line) for f in engine.run([MISSPELT], _review(base, head)).findings]
     assert found == [(MISSPELT.id, "kernels/util/reduce_util.h", 2)]
+
+
+def test_a_changed_path_is_also_seen_through_a_symlink_that_points_above_it():
+    # ExecuTorch's `src/executorch/backends` is a link to `backends`: deleting a file under
+    # `backends/` flips the existence of the same file under the link too.
+    from bot.tree import Symlink
+
+    base = {
+        "backends/cuda/shim.h": "#pragma once\n",
+        "src/executorch/backends": Symlink("../../backends"),
+        "README.md": "x\n",
+    }
+    head = {path: text for path, text in base.items() if path != "backends/cuda/shim.h"}
+    gone = FileChange(
+        "backends/cuda/shim.h", "backends/cuda/shim.h", "deleted", added=frozenset(), commentable=frozenset(), hunks=()
+    )
+    snap = Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((gone,)))
+    assert change_scope.listing_changes(snap) == {
+        "backends",
+        "backends/cuda",
+        "backends/cuda/shim.h",
+        "src",
+        "src/executorch",
+        "src/executorch/backends",
+        "src/executorch/backends/cuda",
+        "src/executorch/backends/cuda/shim.h",
+    }
