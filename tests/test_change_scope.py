@@ -125,3 +125,23 @@ def test_a_changed_path_is_also_seen_through_a_symlink_that_points_above_it():
         "src/executorch/backends/cuda",
         "src/executorch/backends/cuda/shim.h",
     }
+
+
+def test_a_dependency_made_fbcode_only_breaks_an_unchanged_dependent_in_xplat():
+    # The change binds extension/cuda into fbcode alone; backends/cuda, untouched, still depends
+    # on it from xplat, where it no longer exists.
+    from checks.cell_dependency_missing import _API, _BOTH, _BUCKCONFIG, _FBCODE_ONLY, _user
+    from checks.cell_dependency_missing import CHECK as CELL_DEPENDENCY
+
+    base = {
+        ".buckconfig": _BUCKCONFIG,
+        "extension/cuda/BUCK": _BOTH,
+        "extension/cuda/targets.bzl": _API,
+        "backends/cuda/BUCK": _BOTH,
+        "backends/cuda/targets.bzl": _user(""),
+    }
+    head = dict(base, **{"extension/cuda/BUCK": _FBCODE_ONLY})
+    snap = _review(base, head)
+    assert "//backends/cuda:backend" not in change_scope.changed_targets(snap, "xplat").labels
+    found = [(f.rule, f.cell, f.path, f.line) for f in engine.run([CELL_DEPENDENCY], snap).findings]
+    assert found == [(CELL_DEPENDENCY.id, "xplat", "backends/cuda/targets.bzl", 4)]

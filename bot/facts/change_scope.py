@@ -17,9 +17,10 @@ every target is in it.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from bot.buck.evaluation import flatten, normalize_label
 from bot.buck.targets import BuckTarget, CellGraph
 from bot.facts import cache
 from bot.snapshot import BuildModel, Snapshot
@@ -32,6 +33,7 @@ class ChangeScope:
     everything: bool
     labels: frozenset[str] = frozenset()
     files: frozenset[str] = frozenset()  # call-site files of changed targets, and changed files
+    packages: frozenset[str] = frozenset()  # packages whose evaluation differs
 
     def holds(self, target: BuckTarget) -> bool:
         """Is the target in scope (by its label, or by the file its call is written in)?"""
@@ -44,7 +46,7 @@ class ChangeScope:
             return self
         labels = frozenset(labels)
         files = self.files | {graph.targets[label].path for label in labels if label in graph.targets}
-        return ChangeScope(False, self.labels | labels, frozenset(files))
+        return ChangeScope(False, self.labels | labels, frozenset(files), self.packages)
 
 
 _EVERYTHING = ChangeScope(True)
@@ -69,17 +71,37 @@ def changed_targets(snap: Snapshot, cell: str) -> ChangeScope:
 def _scope(base: BuildModel, head: BuildModel, cell: str, changed_paths: frozenset[str]) -> ChangeScope:
     old, new = base.cell(cell), head.cell(cell)
     files = set(changed_paths)
+    packages = set()
     for package in old.packages.keys() | new.packages.keys():
         before, after = old.packages.get(package), new.packages.get(package)
         if before is after:
             continue
         if before is None or after is None or (before.targets, before.error) != (after.targets, after.error):
+            packages.add(package)
             for result in (before, after):
                 if result is not None:
                     files.update(target.path for target in result.targets)
                     files.add(result.build_file)
     labels = {label for graph in (old, new) for label, target in graph.targets.items() if target.path in files}
-    return ChangeScope(False, frozenset(labels), frozenset(files))
+    return ChangeScope(False, frozenset(labels), frozenset(files), frozenset(packages))
+
+
+def dependents_by_package(model: BuildModel, cell: str) -> Mapping[str, frozenset[str]]:
+    """package -> the targets of the cell whose `deps` or `exported_deps` name a label in it
+    (any select() branch): the index a check reads to find what a changed package reaches,
+    instead of walking every target. Kept per graph digest in the store."""
+    return model.graph_memo(cell, ("dependents-by-package",), _dependents_by_package)
+
+
+def _dependents_by_package(graph: CellGraph) -> Mapping[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    for label, target in graph.targets.items():
+        for attribute in ("deps", "exported_deps"):
+            for raw in flatten(target.attr(attribute)):
+                if isinstance(raw, str) and (raw.startswith(":") or "//" in raw):
+                    package = normalize_label(raw, target.package)[2:].split(":")[0]
+                    found.setdefault(package, set()).add(label)
+    return {package: frozenset(labels) for package, labels in found.items()}
 
 
 def moved(snap: Snapshot, cell: str, key: tuple, fact: Callable[[CellGraph], frozenset[str]]) -> frozenset[str]:
