@@ -9,7 +9,7 @@
 - warm_tree_size.png: warm review time at each generated tree size (bench/bench_review.py's CSV),
   with the previous round's CSV given with --previous-tree;
 - warm_whole_process.png: each whole-process warm review (`pr-check review` in a new process), CPU
-  and wall seconds, beside the previous round's run given with --previous-run.
+  and wall seconds, beside other runs given with --whole-process NAME=JSON.
 """
 
 from __future__ import annotations
@@ -92,10 +92,11 @@ def plot_times(run: dict, out: Path) -> Path:
     return path
 
 
-def plot_whole_process(run: dict, previous: dict | None, out: Path) -> Path:
+def plot_whole_process(run: dict, others: list[tuple[str, dict]], out: Path) -> Path:
     figure, axes = plt.subplots(figsize=(7, 4))
-    series = [("now", run, NOW)] + ([("previous round", previous, BEFORE)] if previous else [])
-    width = 0.4
+    colors = (BEFORE, "#8e44ad", "#7f8c8d")
+    series = [("now", run, NOW)] + [(name, doc, colors[i % len(colors)]) for i, (name, doc) in enumerate(others)]
+    width = 0.8 / len(series)
     for offset, (name, document, color) in enumerate(series):
         reviews = document["whole_process"]["reviews"]
         xs = [i + offset * width for i in range(1, len(reviews) + 1)]
@@ -152,17 +153,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, action="append", default=[])
     parser.add_argument("--tree", type=Path)
     parser.add_argument("--previous-tree", type=Path, help="the previous round's tree-size CSV")
-    parser.add_argument("--previous-run", type=Path, help="the previous round's busy_day.json")
+    parser.add_argument(
+        "--whole-process",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="another run's whole-process warm reviews beside this one's (a busy_day.json)",
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/bench/busy_day"))
     arguments = parser.parse_args(argv)
     arguments.out.mkdir(parents=True, exist_ok=True)
     run = json.loads(arguments.run.read_text())
     before = [(path.stem, json.loads(path.read_text())) for path in arguments.before]
-    previous = json.loads(arguments.previous_run.read_text()) if arguments.previous_run else None
+    others = [
+        (item.split("=", 1)[0], json.loads(Path(item.split("=", 1)[1]).read_text())) for item in arguments.whole_process
+    ]
     written = [
         plot_memory(run, before, arguments.out),
         plot_times(run, arguments.out),
-        plot_whole_process(run, previous, arguments.out),
+        plot_whole_process(run, others, arguments.out),
     ]
     if arguments.tree is not None:
         with arguments.tree.open() as handle:
