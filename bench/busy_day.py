@@ -88,12 +88,12 @@ def review_in_process(repo: Path, commits: list[str]) -> list[dict]:
         cpu, started = _cpu(), time.perf_counter()
         report = review_repository(repo, f"{sha}^", sha)
         seconds, cpu = time.perf_counter() - started, _cpu() - cpu
-        cells = report.stats.get("cells", {})
+        cells = report.stats.cells
         record = {
             "commit": sha,
             "seconds": round(seconds, 3),
             "cpu_s": round(cpu, 3),
-            "evaluated": sum(c.get("evaluated", 0) for c in cells.values()),
+            "evaluated": sum(c.evaluated for c in cells.values()),
             "findings": sorted((_finding(f) for f in report.findings), key=lambda r: json.dumps(r, sort_keys=True)),
             "suppressed": sorted((_finding(f) for f in report.suppressed), key=lambda r: json.dumps(r, sort_keys=True)),
         }
@@ -187,9 +187,9 @@ def summarize(run: dict) -> dict:
         "cold_p90_s": percentile(cold, 0.9),
         "cold_median_cpu_s": statistics.median(cold_cpu),
         "cold_p90_cpu_s": percentile(cold_cpu, 0.9),
-        "again_max_s": max(r["seconds"] for r in again),
-        "again_median_s": statistics.median(r["seconds"] for r in again),
-        "again_max_cpu_s": max(r["cpu_s"] for r in again),
+        "again_max_s": max((r["seconds"] for r in again), default=None),
+        "again_median_s": statistics.median(r["seconds"] for r in again) if again else None,
+        "again_max_cpu_s": max((r["cpu_s"] for r in again), default=None),
         "again_evaluated": sum(r["evaluated"] for r in again),
         "store_mib": run["store"]["bytes"] / 2**20,
         "store_disk_mib": run["store"]["disk_kib"] / 1024,

@@ -6,7 +6,10 @@
   runs of the previous code given with --before, written by bench/parity.py);
 - busy_day_times.png: each review's CPU and wall seconds, the first 40 and the 10 again, with the
   previous re-review range and the 1 s target;
-- warm_tree_size.png: warm review time at each generated tree size (bench/bench_review.py's CSV).
+- warm_tree_size.png: warm review time at each generated tree size (bench/bench_review.py's CSV),
+  with the previous round's CSV given with --previous-tree;
+- warm_whole_process.png: each whole-process warm review (`pr-check review` in a new process), CPU
+  and wall seconds, beside other runs given with --whole-process NAME=JSON.
 """
 
 from __future__ import annotations
@@ -89,12 +92,45 @@ def plot_times(run: dict, out: Path) -> Path:
     return path
 
 
-def plot_tree(rows: list[dict], out: Path) -> Path:
+def plot_whole_process(run: dict, others: list[tuple[str, dict]], out: Path) -> Path:
+    figure, axes = plt.subplots(figsize=(7, 4))
+    colors = (BEFORE, "#8e44ad", "#7f8c8d")
+    series = [("now", run, NOW)] + [(name, doc, colors[i % len(colors)]) for i, (name, doc) in enumerate(others)]
+    width = 0.8 / len(series)
+    for offset, (name, document, color) in enumerate(series):
+        reviews = document["whole_process"]["reviews"]
+        xs = [i + offset * width for i in range(1, len(reviews) + 1)]
+        axes.bar(xs, [r["seconds"] for r in reviews], width, color=color, alpha=0.3, label=f"{name}: wall s")
+        axes.bar(xs, [r["cpu_s"] for r in reviews], width, color=color, label=f"{name}: CPU s")
+    axes.axhline(0.3, color="#27ae60", linestyle=":", label="target median: 0.3 s")
+    axes.set_yscale("log")
+    axes.set_xlabel("real commit (the judged commits, in order)")
+    axes.set_ylabel("seconds, whole process (log scale)")
+    axes.set_title("Warm review of a real commit in a new process (`pr-check review`)")
+    axes.legend(fontsize=7)
+    path = out / "warm_whole_process.png"
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def plot_tree(rows: list[dict], out: Path, previous_rows: list[dict] | None = None) -> Path:
     sizes = sorted(int(r["packages"]) for r in rows if r["sweep"] == "tree")
     by_size = {int(r["packages"]): r for r in rows if r["sweep"] == "tree"}
     figure, axes = plt.subplots(figsize=(6, 4))
     axes.plot(sizes, [float(by_size[s]["warm_cpu_s"]) for s in sizes], "o-", color=NOW, label="now: warm CPU s")
     axes.plot(sizes, [float(by_size[s]["warm_s"]) for s in sizes], "o:", color=NOW, alpha=0.5, label="now: warm wall s")
+    if previous_rows:
+        earlier = {int(r["packages"]): r for r in previous_rows if r["sweep"] == "tree"}
+        shown = sorted(earlier)
+        axes.plot(
+            shown,
+            [float(earlier[s]["warm_cpu_s"]) for s in shown],
+            "^-",
+            color="#8e44ad",
+            label="previous round: warm CPU s",
+        )
     previous = sorted(PREVIOUS_WARM_TREE)
     axes.plot(previous, [PREVIOUS_WARM_TREE[s] for s in previous], "s--", color=BEFORE, label="before: warm s")
     axes.set_xscale("log")
@@ -116,15 +152,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", type=Path)
     parser.add_argument("--before", type=Path, action="append", default=[])
     parser.add_argument("--tree", type=Path)
+    parser.add_argument("--previous-tree", type=Path, help="the previous round's tree-size CSV")
+    parser.add_argument(
+        "--whole-process",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="another run's whole-process warm reviews beside this one's (a busy_day.json)",
+    )
     parser.add_argument("--out", type=Path, default=Path("docs/bench/busy_day"))
     arguments = parser.parse_args(argv)
     arguments.out.mkdir(parents=True, exist_ok=True)
     run = json.loads(arguments.run.read_text())
     before = [(path.stem, json.loads(path.read_text())) for path in arguments.before]
-    written = [plot_memory(run, before, arguments.out), plot_times(run, arguments.out)]
+    others = [
+        (item.split("=", 1)[0], json.loads(Path(item.split("=", 1)[1]).read_text())) for item in arguments.whole_process
+    ]
+    written = [
+        plot_memory(run, before, arguments.out),
+        plot_times(run, arguments.out),
+        plot_whole_process(run, others, arguments.out),
+    ]
     if arguments.tree is not None:
         with arguments.tree.open() as handle:
-            written.append(plot_tree(list(csv.DictReader(handle)), arguments.out))
+            rows = list(csv.DictReader(handle))
+        previous_rows = None
+        if arguments.previous_tree is not None:
+            with arguments.previous_tree.open() as handle:
+                previous_rows = list(csv.DictReader(handle))
+        written.append(plot_tree(rows, arguments.out, previous_rows))
     for path in written:
         print(f"wrote {path}")
     return 0

@@ -67,7 +67,7 @@ def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
 def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
     config = snapshot.config
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
-    baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config)
+    baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config, scope=snapshot)
     findings: dict[str, Finding] = {}
     not_blamed: list[tuple[str, Finding]] = []
     for check in enabled:

@@ -170,3 +170,6 @@ class Snapshot:
     head: BuildModel
     changes: ChangeSet
     config: Config = field(default_factory=Config)
+    # The review this run belongs to, when it is not this one: the engine's baseline run (base
+    # against base) looks at the targets its review's change can affect (bot/facts/change_scope.py).
+    scope: Snapshot | None = None

@@ -208,14 +208,6 @@ class FileTree:
             for p, blob in wanted.items():
                 self._cache[p] = blobs.get(blob)
 
-    def readable(self, paths: Iterable[str]) -> frozenset[str]:
-        """Which of `paths` have contents here (one batch read): for a fact kept per file, whose
-        files a partial clone lacks (an LFS data file) are left out instead of spoiling the rest.
-        Asking is not a missing read."""
-        wanted = list(paths)
-        self.prefetch(wanted)
-        return frozenset(p for p in wanted if self._cache.get(self.resolve(p) or "") is not None)
-
     def _read_one(self, path: str) -> bytes | None:
         if path not in self._cache:
             self.prefetch_raw(path)

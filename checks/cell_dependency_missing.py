@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS, INTERNAL_CELLS
 from bot.buck.evaluation import flatten, normalize_label
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts import change_scope
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support.callsite import item_line
@@ -32,11 +33,21 @@ _CXX = re.compile(r"cxx_|cpp_|cuda|gpu_")
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    # What the change can affect: its own targets, and those depending on a package whose
+    # evaluation it changed in any cell (a dependency now defined, or no longer, far from them).
+    scopes = {cell: change_scope.changed_targets(snap, cell) for cell in CELLS}
+    moved = frozenset().union(*(scope.packages for scope in scopes.values()))
     for cell in INTERNAL_CELLS:
         graph = snap.head.cell(cell)
+        reached: set[str] = set()
+        if not scopes[cell].everything:
+            dependents = change_scope.dependents_by_package(snap.head, cell)
+            reached = {label for package in moved for label in dependents.get(package, ())}
         for label, target in sorted(graph.targets.items()):
             if not _CXX.search(target.kind):
                 continue  # Python and genrule targets are outside what this reviewer models
+            if not scopes[cell].holds(target) and label not in reached:
+                continue
             for attribute in ("deps", "exported_deps"):
                 for raw in flatten(target.attr(attribute)):
                     if not isinstance(raw, str) or not (raw.startswith((":", "//")) or "//executorch/" in raw):

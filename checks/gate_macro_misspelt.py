@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.facts import macro_table
+from bot.facts import change_scope, macro_table
 from bot.facts.macro_table import MacroPlace
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
@@ -37,15 +37,37 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     defined = macro_table.defined_macros(snap.head)
     mentioned = macro_table.build_mentions(snap.head)
     project = [name for name in defined if not macro_table.is_platform_macro(name) and len(name) >= _MIN_LENGTH]
+    changed = _changed_names(snap)
     for name, places in sorted(macro_table.tested_macros(snap.head).items()):
         if len(name) < _MIN_LENGTH or name in defined or name in mentioned or macro_table.is_platform_macro(name):
             continue
+        if changed is not None and name not in changed[0] and not any(within_two_edits(name, d) for d in changed[1]):
+            continue  # tested, defined and spelt near the same names at base: nothing the change did
         near = sorted(other for other in project if within_two_edits(name, other) and not _digits_only(name, other))
         if not near:
             continue
         for place in places:
             if not macro_table.is_vendored(place.path):
                 yield _hit(snap, place, [defined[other] for other in near])
+
+
+def _changed_names(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What the change can affect (None for a scan: everything): the names its files test,
+    define or mention at either revision, and the names they define. A name outside the first
+    is tested in the same places and defined or mentioned alike at base and head; unless one of
+    the second is spelt near it, its near misses are the same too."""
+    review = change_scope.scope_models(snap)
+    if not review.base.tree.paths():
+        return None
+    paths = {path for change in review.changes.files for path in (change.path, change.old_path) if path}
+    touched: set[str] = set()
+    defines: set[str] = set()
+    for model in (review.base, review.head):
+        for macros in macro_table.macros_of(model, sorted(paths)).values():
+            touched.update(name for name, _line in (*macros.defined, *macros.tested))
+            touched.update(macros.mentioned)
+            defines.update(name for name, _line in macros.defined)
+    return frozenset(touched), frozenset(defines)
 
 
 def _digits_only(first: str, second: str) -> bool:

@@ -32,6 +32,7 @@ from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Call
 from bot.check import BUCK_FILES, SMOKE_VERIFIED, Check, Example
+from bot.facts import change_scope
 from bot.facts.linkage import python_loadable
 from bot.fixes import fix_between
 from bot.model import Evidence, Hit, Severity
@@ -48,10 +49,14 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS:
         graph = snap.head.cell(cell)
         loadable = snap.head.graph_memo(cell, ("python-loadable",), python_loadable)
+        # What the change can affect: its targets, their files' other targets, and the targets a
+        # Python loader newly links (or no longer does), wherever they are written.
+        moved = change_scope.moved(snap, cell, ("python-loadable",), python_loadable)
+        scope = change_scope.changed_targets(snap, cell).widened(moved, graph)
         names_at = _names_at_call_sites(graph)
         written: dict[str, tuple[BuckTarget, Call]] = {}  # force-linked by the call in their own file
         for label, target in sorted(graph.targets.items()):
-            if target.attr("link_whole") is not True or "library" not in target.kind:
+            if target.attr("link_whole") is not True or "library" not in target.kind or not scope.holds(target):
                 continue
             call = call_of(snap.head.text(target.path) or "", target)
             if call is None or call.keyword("link_whole") is None or len(names_at[(target.path, target.line)]) > 1:

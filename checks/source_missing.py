@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.targets import flatten
 from bot.check import Check, Example
+from bot.facts import cache as facts
+from bot.facts import change_scope
 from bot.model import Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import item_line
@@ -103,16 +105,26 @@ def _missing(model: BuildModel, path: str, submodules: tuple[str, ...]) -> bool:
 
 
 def _buck_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
+    # What the change can affect: the targets it changed, and any target's file whose existence
+    # it flipped (a deletion or a move far from the targets that name the file).
+    listing = change_scope.listing_changes(snap)
+    names = None if listing is None else {path.rsplit("/", 1)[-1] for path in listing}
     for cell in CELLS:
         graph = snap.head.cell(cell)
+        scope = change_scope.changed_targets(snap, cell)
         for target in graph.targets.values():
+            whole = names is None or scope.holds(target)
             for attribute in _FILE_ATTRIBUTES:
                 for item in flatten(target.attrs.get(attribute)):
                     if not isinstance(item, str) or not _SOURCE.search(item) or item.startswith((":", "/", "@", "$")):
                         continue
                     if "//" in item or "*" in item:
                         continue
+                    if not whole and item.rsplit("/", 1)[-1] not in names:  # type: ignore[operator]
+                        continue  # cheaper than the join below, for the many files nobody moved
                     path = posixpath.normpath(posixpath.join(target.package, item))
+                    if not whole and path not in listing:  # type: ignore[operator]
+                        continue
                     if not _missing(snap.head, path, submodules):
                         continue
                     text = snap.head.text(target.path) or ""
@@ -139,13 +151,14 @@ def _cmake_files(model: BuildModel) -> Iterator[str]:
 
 
 def _cmake_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
-    for path in _cmake_files(snap.head):
-        if _under_submodule(path, submodules):
-            continue
-        text = snap.head.text(path)
-        if not text or "(" not in text:
-            continue
-        for line, command, named, written in _named_paths(path, text):
+    listing = change_scope.listing_changes(snap)
+    paths = [path for path in _cmake_files(snap.head) if not _under_submodule(path, submodules)]
+    for path, named_paths in _cmake_named_paths(snap.head, paths).items():
+        # A file the change left alone names the same paths: only those whose existence moved can differ.
+        whole = listing is None or path in listing
+        for line, command, named, written in named_paths:
+            if not whole and named not in listing:  # type: ignore[operator]
+                continue
             missing = (
                 not snap.head.tree.exists(posixpath.join(named, "CMakeLists.txt"))
                 if command == "add_subdirectory"
@@ -168,6 +181,23 @@ def _cmake_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
                 key=f"{command}:{named}",
                 offending_text=written,
             )
+
+
+def _cmake_named_paths(model: BuildModel, paths: list[str]) -> dict[str, tuple[tuple[int, str, str, str], ...]]:
+    """path -> what `_named_paths` finds in it, kept per (blob, path) in the fact store."""
+    blobs = {path: model.tree.blob_id(path) for path in paths}
+    keys = [(blob, path) for path, blob in blobs.items() if blob is not None]
+
+    def scan(missing: list) -> dict:
+        model.tree.prefetch(path for _blob, path in missing)
+        found = {}
+        for key in missing:
+            text = model.text(key[1])
+            found[key] = tuple(_named_paths(key[1], text)) if text and "(" in text else ()
+        return found
+
+    found = facts.many("source-missing:cmake-paths", keys, scan, persist=True)
+    return {path: found[(blob, path)] for blob, path in keys}
 
 
 def _strip_comment(line: str) -> str:

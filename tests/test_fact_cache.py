@@ -132,6 +132,42 @@ def test_a_review_after_the_missing_blob_arrives_sees_it(tmp_path):
     )
 
 
+def test_one_blob_a_partial_clone_lacks_spoils_only_its_own_file_facts(tmp_path):
+    # ExecuTorch's mirror lacks its large tokenizer files: the macro table of every other file
+    # is still kept, and the next review reads it back, computing again only the missing one.
+    from bot.facts import macro_table
+    from bot.snapshot import BuildModel
+
+    files = {
+        "a/gate.h": "#ifdef ET_USE_THREADPOOL\n#endif\n",
+        "a/BUCK": 'cxx_library(name = "a", exported_preprocessor_flags = ["-DET_USE_THREADPOOL"])\n',
+        "weights/tokenizer.json": '{"vocab": "ET_USE_THREADPOOL"}\n',
+    }
+    scanned: list[str] = []
+    scan_file = macro_table.scan_file
+
+    def counting(path, data):
+        scanned.append(path)
+        return scan_file(path, data)
+
+    def table() -> dict:
+        tree = _missing_then_present_tree(files, "weights/tokenizer.json", present=False)
+        with reviewing(FactCache(DiskStore(tmp_path))):
+            return dict(macro_table.file_macros(BuildModel(tree)))
+
+    macro_table.scan_file = counting
+    try:
+        first = table()
+        assert sorted(scanned) == sorted(files)
+        scanned.clear()
+        assert table() == first
+    finally:
+        macro_table.scan_file = scan_file
+    assert scanned == ["weights/tokenizer.json"]
+    assert first["a/gate.h"].tested == (("ET_USE_THREADPOOL", 1),)
+    assert first["weights/tokenizer.json"].mentioned == ()
+
+
 FIXTURE_CASES = sorted(CASES)[:4]
 
 

@@ -70,6 +70,14 @@ _MISS = object()
 
 
 @dataclass(frozen=True, slots=True)
+class Unread:
+    """What `many`'s compute returns for a key whose blob it could not read (a partial clone):
+    handed to the caller, never kept. Marking it lets the batch's other keys be kept."""
+
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
 class StoreInfo:
     """What `pr-check cache info` shows."""
 
@@ -235,7 +243,12 @@ class FactCache:
         missing_before = tree_module.missing_reads()
         value = compute()
         if tree_module.missing_reads() != missing_before:
-            return value  # derived from an unreadable blob: valid for this call only
+            # Derived from an unreadable blob: never stored. A review's own memo keeps it (the
+            # blob does not come back within one review, and every check asking again would
+            # pay the whole computation again); the process-wide memo does not.
+            if self._limit is None:
+                self._remember(key, value)
+            return value
         self._remember(key, value)
         if persist and self.store is not None:
             self.store.put(_store_key(name, inputs), value)
@@ -252,20 +265,26 @@ class FactCache:
         """Facts for many inputs of one kind; the missing ones computed in one call (one batch
         read of their blobs). A persisted batch is also stored whole, under the digest of its
         keys: a review of the same revisions again (a re-run, a warm re-review) reads one file
-        instead of one per key."""
+        instead of one per key. A key `compute` marks `Unread` is left out of the batch (and
+        asked for again by the next review); the others are kept."""
         wanted = list(dict.fromkeys(keys))
         batch_key = _store_key(f"{name}\0batch", digest(*sorted(map(repr, wanted)))) if persist else None
+        found: dict[Any, Any] = {}
+        batch = _MISS
         if batch_key is not None and self.store is not None and len(wanted) > 1:
             batch = self.store.get(batch_key)
-            if batch is not _MISS and isinstance(batch, dict):
+            if isinstance(batch, dict):
                 for key, value in batch.items():
                     self._remember((name, key), value)
-                return dict(batch)
-        found: dict[Any, Any] = {}
+                found.update(batch)
+            else:
+                batch = _MISS
         missing = []
         for key in wanted:
+            if key in found:
+                continue
             value = self._memo.get((name, key), _MISS)
-            if value is _MISS and persist and self.store is not None:
+            if value is _MISS and persist and self.store is not None and batch is _MISS:
                 value = self.store.get(_store_key(name, key))
                 if value is not _MISS:
                     self._remember((name, key), value)
@@ -273,18 +292,24 @@ class FactCache:
                 missing.append(key)
             else:
                 found[key] = value
+        kept_new = False
+        unread: set[Any] = set()
         if missing:
             missing_before = tree_module.missing_reads()
             computed = dict(compute(missing))
+            unread = {key for key, value in computed.items() if isinstance(value, Unread)}
+            for key in unread:
+                found[key] = computed.pop(key).value
             found.update(computed)
-            if tree_module.missing_reads() != missing_before:
-                return found  # derived while a blob was missing: kept for nobody
+            if tree_module.missing_reads() != missing_before and not unread:
+                return found  # derived while a blob was missing, and compute could not say which: kept for nobody
             for key, value in computed.items():
                 self._remember((name, key), value)
                 if persist and self.store is not None:
                     self.store.put(_store_key(name, key), value)
-        if batch_key is not None and self.store is not None and len(wanted) > 1 and len(found) == len(wanted):
-            self.store.put(batch_key, found)
+            kept_new = bool(computed)
+        if batch_key is not None and self.store is not None and len(wanted) > 1 and (batch is _MISS or kept_new):
+            self.store.put(batch_key, {key: value for key, value in found.items() if key not in unread})
         return found
 
     def load(self, name: str, inputs: Any, *, keep: bool = True) -> Any:

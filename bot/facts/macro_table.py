@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.facts import cache
+from bot.tree import missing_reads
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -245,20 +246,30 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
         by_blob = {b: p for p, b in blobs.items()}
 
         def scan(missing: list) -> dict:
-            # A blob a partial clone lacks (ExecuTorch's LFS tokenizer.json files) has no macros to
-            # read: left out, so that the facts of every other file are kept across reviews.
-            present = model.tree.readable(by_blob[key[0]] for key in missing)
-            return {
-                key: scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"")
-                for key in missing
-                if by_blob[key[0]] in present
-            }
+            model.tree.prefetch(by_blob[b[0]] for b in missing)
+            found = {}
+            for key in missing:
+                unread_before = missing_reads()
+                macros = scan_file(key[1], model.tree.read(by_blob[key[0]]) or b"")
+                # A blob a partial clone lacks (ExecuTorch's large tokenizer files) spoils only its own entry.
+                found[key] = cache.Unread(macros) if missing_reads() != unread_before else macros
+            return found
 
         # The path is part of the key: one blob reads as a source or as a build file by its name.
         found = cache.many("macro-table:file", [(b, p) for p, b in blobs.items()], scan, persist=True)
         return {p: found[(b, p)] for p, b in blobs.items() if (b, p) in found}
 
     return model.memo(("macro-table:files",), compute)
+
+
+def macros_of(model: BuildModel, paths) -> dict[str, FileMacros]:
+    """path -> its macros, for the given paths that are sources or build files of the revision
+    (a few changed files, without the whole table)."""
+    found = {}
+    for path in paths:
+        if (_is_source(path) or _is_build_file(path)) and model.tree.exists(path):
+            found[path] = scan_file(path, model.tree.read(path) or b"")
+    return found
 
 
 def defined_macros(model: BuildModel) -> Mapping[str, MacroPlace]:
