@@ -222,6 +222,9 @@ def test_the_macro_table_of_a_partial_clone_keeps_every_readable_file(tmp_path):
             return macro_table.file_macros(BuildModel(tree, cache=EvaluationCache(tmp_path)))
 
     first = table(hidden=("weights/tokenizer.json",))
-    assert set(first) == {"lib/reduce.h", "lib/BUCK"}
+    # The unreadable file reads as empty (and its entry is not kept); the others give their macros.
+    assert first["weights/tokenizer.json"] == macro_table.scan_file("weights/tokenizer.json", b"")
+    assert first["lib/reduce.h"] != macro_table.scan_file("lib/reduce.h", b"")
+    assert first["lib/BUCK"] != macro_table.scan_file("lib/BUCK", b"")
     # A later review reads the kept facts back: even with reduce.h's blob gone too, its macros are known.
     assert table(hidden=("weights/tokenizer.json", "lib/reduce.h")) == first
