@@ -20,8 +20,10 @@ no target lists is reported whatever the change. A gap the change only brings in
 file first shipped by a new target, a package whose `__init__.py` a target now lists) is left
 to `pr-check scan`.
 
-Only imports that run unconditionally count: an import inside a `try:` (an optional dependency
-with a fallback) or under `if TYPE_CHECKING:` is not reported; a package's `__init__.py` counts
+Only imports that run when the module is imported count: an import inside a function (a lazy
+import, Python's way to use a module its target cannot depend on without a cycle: the Arm
+quantizer's in 160d55cc3d), inside a `try:` (an optional dependency with a fallback) or under
+`if TYPE_CHECKING:` is not reported; a package's `__init__.py` counts
 only where some target lists it (else the package is a namespace). Nor are modules that are not
 files of the tree (C++ extensions, generated code, other
 repositories), targets that set `base_module` and targets whose closure runs through a label of
@@ -238,8 +240,8 @@ def _imports(model: BuildModel, paths: list[str]) -> dict[str, tuple[_Import, ..
 
 
 def imports_of(text: str, path: str) -> tuple[_Import, ...]:
-    """The imports of `text` (the file at `path`) that run whenever the module is imported or its
-    functions are called: outside `try:` bodies and `if TYPE_CHECKING:` blocks."""
+    """The imports of `text` (the file at `path`) that run whenever the module is imported: outside
+    functions, `try:` bodies and `if TYPE_CHECKING:` blocks."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -248,6 +250,8 @@ def imports_of(text: str, path: str) -> tuple[_Import, ...]:
     found: list[_Import] = []
 
     def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return  # a lazy import: how a module uses one its target cannot depend on (a cycle)
         if isinstance(node, ast.Try | ast.TryStar):
             for handler in node.handlers:
                 visit_all(handler.body)
@@ -339,6 +343,8 @@ _MANAGER = (
     "from .helpers import helper{helper_marker}\n"
     "from executorch.exir import to_edge{package_marker}\n"
     "from executorch.backends import transforms\n"
+    "def later():\n"
+    "    from executorch.backends.transforms.optional import Optional  # lazy: not reported\n"
 )
 _DROPPED = "from executorch.backends.transforms.remove_permutes import RemovePermutes{marker}\n"
 _FILES = {
