@@ -41,8 +41,9 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 	@if [ -d "$(MIRROR)" ]; then $(MAKE) corpus; else echo "no ExecuTorch mirror at $(MIRROR): corpus skipped"; fi
 
-# Recall on the regression corpus (tests/real_tree/corpus/): the table and the figures (about
-# 20-40 minutes cold on 2 cores). Needs a pytorch/executorch mirror.
+# Recall on the regression corpus (tests/real_tree/corpus/): the table and the figures (48
+# regressions and 64 quiet commits: about 45 minutes cold in four shards on a loaded 2-core machine,
+# longer in one process). Needs a pytorch/executorch mirror.
 MIRROR ?= $(or $(PR_CHECK_EXECUTORCH_MIRROR),/work/.mirror/pytorch+executorch/repo)
 corpus: $(STAMP)
 	nice -n 10 $(BIN)/python -m bench.corpus --repo $(MIRROR)

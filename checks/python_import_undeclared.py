@@ -1,0 +1,442 @@
+"""A Buck Python target imports a repository module that its deps do not bring.
+
+A `python_library`, `python_test` or `python_binary` (and the internal `python_pytest` and
+`python_unittest`) is packaged with its own `srcs` and, through
+`deps` transitively, its dependencies' `srcs`: nothing else. An `import executorch.x.y` (or a
+relative import) in one of its sources of a module that lives in this repository therefore
+works only when `x/y.py` is listed by the target itself or by a target in its dependency
+closure. Otherwise the module is absent from the package and the import fails when the test or
+binary runs (ExecuTorch's forward fixes say it: "forward fix for copy_remove pass dependency",
+9e37d87071; "add missing buck deps for transform passes in arm_pass_manager", c4ec988d16). Two
+cases:
+
+- the module is listed by some target, which is not in the closure: add that target to `deps`;
+- the module is listed by no Python target of any cell (a new file never added to `srcs`, as
+  `matmul_to_bmm_pass.py`, 2d0446b2f8): list it in the `srcs` of the target that ships it.
+
+A gap is this change's when it wrote the import, or when a target that shipped the file had the
+module in its closure before the change (a dep dropped, a module moved elsewhere); a module that
+no target lists is reported whatever the change. A gap the change only brings into view (an old
+file first shipped by a new target, a package whose `__init__.py` a target now lists) is left
+to `pr-check scan`.
+
+Only imports that run when the module is imported count: an import inside a function (a lazy
+import, Python's way to use a module its target cannot depend on without a cycle: the Arm
+quantizer's in 160d55cc3d), inside a `try:` (an optional dependency with a fallback) or under
+`if TYPE_CHECKING:` is not reported; a package's `__init__.py` counts
+only where some target lists it (else the package is a namespace). Nor are modules that are not
+files of the tree (C++ extensions, generated code, other
+repositories), targets that set `base_module` and targets whose closure runs through a label of
+this repository that the cell does not define (a package that fails to evaluate is
+`buck-eval-error`'s to report).
+
+Example (bad): `arm_pass_manager.py` (in `//backends/arm/_passes:passes`) imports
+`executorch.backends.transforms.remove_permutes_around_elementwise_ops`, owned by
+`//backends/transforms:remove_permutes_around_elementwise_ops`, which is not among its deps.
+
+Use instead: add the owning target to the importing target's `deps`.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import flatten
+from bot.check import BUCK_FILES, Check, Example
+from bot.facts import cache as facts
+from bot.model import Evidence, Hit, Severity
+from bot.snapshot import BuildModel, Snapshot
+from checks.support.callsite import attribute_line
+
+# `python_pytest` and `python_unittest` are internal macros (fbcode_macros): the model records their
+# calls under those names, with the deps as written.
+PYTHON_KINDS = frozenset({"python_library", "python_test", "python_binary", "python_pytest", "python_unittest"})
+_ROOT_PACKAGE = "executorch"
+
+
+@dataclass(frozen=True, slots=True)
+class _Import:
+    """One unconditional import of a module of this repository's namespace, as written."""
+
+    line: int
+    end_line: int  # the last line of a parenthesized `from m import (\n a,\n b)`
+    module: str  # dotted, absolute (`executorch.backends.arm.foo`)
+    names: tuple[str, ...]  # `from module import a, b`: a and b (each may be a submodule)
+
+
+@dataclass(frozen=True, slots=True)
+class _Gap:
+    """One import, in a file some targets ship, of a module their closures lack."""
+
+    path: str
+    module_path: str
+    found: _Import
+    targets: tuple[BuckTarget, ...]
+    owners: tuple[str, ...]  # labels of the targets that list the module; () when none does
+
+
+def run(snap: Snapshot, options: object) -> Iterator[Hit]:
+    gaps = snap.head.memo(("python-import-undeclared",), lambda: _gaps(snap.head), persist=True)
+    closures: dict[str, dict[str, frozenset[str] | None]] = {}
+    for gap in gaps:
+        if not gap.owners or snap.base is snap.head or _made_by_change(snap, gap, closures):
+            yield _hit(snap.head, gap)
+
+
+def _made_by_change(snap: Snapshot, gap: _Gap, closures: dict[str, dict[str, frozenset[str] | None]]) -> bool:
+    """Did this change make the gap? It wrote the import (a line of it is added), or a target that
+    shipped the file at base had the module in its closure then (a dep dropped, a module moved
+    to a target it does not depend on). A gap the change only brings into view is not its doing:
+    an old file first shipped by a new target, a package whose `__init__.py` a target now lists
+    (f01198f285 gives the Arm `debug/schema.py` a target and `tosa/__init__.py` an owner)."""
+    change = snap.changes.get(gap.path)
+    if change is not None and any(line in change.added for line in range(gap.found.line, gap.found.end_line + 1)):
+        return True
+    for target in gap.targets:
+        graph = snap.base.cell(target.cell)
+        if target.label not in graph.targets:
+            continue
+        unknown = frozenset(error.package for error in graph.errors) | frozenset(
+            t.package for t in graph.targets.values()
+        )
+        memo = closures.setdefault(target.cell, {})
+        provided = _provided(graph, target.label, unknown, snap.base.tree.is_dir, memo)
+        if provided is not None and gap.module_path in provided:
+            return True
+    return False
+
+
+def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
+    owners = _owners(model)
+    # (importing file, module file) -> the targets shipping the file without the module, and the import
+    gaps: dict[tuple[str, str], tuple[list[BuckTarget], _Import]] = {}
+    for cell in CELLS:
+        graph = model.cell(cell)
+        failed = frozenset(error.package for error in graph.errors)
+        packages = frozenset(t.package for t in graph.targets.values())
+        python = {label: t for label, t in graph.targets.items() if t.kind in PYTHON_KINDS}
+        files = sorted({path for target in python.values() for path in _sources(target)})
+        imports = _imports(model, files)
+        closure: dict[str, frozenset[str] | None] = {}
+        for label, target in sorted(python.items()):
+            if target.attr("base_module") is not None:
+                continue
+            for path in _sources(target):
+                for found in imports.get(path, ()):
+                    for module_path in _module_files(model, found):
+                        if module_path.endswith("__init__.py") and module_path not in owners:
+                            continue  # a package no target lists: a namespace, not a missing source
+                        lacking = gaps.get((path, module_path))
+                        if lacking is not None and any(t.label == label for t in lacking[0]):
+                            continue
+                        provided = _provided(graph, label, failed | packages, model.tree.is_dir, closure)
+                        if provided is None or module_path in provided:
+                            continue
+                        gaps.setdefault((path, module_path), ([], found))[0].append(target)
+    return tuple(
+        _Gap(path, module_path, found, tuple(targets), owners.get(module_path, ()))
+        for (path, module_path), (targets, found) in sorted(gaps.items(), key=lambda item: item[0])
+    )
+
+
+def _sources(target: BuckTarget) -> tuple[str, ...]:
+    """Repository paths of the Python files a target ships (a dict's values are its sources)."""
+    value = target.attrs.get("srcs")
+    items = value.values() if isinstance(value, dict) else flatten(value)
+    return tuple(
+        posixpath.normpath(posixpath.join(target.package, item))
+        for item in items
+        if isinstance(item, str)
+        and item.endswith(".py")
+        and not item.startswith((":", "/", "@", "$"))
+        and "//" not in item
+    )
+
+
+def _owners(model: BuildModel) -> Mapping[str, tuple[str, ...]]:
+    """Python file -> labels of the Python targets (any cell) that list it."""
+    found: dict[str, list[str]] = {}
+    for cell in CELLS:
+        for label, target in model.cell(cell).targets.items():
+            if target.kind in PYTHON_KINDS:
+                for path in _sources(target):
+                    if label not in found.setdefault(path, []):
+                        found[path].append(label)
+    return {path: tuple(labels) for path, labels in found.items()}
+
+
+def _provided(
+    graph: CellGraph,
+    label: str,
+    unknown: frozenset[str],
+    is_dir: Callable[[str], bool],
+    memo: dict[str, frozenset[str] | None],
+) -> frozenset[str] | None:
+    """The Python files in the package of `label` (its srcs and its deps', transitively); None
+    when a dep names a target the cell does not define in a package of this repository (one
+    where the cell defines targets, one that failed to evaluate, any directory of the tree):
+    what it brings is unknown."""
+    if label in memo:
+        return memo[label]
+    memo[label] = frozenset()  # a cycle adds nothing new
+    target = graph.targets[label]
+    files = set(_sources(target))
+    for dep in target.labels("deps") + target.labels("exported_deps"):
+        if not dep.startswith("//"):
+            continue  # another cell (`fbsource//third-party/...`): not this repository's modules
+        package = dep[2:].split(":", 1)[0]
+        if dep not in graph.targets:
+            if package in unknown or is_dir(package):
+                memo[label] = None
+                return None
+            continue  # outside the repository (`//caffe2:torch`, `//pytorch/ao:torchao`)
+        below = _provided(graph, dep, unknown, is_dir, memo)
+        if below is None:
+            memo[label] = None
+            return None
+        files |= below
+    memo[label] = frozenset(files)
+    return memo[label]
+
+
+def _module_files(model: BuildModel, found: _Import) -> Iterator[str]:
+    """The repository Python files an import loads by name: `from a import b` loads `a/b.py` or
+    `a/b/__init__.py` when b is a module, else `a.py` or `a/__init__.py` (b is a name in it)."""
+    parts = found.module.split(".")
+    if parts[0] != _ROOT_PACKAGE:
+        return
+    base = "/".join(parts[1:])
+    present = []
+    for name in found.names:
+        module = f"{base}/{name}" if base else name
+        present.extend(path for path in (f"{module}.py", f"{module}/__init__.py") if model.tree.exists(path))
+    if present:
+        yield from dict.fromkeys(present)
+    elif base:
+        yield from (path for path in (f"{base}.py", f"{base}/__init__.py") if model.tree.exists(path))
+
+
+def _imports(model: BuildModel, paths: list[str]) -> dict[str, tuple[_Import, ...]]:
+    """path -> its unconditional imports of the repository's namespace; kept per blob."""
+    blobs = {path: model.tree.blob_id(path) for path in paths}
+    blobs = {p: b for p, b in blobs.items() if b is not None}
+    by_blob: dict[str, str] = {}
+    for path, blob in blobs.items():
+        by_blob.setdefault(blob, path)
+
+    def scan(missing: list) -> dict:
+        model.tree.prefetch(by_blob[b] for b, _ in missing)
+        return {(b, p): imports_of(model.tree.read_text_by_blob(b) or "", p) for b, p in missing}
+
+    # Relative imports resolve against the file's own package: the path is part of the key.
+    keys = [(blob, path) for path, blob in blobs.items()]
+    found = facts.many("python-imports", keys, scan, persist=True)
+    return {path: found.get((blob, path), ()) for path, blob in blobs.items()}
+
+
+def imports_of(text: str, path: str) -> tuple[_Import, ...]:
+    """The imports of `text` (the file at `path`) that run whenever the module is imported: outside
+    functions, `try:` bodies and `if TYPE_CHECKING:` blocks."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    package = [_ROOT_PACKAGE, *posixpath.dirname(path).split("/")] if posixpath.dirname(path) else [_ROOT_PACKAGE]
+    found: list[_Import] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return  # a lazy import: how a module uses one its target cannot depend on (a cycle)
+        if isinstance(node, ast.Try | ast.TryStar):
+            for handler in node.handlers:
+                visit_all(handler.body)
+            visit_all(node.orelse)
+            visit_all(node.finalbody)
+            return
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            visit_all(node.orelse)
+            return
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == _ROOT_PACKAGE:
+                    found.append(_Import(node.lineno, node.end_lineno or node.lineno, alias.name, ()))
+            return
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                if node.level > len(package):
+                    return
+                module = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module.split(".")[0] == _ROOT_PACKAGE:
+                names = tuple(a.name for a in node.names if a.name != "*")
+                found.append(_Import(node.lineno, node.end_lineno or node.lineno, module, names))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    def visit_all(nodes: list[ast.stmt]) -> None:
+        for child in nodes:
+            visit(child)
+
+    visit(tree)
+    return tuple(found)
+
+
+def _hit(model: BuildModel, gap: _Gap) -> Hit:
+    targets, path, found, module_path, owners = gap.targets, gap.path, gap.found, gap.module_path, gap.owners
+    first = targets[0]
+    shipping = ", ".join(f"`{t.label}`" for t in targets[:3]) + (
+        f" and {len(targets) - 3} more" if len(targets) > 3 else ""
+    )
+    if owners:
+        named = ", ".join(f"`{label}`" for label in owners[:3])
+        what = f"listed by {named}, which is not among the deps of {shipping}, directly or through them"
+        advice = f"Add {'it' if len(owners) == 1 else 'one of them'} to `deps`."
+    else:
+        what = f"listed in the `srcs` of no Python target, so {shipping} cannot ship it"
+        advice = "List it in the `srcs` of the target that ships it (or of the importer)."
+    dotted = module_path[: -len(".py")].removesuffix("/__init__").replace("/", ".")
+    module = f"executorch.{dotted}"
+    return Hit(
+        path=path,
+        line=found.line,
+        message=(
+            f"`{path}` imports `{module}`, whose file `{module_path}` is {what}: buck2 packages the "
+            f"target without it and the import fails when it runs. {advice}"
+        ),
+        key=f"{path}|{module_path}",
+        target=first.label,
+        cell=first.cell,
+        offending_text=found.module,
+        evidence=(
+            Evidence(path, found.line, f"imports `{module}`"),
+            *(_deps_evidence(model, target) for target in targets[:3]),
+        ),
+    )
+
+
+def _deps_evidence(model: BuildModel, target: BuckTarget) -> Evidence:
+    line = attribute_line(model.text(target.path) or "", target, "deps") or target.line
+    return Evidence(target.path, line, f"`{target.label}` deps")
+
+
+_PASSES_BUCK = 'python_library(\n    name = "passes",\n    srcs = ["arm_pass_manager.py"],\n    deps = [{deps}],\n)\n'
+_TRANSFORMS_BUCK = (
+    'python_library(\n    name = "remove_permutes",\n    srcs = ["remove_permutes.py"],\n)\n'
+    'python_library(\n    name = "optional",\n    srcs = ["optional.py"],\n)\n'
+)
+_MANAGER = (
+    "from typing import TYPE_CHECKING\n"
+    "from executorch.backends.transforms.remove_permutes import RemovePermutes{marker}\n"
+    "try:\n"
+    "    from executorch.backends.transforms.optional import Optional\n"
+    "except ImportError:\n"
+    "    Optional = None\n"
+    "if TYPE_CHECKING:\n"
+    "    from executorch.backends.transforms import optional\n"
+    "from .helpers import helper{helper_marker}\n"
+    "from executorch.exir import to_edge{package_marker}\n"
+    "from executorch.backends import transforms\n"
+    "def later():\n"
+    "    from executorch.backends.transforms.optional import Optional  # lazy: not reported\n"
+)
+_DROPPED = "from executorch.backends.transforms.remove_permutes import RemovePermutes{marker}\n"
+_FILES = {
+    "backends/transforms/BUCK": _TRANSFORMS_BUCK,
+    "backends/transforms/remove_permutes.py": "class RemovePermutes: pass\n",
+    "backends/transforms/optional.py": "class Optional: pass\n",
+    "backends/arm/_passes/helpers.py": "def helper(): pass\n",
+    # A package whose __init__.py a target lists, and one (backends/) that none does: a namespace.
+    "exir/BUCK": 'python_library(\n    name = "lib",\n    srcs = ["__init__.py"],\n)\n',
+    "exir/__init__.py": "def to_edge(): pass\n",
+    "backends/transforms/__init__.py": "",
+}
+
+CHECK = Check(
+    id="python-import-undeclared",
+    inputs=(*BUCK_FILES, ".py"),
+    severity=Severity.MAJOR,
+    title="Python module imported from a target that does not depend on it",
+    doc=__doc__,
+    run=run,
+    bad=(
+        # The owners exist but are not deps; the sibling helpers.py is listed by no target.
+        Example(
+            base={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps=""),
+                "backends/arm/_passes/arm_pass_manager.py": "x = 1\n",
+            },
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps=""),
+                "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
+                    marker="  # expect: python-import-undeclared",
+                    helper_marker="  # expect: python-import-undeclared",
+                    package_marker="  # expect: python-import-undeclared",
+                ),
+            },
+        ),
+        # A dep dropped: the import did not change, the closure did.
+        Example(
+            base={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps='"//backends/transforms:remove_permutes"'),
+                "backends/arm/_passes/arm_pass_manager.py": _DROPPED.format(marker=""),
+            },
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps=""),
+                "backends/arm/_passes/arm_pass_manager.py": _DROPPED.format(
+                    marker="  # expect: python-import-undeclared"
+                ),
+            },
+        ),
+    ),
+    good=(
+        # An old file that a new target now ships brings an old gap into view: not this change's.
+        Example(
+            base={
+                **_FILES,
+                "backends/arm/_passes/arm_pass_manager.py": _DROPPED.format(marker=""),
+            },
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps=""),
+                "backends/arm/_passes/arm_pass_manager.py": _DROPPED.format(marker=""),
+            },
+        ),
+        # The owner arrives through a dep's deps; helpers.py is listed with the importer.
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": (
+                    "python_library(\n"
+                    '    name = "passes",\n'
+                    '    srcs = ["arm_pass_manager.py", "helpers.py"],\n'
+                    '    deps = [":transforms"],\n'
+                    ")\n"
+                    'python_library(\n    name = "transforms",\n    deps = ["//backends/transforms:remove_permutes", "//exir:lib"],\n)\n'
+                ),
+                "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
+                    marker="", helper_marker="", package_marker=""
+                ),
+            }
+        ),
+        # What a dep brings is unknown when it lies in a package that fails to evaluate.
+        Example(
+            head={
+                **_FILES,
+                "backends/transforms/BUCK": _TRANSFORMS_BUCK + "python_library(\n",
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps='"//backends/transforms:remove_permutes"'),
+                "backends/arm/_passes/arm_pass_manager.py": "from executorch.backends.transforms.remove_permutes import R\n",
+            }
+        ),
+    ),
+)
