@@ -35,13 +35,24 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         graph = snap.head.cell(cell)
         failing: dict[tuple[str, platforms.SelectFailure], list[str]] = {}
         for platform in snap.head.platforms(cell):
-            for label, target in sorted(graph.targets.items()):
-                if target.primary_label != label and target.primary_label in graph.targets:
-                    continue  # the wrapper's `_static` twin fails with the target it copies
-                for failure in platforms.select_failures(target, platform):
+            found = snap.head.graph_memo(cell, ("select-failures", platform), lambda g, p=platform: _failures(g, p))
+            for label, failures in found:
+                for failure in failures:
                     failing.setdefault((label, failure), []).append(platform.name)
         for (label, failure), names in sorted(failing.items(), key=lambda item: (item[0][0], item[0][1].attribute)):
             yield _hit(snap, cell, graph.targets[label], failure, names)
+
+
+def _failures(graph, platform) -> tuple[tuple[str, tuple[platforms.SelectFailure, ...]], ...]:
+    """(label, its failing selects) for the targets of `graph` with any on `platform`."""
+    found = []
+    for label, target in sorted(graph.targets.items()):
+        if target.primary_label != label and target.primary_label in graph.targets:
+            continue  # the wrapper's `_static` twin fails with the target it copies
+        failures = platforms.select_failures(target, platform)
+        if failures:
+            found.append((label, failures))
+    return tuple(found)
 
 
 def _hit(snap: Snapshot, cell: str, target, failure: platforms.SelectFailure, names: list[str]) -> Hit:
