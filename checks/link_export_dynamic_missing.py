@@ -142,7 +142,11 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
         flag = edits.string_literal(text, _FLAG.strip('"'))
         fixed = edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after="link_whole")
         fix = fix_between(target.path, text, fixed, "export the executable's symbols wherever the shims are linked")
-    through = "" if exporter == target.label else f" (linked by `{exporter}`)"
+    twin_of = (
+        f"`{cmake_name}`, its own CMake twin,"
+        if exporter == target.label
+        else f"`{cmake_name}`, the CMake twin of `{exporter}`, which links it,"
+    )
     evidence = [
         Evidence(target.path, target.line, f"`{target.label}` is made `link_whole` by this change in `{cell}`"),
         Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
@@ -153,8 +157,8 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
         end_line=target.end_line,
         message=(
             f"`{target.label}` is now force-linked so that AOTInductor libraries can bind to its symbols when "
-            f"loaded; CMake also makes their host export them (`{cmake_name}`{through} gives its consumers "
-            f"`{option.value}`, {option.scope}). `{cell}` links the library as a shared object by default, so "
+            f"loaded; CMake also makes their host export them: {twin_of} gives its consumers `{option.value}` "
+            f"({option.scope}). `{cell}` links the library as a shared object by default, so "
             "nothing breaks yet, but a binary or test that links it statically fails to load a model "
             "(`undefined symbol: aoti_torch_...`) unless it adds the flag itself. "
             f"Fix: add `exported_linker_flags = [{_FLAG}]` here, or say on the target that static consumers need it."
