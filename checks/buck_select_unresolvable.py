@@ -7,7 +7,10 @@ with two matching keys, neither more specific, and different values, it fails to
 keys ... match the configuration, but neither is more specific"). Unlike an incompatible target,
 which a wildcard build skips, a target that fails to configure fails the build of every pattern
 that names it, `//pkg/...` included. A target that excludes the platform itself
-(`compatible_with`, `target_compatible_with`) is skipped: buck2 resolves those first.
+(`compatible_with`, `target_compatible_with`) is skipped: buck2 resolves those first. In the
+open-source build, a target no CI command builds is reported at minor, saying so (on the Aug 2026
+tree: XNNPACK's `ukernels_neondotfp16arith`, whose arm-only `compiler_flags` select has no
+`DEFAULT`, reached on x86 only through an arm-only branch of its dependents).
 
 The platforms are the cell's (the cell table, or `[buck.platforms]` in `.github/pr-check.toml`):
 xplat builds for CPU-only Android, iOS and Linux and for Linux with CUDA.
@@ -23,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck import platforms
-from bot.buck.cells import CELLS
+from bot.buck.cells import CELLS, cell_named
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support.callsite import attribute_line
@@ -39,8 +43,12 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             for label, failures in found:
                 for failure in failures:
                     failing.setdefault((label, failure), []).append(platform.name)
+        oss = cell_named(cell).is_oss
+        by_name = {platform.name: platform for platform in snap.head.platforms(cell)}
         for (label, failure), names in sorted(failing.items(), key=lambda item: (item[0][0], item[0][1].attribute)):
-            yield _hit(snap, cell, graph.targets[label], failure, names)
+            # Built where CI's targets reach it through deps as configured on that platform.
+            unbuilt = oss and not any(scope_of(snap.head, cell, by_name[name]).builds(label) for name in names)
+            yield _hit(snap, cell, graph.targets[label], failure, names, unbuilt)
 
 
 def _failures(graph, platform) -> tuple[tuple[str, tuple[platforms.SelectFailure, ...]], ...]:
@@ -55,7 +63,7 @@ def _failures(graph, platform) -> tuple[tuple[str, tuple[platforms.SelectFailure
     return tuple(found)
 
 
-def _hit(snap: Snapshot, cell: str, target, failure: platforms.SelectFailure, names: list[str]) -> Hit:
+def _hit(snap: Snapshot, cell: str, target, failure: platforms.SelectFailure, names: list[str], unbuilt: bool) -> Hit:
     text = snap.head.text(target.path) or ""
     line = attribute_line(text, target, failure.attribute) or target.line
     where = ", ".join(f"`{name}`" for name in names)
@@ -78,12 +86,19 @@ def _hit(snap: Snapshot, cell: str, target, failure: platforms.SelectFailure, na
         message=(
             f"`{target.label}`: {problem}. buck2 fails to configure it there, so every build of a pattern that "
             f"names it (`buck2 build //{target.package}/...` included) fails in `{cell}`. {advice}"
+            + (
+                " No CI command of this build builds it (a dependent may reach it only through another select "
+                "branch), so CI stays green and this is reported at minor."
+                if unbuilt
+                else ""
+            )
         ),
         key=f"{target.primary_label}|{cell}|{failure.attribute}|{'ambiguous' if failure.ambiguous else 'no-match'}",
         target=target.label,
         cell=cell,
         offending_text=failure.attribute,
         evidence=(Evidence(target.path, target.line, f"`{target.label}` is defined in `{cell}`"),),
+        outside_build_scope=unbuilt,
     )
 
 
