@@ -161,10 +161,18 @@ def _findings(check: Check, snapshot: Snapshot) -> list[Finding]:
         ]
 
 
+def _capped(severity: Severity, hit: Hit) -> Severity:
+    if hit.outside_build_scope:
+        severity = min(severity, Severity.MINOR)
+    if hit.at_most is not None:
+        severity = min(severity, hit.at_most)
+    return severity
+
+
 def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
     return Finding(
         rule=rule,
-        severity=min(severity, Severity.MINOR) if hit.outside_build_scope else severity,
+        severity=_capped(severity, hit),
         title=title,
         path=hit.path,
         line=hit.line,

@@ -78,6 +78,8 @@ class Hit:
     # Found where the cell's CI never looks (a package no open-source CI command loads) and
     # reported anyway: the engine keeps it instead of dropping it, at minor at most.
     outside_build_scope: bool = False
+    # A rule's softer case (a gap no built target hits yet): reported at this severity at most.
+    at_most: Severity | None = None
 
 
 @dataclass(frozen=True, slots=True)

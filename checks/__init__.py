@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.check import Check
 from checks import (
     buck_eval_error,
+    buck_select_unresolvable,
     cell_arch_flags_missing,
     cell_dependency_missing,
     cmake_config_unknown_target,
@@ -44,6 +45,7 @@ ALL: tuple[Check, ...] = tuple(
     sorted(
         (
             buck_eval_error.CHECK,
+            buck_select_unresolvable.CHECK,
             cell_arch_flags_missing.CHECK,
             cell_dependency_missing.CHECK,
             cmake_config_unknown_target.CHECK,

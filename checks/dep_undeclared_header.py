@@ -58,6 +58,7 @@ from bot.facts.header_deps import (
     CXX_KINDS,
     DependencyIndex,
     DependencyTable,
+    configured_views,
     include_is_active,
     recorded_as_written,
     wrapper_added_deps,
@@ -134,8 +135,9 @@ class _Gap:
     owner_attribute: str
     conditions: tuple[str, ...]
     chain: tuple[tuple[str, int, str], ...]  # (path, line, include) from the target's own file
-    # For a header-only target: the compiling dependent that lacks the owner ("" otherwise).
+    # For a header-only target: the compiling dependent that lacks the owner (None otherwise).
     dependent: BuckTarget | None = None
+    platform: str = ""  # the platform it breaks on, where another configuration has the owner
 
 
 def _undeclared(model: BuildModel) -> tuple[Hit, ...]:
@@ -174,6 +176,7 @@ def _cell_state(model: BuildModel, cell: str) -> _CellState:
         index = DependencyIndex.build(
             graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS
         )
+        index = configured_views(model, cell, index)
         files_of: dict[str, tuple[str, ...]] = {}
         compiling: set[str] = set()
         dependents: dict[str, list[str]] = {}
@@ -328,6 +331,16 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
                     following.append((repo_path, (*chain, (path, line, include))))
                     continue
                 if index.reaches(target.label, owner_labels[include]):
+                    # In some configuration; a platform that lacks the owner (a dep under select()) may still break.
+                    for view in index.unreached_on(target.label, owner_labels[include]):
+                        visible_there = view.index.visible(target.label)
+                        if view.index.dangling(visible_there):
+                            continue
+                        there = view.index.defines(target.label, visible_there, view.platform)
+                        gap = _confirmed_gap(model, target, path, line, include, chain, there, owning, cell)
+                        if gap is not None:
+                            found.append(dataclasses.replace(gap, platform=view.platform.name))
+                            break
                     continue
                 if visible is None:
                     visible = index.visible(target.label)
@@ -451,6 +464,8 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
         if dependent is not None
         else " It compiles only while something else brings the header in."
     )
+    if gap.platform:
+        return _configured_hit(gap, target, owner_label, active, evidence)
     message = (
         f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, which none of its "
         f"dependencies provides (not in its `deps` or, through them, their `exported_deps`; "
@@ -469,6 +484,29 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
         offending_text=gap.include,
         evidence=tuple(evidence),
         fix=fix,
+    )
+
+
+def _configured_hit(gap: _Gap, target: BuckTarget, owner_label: str, active: str, evidence: list) -> Hit:
+    """A gap on one platform only: the owner comes through a dependency chosen by a select()."""
+    message = (
+        f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, but on "
+        f"`{gap.platform}` (in `{gap.cell}`) none of its dependencies provides it: the owner is reached only "
+        "through a dependency a `select()` leaves out there, and the target still builds there. Put the include "
+        f"under the same condition as the dependency, depend on `{owner_label}` outside the `select()`, or make "
+        f"`{target.primary_label}` incompatible with `{gap.platform}`."
+    )
+    deps = evidence[-1]
+    evidence = [*evidence[:-1], Evidence(deps.path, deps.line, f"`{target.primary_label}` declares its deps here")]
+    return Hit(
+        path=gap.path,
+        line=gap.line,
+        message=message,
+        key=f"{target.primary_label}<-{gap.include}|{gap.platform}",
+        target=target.primary_label,
+        cell=gap.cell,
+        offending_text=gap.include,
+        evidence=tuple(evidence),
     )
 
 
@@ -621,6 +659,33 @@ def _header_only_files(runner_deps: str, marker: str = "") -> dict[str, str]:
     }
 
 
+def _slim_files(storage_flags: str, marker: str = "", condition: str = "") -> dict[str, str]:
+    """SlimTensor's `storage` (#24817), whose CUDA guard dep is under select(has_cuda): absent on
+    the CPU-only platforms xplat builds for, present on the CUDA one."""
+    include = f"#include <executorch/slim/cuda/guard.h>{marker}\n"
+    return {
+        ".buckconfig": _BUCKCONFIG,
+        "slim/cuda/BUCK": (
+            "cxx_library(\n"
+            '    name = "guard",\n'
+            '    exported_headers = ["guard.h"],\n'
+            '    compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+            '    visibility = ["PUBLIC"],\n'
+            ")\n"
+        ),
+        "slim/cuda/guard.h": "#pragma once\n",
+        "slim/core/BUCK": (
+            "cxx_library(\n"
+            '    name = "storage",\n'
+            '    srcs = ["storage.cpp"],\n'
+            '    deps = select({"ovr_config//cuda:has_cuda": ["//slim/cuda:guard"], "DEFAULT": []}),\n'
+            f"{storage_flags}"
+            ")\n"
+        ),
+        "slim/core/storage.cpp": f"#if {condition}\n{include}#endif\n" if condition else include,
+    }
+
+
 CHECK = Check(
     id="dep-undeclared-header",
     fixable=True,
@@ -631,6 +696,8 @@ CHECK = Check(
     run=run,
     bad=(
         Example(head=_pybindings_files('"//extension/cuda:caller_stream"', "  // expect: dep-undeclared-header")),
+        # The guard is a dep only with CUDA, but the include is unconditional: CPU-only builds break.
+        Example(head=_slim_files("", "  // expect: dep-undeclared-header")),
         # The source given as a label (`export_file`, shared by several bindings) is read the same.
         Example(
             head=_pybindings_files(
@@ -721,6 +788,15 @@ CHECK = Check(
         ),
     ),
     good=(
+        # The include is compiled only where the dep is there: with CUDA both, on CPU-only neither.
+        Example(
+            head=_slim_files(
+                '    preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DCUDA_AVAILABLE=1"], "DEFAULT": []}),\n',
+                condition="defined(CUDA_AVAILABLE)",
+            )
+        ),
+        # CUDA-only itself: it never builds where the dep is absent.
+        Example(head=_slim_files('    compatible_with = ["ovr_config//cuda:has_cuda"],\n')),
         Example(head=_pybindings_files('"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"', "")),
         # A header-only target compiles nothing: its header builds in every dependent, all of
         # which have the owner (irunner.h including error.h, 08c07fa1d7).

@@ -99,9 +99,78 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             yield _hit(snap, cell, target, cmake_target, above)
     for cell in options.static_binary_cells:
         yield from _static_binaries(snap, cell, exporting)
+        yield from _newly_force_linked(snap, cell, exporting)
 
 
 _STATIC_LINK_STYLES = ("static", "static_pic")
+
+
+def _newly_force_linked(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]) -> Iterator[Hit]:
+    """Libraries of `cell` this change makes `link_whole` under a library whose twin exports the flag.
+
+    Force-linking is for symbols nothing in the executable calls: here, the shims an AOTInductor
+    library binds to when it is loaded, which it finds only if the executable exports them. The
+    cell links the library as a shared object by default, so no build breaks yet (hence minor),
+    but every binary or test that links it statically has to rediscover the flag (#24643's review,
+    item 2; its author's fbcode test failed with `undefined symbol: aoti_torch_dtype_float32`).
+    """
+    if snap.base is snap.head:
+        return
+    graph, before = snap.head.cell(cell), snap.base.cell(cell).targets
+    for label, target in sorted(graph.targets.items()):
+        earlier = before.get(label)
+        if target.attr("link_whole") is not True or earlier is None or earlier.attr("link_whole") is True:
+            continue
+        if "library" not in target.kind or _flag_in_closure(snap, cell, label):
+            continue
+        above = [
+            e
+            for e in sorted(exporting)
+            if e in graph.targets and (e == label or label in linkage.dependency_closure(snap.head, cell, e))
+        ]
+        if above:
+            yield _force_linked_hit(snap, cell, target, above[0], exporting[above[0]])
+
+
+def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str]) -> Hit:
+    profile, cmake_name = twin
+    option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    text = snap.head.text(target.path) or ""
+    call = call_of(text, target)
+    fix = None
+    if call is not None and call.keyword("exported_linker_flags") is None:
+        flag = edits.string_literal(text, _FLAG.strip('"'))
+        fixed = edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after="link_whole")
+        fix = fix_between(target.path, text, fixed, "export the executable's symbols wherever the shims are linked")
+    twin_of = (
+        f"`{cmake_name}`, its own CMake twin,"
+        if exporter == target.label
+        else f"`{cmake_name}`, the CMake twin of `{exporter}`, which links it,"
+    )
+    evidence = [
+        Evidence(target.path, target.line, f"`{target.label}` is made `link_whole` by this change in `{cell}`"),
+        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+    ]
+    return Hit(
+        path=target.path,
+        line=target.line,
+        end_line=target.end_line,
+        message=(
+            f"`{target.label}` is now force-linked so that AOTInductor libraries can bind to its symbols when "
+            f"loaded; CMake also makes their host export them: {twin_of} gives its consumers `{option.value}` "
+            f"({option.scope}). `{cell}` links the library as a shared object by default, so "
+            "nothing breaks yet, but a binary or test that links it statically fails to load a model "
+            "(`undefined symbol: aoti_torch_...`) unless it adds the flag itself. "
+            f"Fix: add `exported_linker_flags = [{_FLAG}]` here, or say on the target that static consumers need it."
+        ),
+        key=f"{target.primary_label}|{cell}|force-linked",
+        target=target.label,
+        cell=cell,
+        offending_text=cmake_name,
+        evidence=tuple(evidence),
+        fix=fix,
+        at_most=Severity.MINOR,
+    )
 
 
 def _static_binaries(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]) -> Iterator[Hit]:
@@ -278,6 +347,26 @@ def _fbcode_targets(test_attributes: str, marker: str = "") -> dict[str, str]:
     }
 
 
+def _fbcode_shims(shim_attributes: str, marker: str = "") -> dict[str, str]:
+    """fbcode's CUDA backend over a shim library that this change may force-link (#24643)."""
+    return {
+        "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+        "backends/cuda/CMakeLists.txt": _CMAKE,
+        "backends/cuda/runtime/BUCK": _FBCODE_BUCK,
+        "backends/cuda/runtime/targets.bzl": (
+            "def define_common_targets(is_fbcode = False):\n"
+            "    if not is_fbcode:\n"
+            "        return\n"
+            f"    native.cxx_library({marker}\n"
+            '        name = "common_shims_slim",\n'
+            '        srcs = ["common_shims_slim.cpp"],\n'
+            f"{shim_attributes}"
+            "    )\n"
+            '    native.cxx_library(name = "cuda_backend", srcs = ["cuda_backend.cpp"], deps = [":common_shims_slim"])\n'
+        ),
+    }
+
+
 CHECK = Check(
     id="link-export-dynamic-missing",
     tags=frozenset({SMOKE_VERIFIED}),
@@ -321,11 +410,31 @@ CHECK = Check(
                 )["backends/cuda/runtime/targets.bzl"],
             },
         ),
+        # This change force-links the shims in fbcode (minor: no binary links them statically yet).
+        Example(
+            base=_fbcode_shims(""),
+            head=_fbcode_shims("        link_whole = True,\n", "  # expect: link-export-dynamic-missing"),
+            fixed={
+                "backends/cuda/runtime/targets.bzl": _fbcode_shims(
+                    '        link_whole = True,\n        exported_linker_flags = ["-Wl,--export-dynamic"],\n',
+                    "  # expect: link-export-dynamic-missing",
+                )["backends/cuda/runtime/targets.bzl"],
+            },
+        ),
     ),
     good=(
         Example(
             head=_fbcode_targets('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n')
         ),
+        # Force-linked with the flag that goes with it.
+        Example(
+            base=_fbcode_shims(""),
+            head=_fbcode_shims(
+                '        link_whole = True,\n        exported_linker_flags = ["-Wl,--export-dynamic"],\n'
+            ),
+        ),
+        # Force-linked before this change: not this change's doing.
+        Example(base=_fbcode_shims("        link_whole = True,\n"), head=_fbcode_shims("        link_whole = True,\n")),
         # Linked dynamically, as fbcode does by default: the shims stay exported by their library.
         Example(head=_fbcode_targets("")),
         Example(

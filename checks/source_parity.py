@@ -59,13 +59,6 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 yield hit
 
 
-def _variable_sources(model: BuildModel):
-    """Sources CMake names through a cache variable's values (bot/cmake/cache_values.py)."""
-    from bot.cmake.cache_values import sources_by_variable
-
-    return model.memo(("cmake:sources-by-variable",), lambda: sources_by_variable(model.tree), persist=True)
-
-
 def _twins_of_buck(label: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
     """The CMake twins of a Buck target, closest (most shared sources) first."""
     shared: dict[str, int] = {}
@@ -119,10 +112,10 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
                 continue
             relative = _relative(source, target.package)
             line = item_line(text, target, relative)
+            # cmake_mentions counts a file CMake names through a variable only for the values a
+            # preset, script or default gives it.
             if line is None or (target.path, line, source) in seen or pairing.cmake_mentions(snap.head, source):
                 continue
-            if source in _variable_sources(snap.head):
-                continue  # CMake compiles it where a preset or script gives a variable that value
             seen.add((target.path, line, source))
             twin = snap.head.cmake(profile).targets.get(twins[0])
             yield Hit(

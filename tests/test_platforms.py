@@ -18,6 +18,7 @@ from bot.buck.targets import Platform, Select, chosen_branch, resolve, setting_c
 from bot.config import parse_config
 from bot.errors import ConfigError
 from bot.facts import linkage, xref
+from bot.facts.header_deps import DependencyIndex, DependencyTable, configured_views
 from bot.repo import GitRepository
 from bot.snapshot import BuildModel
 from bot.tree import memory_tree
@@ -111,6 +112,29 @@ def test_a_dep_under_select_has_cuda_is_absent_on_cpu_and_present_with_cuda(grap
     assert storage.labels("exported_deps", LINUX_X86_64_CUDA) == ("//slim:core", "//slim:cuda_guard")
     # The any-configuration view keeps every branch (what "CUDA in some configuration" asks).
     assert set(storage.labels("exported_deps")) == {"//slim:core", "//slim:cuda_guard"}
+
+
+def test_the_headers_a_target_sees_are_a_fact_of_the_platform():
+    # tensor -> storage -exported-> cuda_guard under select(has_cuda): cuda_guard's headers reach
+    # tensor with CUDA only. uses_guard needs cuda_guard everywhere, so it builds with CUDA only.
+    model = BuildModel(
+        memory_tree({".buckconfig": "[repositories]\n  root = .\n", "slim/BUCK": BUCK, "slim/targets.bzl": TARGETS_BZL})
+    )
+    graph = model.cell("xplat")
+    index = configured_views(
+        model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), {})
+    )
+    assert index.reaches("//slim:tensor", ["//slim:cuda_guard"])  # in some configuration
+    views = {view.platform.name: view.index for view in index.configured}
+    assert set(views) == {"android-arm64", "iphoneos-arm64", "linux-x86_64", "linux-x86_64-cuda"}
+    assert views["linux-x86_64-cuda"].reaches("//slim:tensor", ["//slim:cuda_guard"])
+    for cpu_only in ("android-arm64", "iphoneos-arm64", "linux-x86_64"):
+        assert not views[cpu_only].reaches("//slim:tensor", ["//slim:cuda_guard"])
+    unreached = index.unreached_on("//slim:tensor", ["//slim:cuda_guard"])
+    assert [view.platform.name for view in unreached] == ["android-arm64", "iphoneos-arm64", "linux-x86_64"]
+    # core is reached the same way everywhere; uses_guard does not build on the CPU-only platforms.
+    assert index.unreached_on("//slim:tensor", ["//slim:core"]) == ()
+    assert index.unreached_on("//slim:uses_guard", ["//slim:cuda_guard"]) == ()
 
 
 def test_select_map_is_resolved_per_platform(graph):

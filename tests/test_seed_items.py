@@ -167,6 +167,42 @@ def test_buck_source_cmake_compiles_for_a_value_a_preset_sets_is_not_drift(revie
     assert _findings(reviewed("pal-source-set-by-preset")) == set()
 
 
+def test_buck_source_for_a_value_nothing_sets_is_drift(reviewed):
+    # The same Buck change where only the default (posix) is ever given, and the android value
+    # appears in documentation alone: no CMake configuration compiles default/android.cpp.
+    assert _findings(reviewed("pal-source-set-by-nothing")) == {
+        ("source-parity", "runtime/platform/targets.bzl", 7, None)
+    }
+
+
+def test_a_file_chosen_by_a_variable_with_values_is_built_only_for_them():
+    from bot.facts import pairing
+    from bot.snapshot import BuildModel
+    from bot.tree import memory_tree
+
+    cmake = (
+        'set(EXECUTORCH_PAL_DEFAULT "posix" CACHE STRING "")\n'
+        "add_library(pal STATIC ${PROJECT_SOURCE_DIR}/runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp)\n"
+        "foreach(op add mul)\n"  # a loop variable: its values are not assignments, any file may be named
+        "  list(APPEND ops ${CMAKE_CURRENT_SOURCE_DIR}/kernels/${op}.cpp)\n"
+        "endforeach()\n"
+    )
+    files = {
+        "CMakeLists.txt": cmake,
+        "runtime/platform/default/posix.cpp": "",
+        "runtime/platform/default/android.cpp": "",
+        "kernels/add.cpp": "",
+    }
+    alone = BuildModel(memory_tree(files))
+    assert pairing.cmake_mentions(alone, "runtime/platform/default/posix.cpp") == ("CMakeLists.txt", 2)
+    assert pairing.cmake_mentions(alone, "runtime/platform/default/android.cpp") is None
+    assert pairing.cmake_mentions(alone, "kernels/add.cpp") == ("CMakeLists.txt", 4)
+    scripted = BuildModel(
+        memory_tree({**files, ".ci/scripts/android.sh": "cmake -DEXECUTORCH_PAL_DEFAULT=android ..\n"})
+    )
+    assert pairing.cmake_mentions(scripted, "runtime/platform/default/android.cpp") == ("CMakeLists.txt", 2)
+
+
 def test_cache_values_come_from_defaults_presets_sets_and_scripts_not_docs():
     from bot.cmake.cache_values import cache_values, variable_assignments
     from bot.tree import memory_tree

@@ -11,10 +11,10 @@ is a pure function of a cell graph and a `Platform` (bot/buck/targets.py), which
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from bot.buck.targets import BuckTarget, CellGraph, Platform
+from bot.buck.targets import BuckTarget, CellGraph, Platform, Select, setting_constraints
 
 # The attributes whose labels are configured with the target (buck2 configures every
 # dependency attribute; these are the ones that link or include).
@@ -100,3 +100,58 @@ def configuration_errors(graph: CellGraph, platform: Platform) -> Mapping[str, I
         for label, reason in incompatible.items()
         if reason.inherited and explicitly_compatible(graph.targets[label], platform)
     }
+
+
+@dataclass(frozen=True, slots=True)
+class SelectFailure:
+    """A select() buck2 cannot resolve on a platform: no key matches and there is no `DEFAULT`
+    ("None of N conditions matched configuration ... and no default was set"), or two keys match
+    and neither is more specific ("Both select keys ... match the configuration, but neither is
+    more specific"). buck2 fails to configure the target there, in a wildcard build too."""
+
+    attribute: str
+    keys: tuple[str, ...]  # the select's keys (no match), or the two that tie (ambiguous)
+    ambiguous: bool = False
+
+
+def select_failures(target: BuckTarget, platform: Platform) -> tuple[SelectFailure, ...]:
+    """The select()s of the target's attributes that fail on `platform`. A target that excludes
+    the platform itself is skipped: buck2 resolves its compatibility first and goes no further."""
+    if own_incompatibility(target, platform) is not None:
+        return ()
+    found: list[SelectFailure] = []
+    for attribute in sorted(target.attrs):
+        for select in _selects_in(target.attrs[attribute]):
+            failure = _failure(select, platform, attribute)
+            if failure is not None and failure not in found:
+                found.append(failure)
+    return tuple(found)
+
+
+def _selects_in(value: object) -> Iterator[Select]:
+    if isinstance(value, Select):
+        yield value
+        for _key, branch in value.branches:
+            yield from _selects_in(branch)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _selects_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _selects_in(item)
+
+
+def _failure(select: Select, platform: Platform, attribute: str) -> SelectFailure | None:
+    keys = tuple(key for key, _branch in select.branches)
+    matching = [(key, branch) for key, branch in select.branches if key != "DEFAULT" and platform.satisfies(key)]
+    if not matching:
+        return None if "DEFAULT" in keys else SelectFailure(attribute, keys)
+    # buck2's walk: keep the most specific key so far; a key that neither refines nor is refined
+    # by it, with a different value, is the ambiguity error.
+    best_key, best_branch = matching[0]
+    for key, branch in matching[1:]:
+        if setting_constraints(key) >= setting_constraints(best_key):
+            best_key, best_branch = key, branch
+        elif not setting_constraints(best_key) >= setting_constraints(key) and branch != best_branch:
+            return SelectFailure(attribute, (best_key, key), ambiguous=True)
+    return None

@@ -20,7 +20,7 @@ import itertools
 import json
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.cmake.syntax import Command, parse_cmake_cached
@@ -90,10 +90,13 @@ def cache_values(tree: FileTree, variable: str) -> frozenset[str]:
     return frozenset(a.value for a in variable_assignments(tree).get(variable, ()))
 
 
-def sources_by_variable(tree: FileTree) -> Mapping[str, VariableSource]:
+def sources_by_variable(
+    tree: FileTree, assignments: Mapping[str, tuple[Assignment, ...]] | None = None
+) -> Mapping[str, VariableSource]:
     """Repository source file -> how a CMake file names it through the values of a variable
     (only paths that need a configuration variable; files written literally are not listed)."""
-    assignments = variable_assignments(tree)
+    if assignments is None:
+        assignments = variable_assignments(tree)
     found: dict[str, VariableSource] = {}
     for path in tree.paths():
         if not _is_cmake_file(path):
@@ -106,6 +109,36 @@ def sources_by_variable(tree: FileTree) -> Mapping[str, VariableSource]:
                     if tree.exists(source) and source not in found:
                         found[source] = VariableSource(source, argument.text, path, argument.line, chosen)
     return found
+
+
+# `.../default/${X}.cpp`: a file of a directory chosen by a variable (the directory part may hold
+# variables too: `${PROJECT_SOURCE_DIR}/...`).
+_VARIABLE_FILE = re.compile(r"([A-Za-z0-9_./${}-]*/)\$\{([A-Za-z0-9_]+)\}(\.[A-Za-z0-9]+)\b")
+
+
+def named_by_unvalued_variable(text: str, source: str, cmake_directory: str, valued: Container[str]) -> int:
+    """The line where CMake `text` picks a file of `source`'s directory by a variable the
+    repository gives no literal value (a `foreach` variable, one computed from a list), 0 when
+    none does. Such a path may name any file of the directory; a variable with known values names
+    only theirs (`sources_by_variable`), so the PAL's `${EXECUTORCH_PAL_DEFAULT}.cpp` is not
+    answered here."""
+    if "${" not in text:
+        return 0
+    directory, name = posixpath.split(source)
+    suffix = posixpath.splitext(name)[1]
+    forms = {directory}  # as written from the repository root, or from the CMake file's directory
+    if cmake_directory and directory.startswith(cmake_directory + "/"):
+        forms.add(directory[len(cmake_directory) + 1 :])
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            continue
+        for match in _VARIABLE_FILE.finditer(line):
+            if match.group(2) in valued or match.group(3) != suffix:
+                continue
+            written = re.sub(r"\$\{[A-Za-z0-9_]+\}/", "", match.group(1))
+            if any(form and written.rstrip("/").endswith(form) for form in forms):
+                return number
+    return 0
 
 
 def _expansions(written: str, cmake_path: str, assignments) -> Iterable[tuple[str, tuple[Assignment, ...]]]:

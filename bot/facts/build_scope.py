@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import Platform
 from bot.facts.linkage import reachable
 from bot.tree import FileTree
 
@@ -122,8 +123,10 @@ def _patterns_in(path: str, text: str) -> Iterable[TargetPattern]:
                 yield TargetPattern(match.group(0), f"{path}:{start + 1}", builds)
 
 
-def build_scope(tree: FileTree, graph: CellGraph) -> BuildScope:
-    """The scope of the CI's buck2 commands over one cell's graph; EVERYTHING without any."""
+def build_scope(tree: FileTree, graph: CellGraph, platform: Platform | None = None) -> BuildScope:
+    """The scope of the CI's buck2 commands over one cell's graph; EVERYTHING without any.
+    With a platform, a build follows deps as configured there (a dep under a select() branch the
+    platform does not take is not built); without, every branch's."""
     patterns = ci_target_patterns(tree)
     if not patterns:
         return EVERYTHING
@@ -136,21 +139,25 @@ def build_scope(tree: FileTree, graph: CellGraph) -> BuildScope:
         for label, target in graph.targets.items()
         if target.package in built_packages and any(pattern.names_target(label) for pattern in building)
     ]
-    built = reachable(graph, roots, _dependencies)
+    built = reachable(graph, roots, lambda target: _dependencies(target, platform))
     evaluated.update(label[2:].split(":", 1)[0] for label in built)
     # Buck also loads the package of a dependency it could not resolve: that failure is seen.
     evaluated.update(_unresolved_packages(graph, built))
     return BuildScope(patterns, frozenset(evaluated), frozenset(built))
 
 
-def _dependencies(target: BuckTarget) -> tuple[str, ...]:
-    return tuple(label for name in DEPENDENCY_ATTRIBUTES for label in target.labels(name) if label.startswith("//"))
+def _dependencies(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    return tuple(
+        label for name in DEPENDENCY_ATTRIBUTES for label in target.labels(name, platform) if label.startswith("//")
+    )
 
 
 def _unresolved_packages(graph: CellGraph, built: set[str]) -> set[str]:
     return {label[2:].split(":", 1)[0] for label in built if label not in graph.targets}
 
 
-def scope_of(model: BuildModel, cell: str) -> BuildScope:
-    """The build scope of one revision's cell, computed once per review and kept."""
-    return model.memo(("build-scope", cell), lambda: build_scope(model.tree, model.cell(cell)), persist=True)
+def scope_of(model: BuildModel, cell: str, platform: Platform | None = None) -> BuildScope:
+    """The build scope of one revision's cell (on `platform`, else in any configuration),
+    computed once per review and kept."""
+    key = ("build-scope", cell) if platform is None else ("build-scope", cell, platform)
+    return model.memo(key, lambda: build_scope(model.tree, model.cell(cell), platform), persist=True)

@@ -4,15 +4,21 @@ A target T sees the exported headers of its direct `deps` and `exported_deps`, a
 each of those, their `exported_deps` transitively. Its preprocessor flags (and the exported
 flags of that closure) decide which `#if`-guarded includes are active for it. Derived facts for
 `dep-undeclared-header`; pure functions of a CellGraph and source facts.
+
+Every such fact can differ by configuration: a dep under `select({"ovr_config//cuda:has_cuda":
+[...], "DEFAULT": []})` is there on a CUDA platform and absent on a CPU-only one. The index
+answers for any configuration (every branch taken) and, where the cell's graph holds selects
+in dependency attributes, per platform the cell builds for (`configured_views`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.evaluation import BuckTarget, CellGraph, Select
+from bot.buck.targets import Platform
 from bot.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
 
 # ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.
@@ -29,17 +35,39 @@ class DependencyTable:
     deps: Mapping[str, tuple[str, ...]]
     exported: Mapping[str, tuple[str, ...]]
     kinds: Mapping[str, str]
+    configurable: frozenset[str] = frozenset()  # labels whose dependency attributes hold a select()
 
     @classmethod
-    def of(cls, graph: CellGraph) -> DependencyTable:
-        deps, exported, kinds = {}, {}, {}
+    def of(cls, graph: CellGraph, platform: Platform | None = None) -> DependencyTable:
+        """The cell's deps on `platform` (None: in any configuration, every select() branch taken)."""
+        deps, exported, kinds, configurable = {}, {}, {}, set()
         for label, target in graph.targets.items():
             if any(target.attrs.get(a) for a in DEP_ATTRIBUTES):
-                labels = {a: target.labels(a) for a in DEP_ATTRIBUTES}
+                labels = {a: target.labels(a, platform) for a in DEP_ATTRIBUTES}
                 deps[label] = tuple(dict.fromkeys(item for a in DEP_ATTRIBUTES for item in labels[a]))
                 exported[label] = tuple(dict.fromkeys(item for a in EXPORTED_DEP_ATTRIBUTES for item in labels[a]))
+                if any(_has_select(target.attrs.get(a)) for a in DEP_ATTRIBUTES):
+                    configurable.add(label)
             kinds[label] = target.kind
-        return cls(deps, exported, kinds)
+        return cls(deps, exported, kinds, frozenset(configurable))
+
+
+def _has_select(value: object) -> bool:
+    if isinstance(value, Select):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_select(item) for item in value)
+    return False
+
+
+@dataclass(frozen=True)
+class ConfiguredView:
+    """A cell's dependencies as configured on one platform: what each target sees there, and
+    which targets do not build there at all (incompatible, by themselves or through a dep)."""
+
+    platform: Platform
+    incompatible: frozenset[str]
+    index: DependencyIndex
 
 
 @dataclass(frozen=True)
@@ -65,6 +93,8 @@ class DependencyIndex:
     transitive: bool  # every dep passes its headers on (fbcode's lenient practice), not only exported ones
     _deps: dict  # label -> all dependency labels
     _exported: dict  # label -> frozenset of labels reachable through exported deps
+    configured: tuple[ConfiguredView, ...] = ()  # per platform, where the cell's deps differ by platform
+    _varies: dict = field(default_factory=dict)  # label -> whether its visible closure holds a select()
 
     @classmethod
     def build(
@@ -153,8 +183,9 @@ class DependencyIndex:
                 missing.append(label)
         return tuple(missing)
 
-    def defines(self, label: str, visible: Iterable[str]) -> dict[str, str | None]:
-        """Macros the target compiles with: its own flags and the exported flags it receives."""
+    def defines(self, label: str, visible: Iterable[str], platform: Platform | None = None) -> dict[str, str | None]:
+        """Macros the target compiles with on `platform` (None: any configuration): its own flags
+        and the exported flags it receives."""
         flags: list[str] = []
         for other in visible:
             target = self.targets.get(other)
@@ -162,8 +193,43 @@ class DependencyIndex:
                 continue
             attributes = FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",)
             for attribute in attributes:
-                flags.extend(str(flag) for flag in target.values(attribute) if isinstance(flag, str))
+                flags.extend(str(flag) for flag in target.values(attribute, platform) if isinstance(flag, str))
         return defines_from_flags(flags)
+
+    def unreached_on(self, label: str, owners: Iterable[str]) -> tuple[ConfiguredView, ...]:
+        """The platforms where `label` builds and none of `owners` is visible to it, though some
+        configuration makes one visible: an owner reached only through a dep under
+        `select(has_cuda)` is absent on the CPU-only platforms. Empty where deps do not vary."""
+        if not self.configured:
+            return ()
+        varies = self._varies.get(label)
+        if varies is None:
+            varies = self._varies[label] = not self.table.configurable.isdisjoint(self.visible(label))
+        if not varies:
+            return ()
+        owners = tuple(owners)
+        return tuple(
+            view for view in self.configured if label not in view.incompatible and not view.index.reaches(label, owners)
+        )
+
+
+def configured_views(model, cell: str, index: DependencyIndex) -> DependencyIndex:
+    """`index` with a view per platform the cell builds for, when any dependency of the cell is
+    chosen by a select() (else the one view answers for every platform)."""
+    if not index.table.configurable:
+        return index
+    graph = model.cell(cell)
+    views = []
+    for platform in model.platforms(cell):
+        table = model.graph_memo(cell, ("dependency-table", platform), lambda g, p=platform: DependencyTable.of(g, p))
+        views.append(
+            ConfiguredView(
+                platform,
+                frozenset(model.incompatible(cell, platform)),
+                DependencyIndex.build(graph, table, index.twin, index.repo_dirs, index.implicit, index.transitive),
+            )
+        )
+    return replace(index, configured=tuple(views), _varies={})
 
 
 _WRAPPER_FILE = "build/runtime_wrapper.bzl"

@@ -14,13 +14,13 @@ call site; those twins are left out so that one call site is one Buck target.
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.cmake import cache_values
 from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
@@ -163,11 +163,19 @@ def cmake_files(model: BuildModel) -> tuple[str, ...]:
 
 def cmake_mentions(model: BuildModel, source: str) -> tuple[str, int] | None:
     """Where a CMake file of the revision writes `source` (relative to its own directory or to the
-    repository root), under any condition; None when none does.
+    repository root), under any condition, or names it through a variable's value; None when none
+    does.
 
     The CMake model evaluates one profile; a source added only under an option the profile
-    leaves off (`if(EXECUTORCH_BUILD_EXTENSION_LLM)`) is still built by some configuration.
+    leaves off (`if(EXECUTORCH_BUILD_EXTENSION_LLM)`) is still built by some configuration. A path
+    written with a cache variable (`runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp`) names
+    the files of the values the repository gives that variable (bot/cmake/cache_values.py): the
+    android file where a preset or script sets `android`, not where nothing does.
     """
+    chosen = variable_sources(model).get(source)
+    if chosen is not None:
+        return chosen.cmake_path, chosen.line
+    valued = variable_names(model)
     for path in cmake_files(model):
         directory = posixpath.dirname(path)
         if directory and not source.startswith(directory + "/"):
@@ -180,32 +188,25 @@ def cmake_mentions(model: BuildModel, source: str) -> tuple[str, int] | None:
                 for number, line in enumerate(text.splitlines(), start=1):
                     if needle in line and not line.lstrip().startswith("#"):
                         return path, number
-        chosen = _chosen_by_variable(text, source, directory)
-        if chosen:
-            return path, chosen
+        line = cache_values.named_by_unvalued_variable(text, source, directory, valued)
+        if line:
+            return path, line
     return None
 
 
-# `.../default/${EXECUTORCH_PAL_DEFAULT}.cpp`: a file of a directory chosen by a variable.
-_VARIABLE_FILE = re.compile(r"([A-Za-z0-9_./${}-]*/)\$\{[A-Za-z0-9_]+\}(\.[A-Za-z0-9]+)\b")
+def variable_sources(model: BuildModel) -> Mapping[str, cache_values.VariableSource]:
+    """Sources CMake names through the values the repository gives a variable (kept across reviews)."""
+    return model.memo(
+        ("cmake:sources-by-variable",),
+        lambda: cache_values.sources_by_variable(model.tree, _assignments(model)),
+        persist=True,
+    )
 
 
-def _chosen_by_variable(text: str, source: str, cmake_directory: str) -> int:
-    """The line where a CMake path picks a file of `source`'s directory by a variable (an option
-    whose values name the files, as the PAL choice does), 0 when none does: each of those files
-    is built by some configuration."""
-    if "${" not in text:
-        return 0
-    directory, name = posixpath.split(source)
-    suffix = posixpath.splitext(name)[1]
-    forms = {directory}  # as written from the repository root, or from the CMake file's directory
-    if cmake_directory and directory.startswith(cmake_directory + "/"):
-        forms.add(directory[len(cmake_directory) + 1 :])
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith("#"):
-            continue
-        for match in _VARIABLE_FILE.finditer(line):
-            written = re.sub(r"\$\{[A-Za-z0-9_]+\}/", "", match.group(1))
-            if match.group(2) == suffix and any(form and written.rstrip("/").endswith(form) for form in forms):
-                return number
-    return 0
+def variable_names(model: BuildModel) -> frozenset[str]:
+    """The variables the repository's CMake files, presets and scripts give literal values."""
+    return model.memo(("cmake:valued-variables",), lambda: frozenset(_assignments(model)), persist=True)
+
+
+def _assignments(model: BuildModel) -> Mapping[str, tuple[cache_values.Assignment, ...]]:
+    return model.memo(("cmake:variable-assignments",), lambda: cache_values.variable_assignments(model.tree))
