@@ -135,6 +135,7 @@ def _newly_force_linked(snap: Snapshot, cell: str, exporting: dict[str, tuple[st
 def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str]) -> Hit:
     profile, cmake_name = twin
     option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    assert option is not None  # `exporting` holds only the twins that export the flag
     text = snap.head.text(target.path) or ""
     call = call_of(text, target)
     fix = None
