@@ -42,7 +42,7 @@ bench: $(STAMP)
 	@if [ -d "$(MIRROR)" ]; then $(MAKE) parity corpus; else echo "no ExecuTorch mirror at $(MIRROR): parity and corpus skipped"; fi
 
 # Findings parity on all 30 commits of tests/real_tree/layout_baseline.json (`make test` checks 9 of
-# them; tests/test_real_tree_findings.py says which and why): 6-8 minutes idle on 2 cores. Needs the mirror.
+# them; tests/test_real_tree_findings.py says which and why): 274 s of CPU, 8 min wall at load 2-5. Needs the mirror.
 parity: $(STAMP)
 	PR_CHECK_LONG_RUNS=1 PR_CHECK_EXECUTORCH_MIRROR=$(MIRROR) nice -n 10 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_real_tree_findings.py
 
