@@ -36,10 +36,10 @@ JUDGED_FALSE_EVERYWHERE = {
 #   38a3c10e31  24 header-private-across-cells in oss (slimtensor renames, Buck and C++), judged false
 #   6785032408  Buck, CMake and C++ in one change (portable executor runner), Nov 2025
 #   67f1d190a5  CMake alone (a source dropped from a CMakeLists)
-#   9692ab7a8b  C++ alone, CUDA device code (cuda-guard, header facts)
+#   9692ab7a8b  C++ alone (slimtensor gains a CUDA device type)
 #   8806e896ad  TARGETS renamed to BUCK (build files deleted and added)
 #   89b938a73e  the largest change of the 30 (30 files, Vulkan Buck and C++)
-#   9eb7b65a53  fbcode-only packages given placeholder BUCK files (cells disagree), Jul 2026
+#   9eb7b65a53  fbcode-only packages given placeholder BUCK files, Jul 2026
 #   14326d9997  CMake and C++ at the end of the window (MLX, Aug 2026)
 # Four of them lie within ten days of Jan 2026, so they share most of the evaluation cache.
 FAST = (
