@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint fuzz soak bench corpus precision rules generated screenshots clean
+.PHONY: demo test lint fuzz soak bench parity corpus precision rules generated screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,12 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
-	@if [ -d "$(MIRROR)" ]; then $(MAKE) corpus; else echo "no ExecuTorch mirror at $(MIRROR): corpus skipped"; fi
+	@if [ -d "$(MIRROR)" ]; then $(MAKE) parity corpus; else echo "no ExecuTorch mirror at $(MIRROR): parity and corpus skipped"; fi
+
+# Findings parity on all 30 commits of tests/real_tree/layout_baseline.json (`make test` checks 9 of
+# them; tests/test_real_tree_findings.py says which and why): 274 s of CPU, 8 min wall at load 2-5. Needs the mirror.
+parity: $(STAMP)
+	PR_CHECK_LONG_RUNS=1 PR_CHECK_EXECUTORCH_MIRROR=$(MIRROR) nice -n 10 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_real_tree_findings.py
 
 # Recall on the regression corpus (tests/real_tree/corpus/): the table and the figures (48
 # regressions and 64 quiet commits: about 45 minutes cold in four shards on a loaded 2-core machine,

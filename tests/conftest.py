@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.repo import GitRepository
 from fixtures.cases import build_case_repository
+from pr_check.review import Report, review_repository
 
 
 @pytest.fixture
@@ -35,3 +37,25 @@ def executorch_mirror() -> Path:
 def real_tree_cache(tmp_path_factory) -> Path:
     """One evaluation cache for every real-tree review of a test session (as the App keeps one)."""
     return tmp_path_factory.mktemp("real-tree-cache")
+
+
+@pytest.fixture(scope="session")
+def real_review(executorch_mirror, real_tree_cache):
+    """review_repository on the mirror, each (base, head) reviewed once a session and its Report shared.
+
+    Several real-tree files review the same commits (the layout baseline and the verdicts, the
+    verdicts and the regression pairs). A review is a pure function of the two trees, the code and
+    the base tree's configuration, all fixed for a session, and a Report is frozen all the way down,
+    so a test reading a shared one sees exactly what a fresh review would give it. Keyed by the
+    resolved commits, so `abc1234567^` and the full sha of the same parent are one review.
+    """
+    reports: dict[tuple[str, str], Report] = {}
+    with GitRepository(executorch_mirror) as repo:
+
+        def review(base: str, head: str) -> Report:
+            key = (repo.resolve(base), repo.resolve(head))
+            if key not in reports:
+                reports[key] = review_repository(executorch_mirror, *key, cache_dir=real_tree_cache)
+            return reports[key]
+
+        yield review

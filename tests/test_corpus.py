@@ -49,9 +49,8 @@ def test_summary_counts_only_caught_and_silent_at_fix():
     assert "2/3 caught at the introducer, 1 of them silent at the fix" in text
 
 
-def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_tree_cache):
+def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_review):
     from bench.corpus import evaluate
-    from pr_check.review import review_repository
 
     regressions, quiet = load_corpus()
     chosen = [r for r in regressions if r.id in SUBSET]
@@ -61,7 +60,7 @@ def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_tree_cache)
         executorch_mirror,
         chosen,
         calm,
-        lambda base, head: review_repository(executorch_mirror, base, head, cache_dir=real_tree_cache),
+        real_review,
     )
     table = "\n".join(format_row(o) for o in outcomes)  # the bench's own table, shown on failure
     assert [(o.id, o.caught, o.silent_at_fix) for o in outcomes] == [

@@ -7,33 +7,31 @@ also silent at the commit that repaired it.
 
 from __future__ import annotations
 
-from pr_check.review import review_repository
+
+def _review(real_review, sha):
+    return real_review(f"{sha}^", sha).findings
 
 
-def _review(mirror, cache, sha):
-    return review_repository(mirror, f"{sha}^", sha, cache_dir=cache).findings
-
-
-def test_cadence_rename_leaves_cmake_pointing_at_reference(executorch_mirror, real_tree_cache):
+def test_cadence_rename_leaves_cmake_pointing_at_reference(real_review):
     # Cause 1: 5bf46aae7a renames backends/cadence/reference to generic/; the default branch of
     # backends/cadence/CMakeLists.txt still sets TARGET_DIR reference (fixed in 08c8ed6eb7).
-    found = {(f.rule, f.path, f.line) for f in _review(executorch_mirror, real_tree_cache, "5bf46aae7a")}
+    found = {(f.rule, f.path, f.line) for f in _review(real_review, "5bf46aae7a")}
     assert ("source-missing", "backends/cadence/CMakeLists.txt", 93) in found
     assert ("source-missing", "backends/cadence/CMakeLists.txt", 96) in found
     messages = [
         f.message
-        for f in _review(executorch_mirror, real_tree_cache, "5bf46aae7a")
+        for f in _review(real_review, "5bf46aae7a")
         if f.path == "backends/cadence/CMakeLists.txt" and f.line == 93
     ]
     assert "moved `backends/cadence/reference/kernels` to `backends/cadence/generic/kernels`" in messages[0]
-    fixed = _review(executorch_mirror, real_tree_cache, "08c8ed6eb7")
+    fixed = _review(real_review, "08c8ed6eb7")
     assert not [f for f in fixed if f.rule == "source-missing"]
 
 
-def test_arm_tosa_move_leaves_targets_naming_old_files(executorch_mirror, real_tree_cache):
+def test_arm_tosa_move_leaves_targets_naming_old_files(real_review):
     # Cause 2: f6d90efea9 moves backends/arm/tosa_*.py into tosa/ and leaves backends/arm/TARGETS
     # naming the old files (fixed by f01198f285).
-    findings = [f for f in _review(executorch_mirror, real_tree_cache, "f6d90efea9") if f.rule == "source-missing"]
+    findings = [f for f in _review(real_review, "f6d90efea9") if f.rule == "source-missing"]
     by_line = {(f.path, f.line, f.target): f.message for f in findings}
     assert ("backends/arm/TARGETS", 40, "//backends/arm:arm_partitioner") in by_line
     assert (
@@ -41,7 +39,7 @@ def test_arm_tosa_move_leaves_targets_naming_old_files(executorch_mirror, real_t
         in by_line[("backends/arm/TARGETS", 40, "//backends/arm:arm_partitioner")]
     )
     assert ("backends/arm/TARGETS", 134, "//backends/arm:tosa_utils") in by_line
-    fixed = _review(executorch_mirror, real_tree_cache, "f01198f285")
+    fixed = _review(real_review, "f01198f285")
     assert not [f for f in fixed if f.rule == "source-missing"]
 
 
@@ -79,13 +77,11 @@ def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executor
     ] == [True] * 3
 
 
-def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(executorch_mirror, real_tree_cache):
+def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(real_review):
     # Cause 4: ca39d86f4f gives the header-only binary_ops a source (binary_ops.cpp); binary_ops.h's
     # includes of libvec and scalar_utils headers, undeclared since long before, now compile in the
     # target itself. 48e866b90e declared them.
-    findings = [
-        f for f in _review(executorch_mirror, real_tree_cache, "ca39d86f4f") if f.rule == "dep-undeclared-header"
-    ]
+    findings = [f for f in _review(real_review, "ca39d86f4f") if f.rule == "dep-undeclared-header"]
     on_header = {(f.line, f.target): f.message for f in findings if f.path == "kernels/optimized/cpu/binary_ops.h"}
     assert (11, "//kernels/optimized/cpu:binary_ops") in on_header
     assert "//kernels/optimized:libvec" in on_header[(11, "//kernels/optimized/cpu:binary_ops")]
@@ -93,22 +89,18 @@ def test_header_only_target_gaining_a_source_is_blamed_for_its_headers_gaps(exec
         "now compiles `kernels/optimized/cpu/binary_ops.cpp`" in on_header[(11, "//kernels/optimized/cpu:binary_ops")]
     )
     assert (12, "//kernels/optimized/cpu:binary_ops") in on_header  # scalar_utils.h
-    fixed = _review(executorch_mirror, real_tree_cache, "48e866b90e")
+    fixed = _review(real_review, "48e866b90e")
     assert not [f for f in fixed if f.rule == "dep-undeclared-header" and "libvec" in f.message]
 
 
-def test_exported_header_including_through_a_private_dep(executorch_mirror, real_tree_cache):
+def test_exported_header_including_through_a_private_dep(real_review):
     # Cause 3: 19d22ab8de makes stack_util export stack_util.h, which includes
     # runtime/kernel/kernel_includes.h, while kernel_includes is only among its private deps;
     # 397b8df215 moved it to exported_deps.
-    findings = [
-        f
-        for f in _review(executorch_mirror, real_tree_cache, "19d22ab8de")
-        if f.rule == "dep-private-for-exported-header"
-    ]
+    findings = [f for f in _review(real_review, "19d22ab8de") if f.rule == "dep-private-for-exported-header"]
     assert [(f.path, f.line, f.target) for f in findings] == [
         ("kernels/portable/cpu/util/stack_util.h", 11, "//kernels/portable/cpu/util:stack_util")
     ]
     assert "private dep `//runtime/kernel:kernel_includes`" in findings[0].message
-    fixed = _review(executorch_mirror, real_tree_cache, "397b8df215")
+    fixed = _review(real_review, "397b8df215")
     assert not [f for f in fixed if f.rule == "dep-private-for-exported-header"]

@@ -9,7 +9,6 @@ import tomllib
 from pathlib import Path
 
 from bench.precision import figures, verdicts
-from pr_check.review import review_repository
 
 REAL_TREE = Path(__file__).parent / "real_tree"
 VERDICTS = REAL_TREE / "precision_2023.toml"
@@ -39,16 +38,16 @@ def test_first_measurement_figures():
     )
 
 
-def test_internal_cells_read_the_in_tree_shim_of_older_trees(executorch_mirror, real_tree_cache):
+def test_internal_cells_read_the_in_tree_shim_of_older_trees(real_review):
     # 8490570b7a (Feb 2024): //kernels/quantized:generated_lib_headers is made by codegen.bzl under the
     # in-tree shim/ of that time; fbcode defines it, so the new op_mixed_mm_test depends on nothing missing.
-    report = review_repository(executorch_mirror, "8490570b7a^", "8490570b7a", cache_dir=real_tree_cache)
+    report = real_review("8490570b7a^", "8490570b7a")
     assert not [f for f in report.findings if f.severity.label in ("blocker", "major")]
 
 
-def test_wrapper_kwargs_unpacked_in_an_internal_cell_evaluates(executorch_mirror, real_tree_cache):
+def test_wrapper_kwargs_unpacked_in_an_internal_cell_evaluates(real_review):
     # 34317e2a66 (Aug 2023): examples/bundled_executor_runner passes **get_oss_build_kwargs().
-    report = review_repository(executorch_mirror, "34317e2a66^", "34317e2a66", cache_dir=real_tree_cache)
+    report = real_review("34317e2a66^", "34317e2a66")
     assert not [f for f in report.findings if f.rule == "buck-eval-error"]
 
 

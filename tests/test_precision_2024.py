@@ -6,8 +6,6 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pr_check.review import review_repository
-
 VERDICTS = Path(__file__).parent / "real_tree" / "precision_2024.toml"
 
 
@@ -19,37 +17,37 @@ def test_every_verdict_has_a_reason_and_a_window_commit():
         assert len(entry["commit"]) >= 10 and entry["rule"] and entry["path"] and entry["lines"]
 
 
-def test_true_finding_on_held_out_commit_is_still_raised(executorch_mirror, real_tree_cache):
+def test_true_finding_on_held_out_commit_is_still_raised(real_review):
     # 76edaf2ffe: elementwise_util.h includes broadcast_indexes_range.h through a private dep;
     # 484231c3b7 repaired it two days later.
-    report = review_repository(executorch_mirror, "76edaf2ffe^", "76edaf2ffe", cache_dir=real_tree_cache)
+    report = real_review("76edaf2ffe^", "76edaf2ffe")
     assert ("dep-private-for-exported-header", "kernels/portable/cpu/util/elementwise_util.h", 12) in {
         (f.rule, f.path, f.line) for f in report.findings
     }
 
 
-def test_false_findings_fixed_by_a_general_cause_stay_gone(executorch_mirror, real_tree_cache):
+def test_false_findings_fixed_by_a_general_cause_stay_gone(real_review):
     # 4014cc613d: buck2's warning() in codegen.bzl; 7d194cf930: android.cpp, which CMake builds
     # as default/${EXECUTORCH_PAL_DEFAULT}.cpp.
     for sha in ("4014cc613d", "7d194cf930"):
-        report = review_repository(executorch_mirror, f"{sha}^", sha, cache_dir=real_tree_cache)
+        report = real_review(f"{sha}^", sha)
         assert not [f for f in report.findings if f.severity.label in ("blocker", "major")], sha
 
 
-def test_header_only_target_whose_dependents_have_the_owner_is_quiet(executorch_mirror, real_tree_cache):
+def test_header_only_target_whose_dependents_have_the_owner_is_quiet(real_review):
     # 08c07fa1d7: the header-only irunner (no deps) includes runtime/core/error.h; it compiles
     # nothing, and every runner that compiles irunner.h depends on runtime/core. Judged false
     # last round; unchanged through Aug 2026 without a build break.
-    report = review_repository(executorch_mirror, "08c07fa1d7^", "08c07fa1d7", cache_dir=real_tree_cache)
+    report = real_review("08c07fa1d7^", "08c07fa1d7")
     assert not [f for f in report.findings if f.rule == "dep-undeclared-header"]
 
 
-def test_private_bundle_passes_no_header_on(executorch_mirror, real_tree_cache):
+def test_private_bundle_passes_no_header_on(real_review):
     # 82f2333c93: Cadence HiFi ops include util headers that reach them only through the private
     # deps of util:all_deps (buck2 propagates a dep's exported_deps only): still raised, and judged
     # true (4014cc613d turned all_deps' deps into exported_deps). The header-only pattern targets
     # bitwise_op/comparison_op, private deps of pattern:all_deps, are compiled by no Cadence op.
-    report = review_repository(executorch_mirror, "82f2333c93^", "82f2333c93", cache_dir=real_tree_cache)
+    report = real_review("82f2333c93^", "82f2333c93")
     paths = {f.path for f in report.findings if f.rule == "dep-undeclared-header"}
     assert "backends/cadence/hifi/operators/op_add.cpp" in paths
     assert not {p for p in paths if p.startswith("kernels/portable/cpu/pattern/")}

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from pr_check.review import review_repository
-
 REGRESSIONS = [
     # //backends/xnnpack/test loads shim_et/xplat/caffe2/pt_defs.bzl, absent from the open-source tree;
     # OSS CI queries //backends/xnnpack/...; "Shim LI op defs in OSS" (6bac07efba) repaired it.
@@ -28,10 +26,10 @@ REGRESSIONS = [
 
 
 @pytest.mark.parametrize(("introduced", "fixed", "rule", "path"), REGRESSIONS, ids=[r[0] for r in REGRESSIONS])
-def test_real_regression_caught_and_then_fixed(introduced, fixed, rule, path, executorch_mirror, real_tree_cache):
-    broke = review_repository(executorch_mirror, f"{introduced}^", introduced, cache_dir=real_tree_cache)
+def test_real_regression_caught_and_then_fixed(introduced, fixed, rule, path, real_review):
+    broke = real_review(f"{introduced}^", introduced)
     assert (rule, path) in {(f.rule, f.path) for f in broke.findings}
-    repaired = review_repository(executorch_mirror, f"{fixed}^", fixed, cache_dir=real_tree_cache)
+    repaired = real_review(f"{fixed}^", fixed)
     assert (rule, path) not in {(f.rule, f.path) for f in repaired.findings}
     assert not [f for f in broke.findings + repaired.findings if f.rule == "internal-error"]
 

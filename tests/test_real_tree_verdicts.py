@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pr_check.review import review_repository
-
 VERDICTS = tomllib.loads((Path(__file__).parent / "real_tree" / "verdicts.toml").read_text())["finding"]
 
 
@@ -17,8 +15,8 @@ def test_every_verdict_has_a_reason():
 
 
 @pytest.mark.parametrize("verdict", VERDICTS, ids=lambda v: f"{v['commit']}-{v['rule']}-{v['verdict']}")
-def test_judged_finding(verdict, executorch_mirror, real_tree_cache):
-    report = review_repository(executorch_mirror, f"{verdict['commit']}^", verdict["commit"], cache_dir=real_tree_cache)
+def test_judged_finding(verdict, real_review):
+    report = real_review(f"{verdict['commit']}^", verdict["commit"])
     in_cell = [
         f
         for f in report.findings
