@@ -458,6 +458,8 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
             )
         )
     active = f" (active for it: `{' && '.join(gap.conditions)}`)" if gap.conditions else ""
+    # A header-only target's headers compile in its dependents, which see only its exported deps.
+    attribute = "exported_deps" if dependent is not None else "deps"
     compiled_by = (
         f" `{target.primary_label}` has no sources: its headers compile in its dependents, and "
         f"`{dependent.primary_label}` does not have `{owner_label}` either."
@@ -470,10 +472,10 @@ def _hit(model: BuildModel, gaps: list[_Gap]) -> Hit:
         f"`{target.primary_label}` includes `{gap.include}`{active}, owned by `{owner_label}`, which none of its "
         f"dependencies provides (not in its `deps` or, through them, their `exported_deps`; "
         f"in {', '.join(f'`{c}`' for c in cells)})."
-        f"{compiled_by} Add `{owner_label}` to the deps"
+        f"{compiled_by} Add `{owner_label}` to the {attribute}"
         + (" the macro adds with that flag." if flag_origin is not None else ".")
     )
-    fix = None if gap.conditions else _add_dep_fix(target_text, target, owner_label)
+    fix = None if gap.conditions else _add_dep_fix(target_text, target, owner_label, attribute)
     return Hit(
         path=gap.path,
         line=gap.line,
@@ -533,24 +535,25 @@ def _flag_origin(model: BuildModel, target: BuckTarget, conditions: tuple[str, .
     return None
 
 
-def _add_dep_fix(text: str, target: BuckTarget, owner_label: str) -> Fix | None:
-    """Add the owner to the `deps = [...]` list written in the target's call, or write a `deps`
-    keyword where the call has none; a `deps` computed by a macro is left to its author."""
+def _add_dep_fix(text: str, target: BuckTarget, owner_label: str, attribute: str = "deps") -> Fix | None:
+    """Add the owner to the `deps = [...]` (or `exported_deps`) list written in the target's call, or
+    write the keyword where the call has none; a list computed by a macro is left to its author."""
     call = call_of(text, target)
     if call is None or call.keyword("name") is None:
         return None
     written = _written_label(text, target, owner_label)
-    deps = call.keyword("deps")
+    deps = call.keyword(attribute)
     if deps is None:
-        # Where build files write it: after the sources and headers, before `exported_deps`.
-        written_before = [k for k in call.keywords if k.name in ("name", "srcs", "headers", "exported_headers")]
+        # Where build files write it: after the sources and headers (and `deps`), before the rest.
+        placed_after = ("name", "srcs", "headers", "exported_headers") + (("deps",) if attribute != "deps" else ())
+        written_before = [k for k in call.keywords if k.name in placed_after]
         after = max(written_before, key=lambda k: k.span.start).name
-        fixed = edits.insert_keyword(text, call, "deps", f"[{edits.string_literal(text, written)}]", after=after)
+        fixed = edits.insert_keyword(text, call, attribute, f"[{edits.string_literal(text, written)}]", after=after)
     elif deps.value_list is not None:
         fixed = edits.add_list_element(text, deps.value_list, written)
     else:
         return None
-    return fix_between(target.path, text, fixed, f"add `{written}` to deps")
+    return fix_between(target.path, text, fixed, f"add `{written}` to {attribute}")
 
 
 def _written_label(text: str, target: BuckTarget, label: str) -> str:
@@ -758,7 +761,21 @@ CHECK = Check(
             },
         ),
         # The same header-only target, with a dependent that lacks the owner: that build breaks.
-        Example(head=_header_only_files('"//runner:irunner"', "  // expect: dep-undeclared-header")),
+        # Header-only: its header compiles in text_runner, which sees only irunner's exported deps.
+        Example(
+            head=_header_only_files('"//runner:irunner"', "  // expect: dep-undeclared-header"),
+            fixed={
+                "runner/BUCK": (
+                    'cxx_library(name = "irunner", exported_headers = ["irunner.h"], '
+                    'exported_deps = ["//runtime/core:core"], visibility = ["PUBLIC"])\n'
+                    "cxx_library(\n"
+                    '    name = "text_runner",\n'
+                    '    srcs = ["text_runner.cpp"],\n'
+                    '    deps = ["//runner:irunner"],\n'
+                    ")\n"
+                ),
+            },
+        ),
         # No `deps` at all: the fix writes the keyword.
         Example(
             head={
