@@ -361,7 +361,11 @@ _FILES = {
 CHECK = Check(
     id="python-import-undeclared",
     inputs=(*BUCK_FILES, ".py"),
-    severity=Severity.MAJOR,
+    # Minor until it finds the binary or test that breaks: Python deps are resolved when a binary is
+    # packaged, so a library's gap is harmless while every binary using it brings the module (three
+    # such gaps on the Jul 2023 - May 2024 precision window were never fixed and never broke:
+    # tests/real_tree/precision_2023.toml). The corpus's 18 regressions of this class are still found.
+    severity=Severity.MINOR,
     title="Python module imported from a target that does not depend on it",
     doc=__doc__,
     run=run,

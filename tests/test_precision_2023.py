@@ -58,3 +58,14 @@ def test_figures_after_the_model_fixes():
     found = figures(_rows(AFTER_FIXES), 150, verdicts(VERDICTS))
     assert found.unjudged == ()
     assert (found.findings, found.true, found.false, found.blocked_falsely) == (1, 1, 0, ())
+
+
+PYTHON_RULE_RUN = REAL_TREE / "precision_2023_python.tsv"  # again, with python-import-undeclared at major
+
+
+def test_figures_with_python_import_undeclared_at_major():
+    # Its three findings are judged false (never fixed, never broke), which is why it is minor now.
+    found = figures(_rows(PYTHON_RULE_RUN), 150, verdicts(VERDICTS))
+    assert found.unjudged == ()
+    assert (found.findings, found.true, found.false) == (4, 1, 3)
+    assert sorted(found.blocked_falsely) == ["7156f1bdc6", "a58bfd0620", "f5d75ffa2e"]
