@@ -39,7 +39,7 @@ from bot.buck.evaluation import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts import linkage, pairing
 from bot.fixes import fix_between
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support.callsite import call_of
 
@@ -132,17 +132,25 @@ def _newly_force_linked(snap: Snapshot, cell: str, exporting: dict[str, tuple[st
             yield _force_linked_hit(snap, cell, target, above[0], exporting[above[0]])
 
 
+def _export_flag_fix(text: str, target: BuckTarget, why: str) -> Fix | None:
+    """`exported_linker_flags = ["-Wl,--export-dynamic"]` written after `link_whole` (or the name),
+    where the call does not set the keyword already."""
+    call = call_of(text, target)
+    if call is None or call.keyword("exported_linker_flags") is not None:
+        return None
+    after = "link_whole" if call.keyword("link_whole") is not None else "name"
+    flag = edits.string_literal(text, _FLAG.strip('"'))
+    return fix_between(
+        target.path, text, edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after=after), why
+    )
+
+
 def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str]) -> Hit:
     profile, cmake_name = twin
     option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
     assert option is not None  # `exporting` holds only the twins that export the flag
     text = snap.head.text(target.path) or ""
-    call = call_of(text, target)
-    fix = None
-    if call is not None and call.keyword("exported_linker_flags") is None:
-        flag = edits.string_literal(text, _FLAG.strip('"'))
-        fixed = edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after="link_whole")
-        fix = fix_between(target.path, text, fixed, "export the executable's symbols wherever the shims are linked")
+    fix = _export_flag_fix(text, target, "export the executable's symbols wherever the shims are linked")
     twin_of = (
         f"`{cmake_name}`, its own CMake twin,"
         if exporter == target.label
@@ -275,13 +283,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
     option = _exported_option(cmake_target)
     assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""
-    call = call_of(text, target)
-    fix = None
-    if call is not None and call.keyword("exported_linker_flags") is None:
-        after = "link_whole" if call.keyword("link_whole") is not None else "name"
-        flag = edits.string_literal(text, _FLAG.strip('"'))
-        fixed = edits.insert_keyword(text, call, "exported_linker_flags", f"[{flag}]", after=after)
-        fix = fix_between(target.path, text, fixed, "export the executable's symbols as CMake does")
+    fix = _export_flag_fix(text, target, "export the executable's symbols as CMake does")
     static = cell_named(cell).static_linking
     also = ""
     if above:
