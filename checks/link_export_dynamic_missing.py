@@ -29,7 +29,7 @@ Use instead: add `exported_linker_flags = ["-Wl,--export-dynamic"],` to the Buck
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from bot import cmake
@@ -98,14 +98,19 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             reported.update([label, *above])
             yield _hit(snap, cell, target, cmake_target, above)
     for cell in options.static_binary_cells:
-        yield from _static_binaries(snap, cell, exporting)
-        yield from _newly_force_linked(snap, cell, exporting)
+        broken: list[Mapping[str, str | None]] = []  # dependency closures of the static binaries reported at major
+        for hit, closure in _static_binaries(snap, cell, exporting):
+            broken.append(closure)
+            yield hit
+        yield from _newly_force_linked(snap, cell, exporting, broken)
 
 
 _STATIC_LINK_STYLES = ("static", "static_pic")
 
 
-def _newly_force_linked(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]) -> Iterator[Hit]:
+def _newly_force_linked(
+    snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]], broken: list[Mapping[str, str | None]]
+) -> Iterator[Hit]:
     """Libraries of `cell` this change makes `link_whole` under a library whose twin exports the flag.
 
     Force-linking is for symbols nothing in the executable calls: here, the shims an AOTInductor
@@ -123,6 +128,8 @@ def _newly_force_linked(snap: Snapshot, cell: str, exporting: dict[str, tuple[st
             continue
         if "library" not in target.kind or _flag_in_closure(snap, cell, label):
             continue
+        if any(label in closure for closure in broken):
+            continue  # a static binary linking it already fails, at major: not "nothing breaks yet"
         above = [
             e
             for e in sorted(exporting)
@@ -182,8 +189,11 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
     )
 
 
-def _static_binaries(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]) -> Iterator[Hit]:
-    """Binaries and tests of `cell` that link statically a library whose twin exports the flag."""
+def _static_binaries(
+    snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]
+) -> Iterator[tuple[Hit, Mapping[str, str | None]]]:
+    """Binaries and tests of `cell` that link statically a library whose twin exports the flag, each
+    with its dependency closure."""
     graph = snap.head.cell(cell)
     linked_libraries = [label for label in sorted(exporting) if label in graph.targets]
     if not linked_libraries:
@@ -199,7 +209,10 @@ def _static_binaries(snap: Snapshot, cell: str, exporting: dict[str, tuple[str, 
         shims = [library for library in linked_libraries if library in closure]
         if not shims or _flag_in_closure(snap, cell, label):
             continue
-        yield _binary_hit(snap, cell, target, shims[0], exporting[shims[0]], linkage.path_to(closure, shims[0]))
+        yield (
+            _binary_hit(snap, cell, target, shims[0], exporting[shims[0]], linkage.path_to(closure, shims[0])),
+            closure,
+        )
 
 
 def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twin: tuple[str, str], chain) -> Hit:
