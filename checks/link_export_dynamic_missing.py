@@ -165,7 +165,7 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
     )
     evidence = [
         Evidence(target.path, target.line, f"`{target.label}` is made `link_whole` by this change in `{cell}`"),
-        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+        _exporting_evidence(cmake_name, option),
     ]
     return Hit(
         path=target.path,
@@ -237,7 +237,7 @@ def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twi
             target.line,
             f'`{target.label}` links statically (`link_style = "{target.attr("link_style")}"`) in `{cell}`',
         ),
-        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+        _exporting_evidence(cmake_name, option),
     ]
     return Hit(
         path=target.path,
@@ -272,6 +272,11 @@ def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> 
     return found
 
 
+def _exporting_evidence(cmake_name: str, option: cmake.Scoped) -> Evidence:
+    """The CMake line that gives the twin's consumers the flag: every case of this rule cites it."""
+    return Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})")
+
+
 def _exported_option(target: cmake.CMakeTarget) -> cmake.Scoped | None:
     for option in target.link_options:
         if option.scope in _EXPORTING_SCOPES and exports_dynamic(option.value):
@@ -304,7 +309,7 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
         also = f" `{'`, `'.join(above)}` {verbs} the flag too."
     evidence = [
         Evidence(target.path, target.line, f"`{target.label}` is defined in `{cell}`, which {static}"),
-        Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})"),
+        _exporting_evidence(cmake_name, option),
     ]
     return Hit(
         path=target.path,
