@@ -16,6 +16,14 @@ provably hold under the flags of a target that builds the file (an include under
 files that are not in the tree (generated headers, third-party, system) are not this rule's
 business.
 
+Also reported: a short include (`<pal/Path.h>`) that no target lists under that name and that
+reaches a file of the tree only through an `-I` flag naming a directory relative to the
+repository root (the target's own flags or a dep's exported ones). The open-source Buck build
+compiles from the repository root and finds it; the fbcode and xplat cells compile from their
+own root, where the repository is a subdirectory, and do not (ExecuTorch's QNN PAL headers, added
+with `-Ibackends/qualcomm/runtime/pal/include` in c7f22bf7b0, moved to a header map in
+ed6e2e28a8).
+
 Example (bad): `common_shims.h` includes `<executorch/backends/aoti/export.h>`, and no target
 lists `export.h`.
 
@@ -28,7 +36,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterator
 
-from bot.buck.cells import CELLS
+from bot.buck.cells import CELLS, cell_named
 from bot.buck.evaluation import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import symbols, xref
@@ -53,7 +61,12 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     includes = snap.head.includes(sorted(files))
     for path, found in sorted(includes.items()):
         for include, line in found:
-            if not include.startswith(_NAMESPACE) or include in owned:
+            if include in owned:
+                continue
+            if not include.startswith(_NAMESPACE):
+                hit = _through_root_relative_flag(snap.head, path, line, include, files[path], failed)
+                if hit is not None:
+                    yield hit
                 continue
             header = include[len(_NAMESPACE) :]
             if snap.head.tree.blob_id(header) is None or _under(header, failed):
@@ -70,6 +83,60 @@ def _active_for(model: BuildModel, path: str, line: int, targets: list[BuckTarge
     if include is None or facts is None:
         return None
     return next((t for t in targets if include_is_active(include, facts, symbols.target_defines(t))), None)
+
+
+def _through_root_relative_flag(
+    model: BuildModel, path: str, line: int, include: str, targets: list[BuckTarget], failed: frozenset[str]
+) -> Hit | None:
+    """A finding when the include reaches a tree file only through a root-relative `-I` of a
+    target built in a cell that does not compile from the repository root."""
+    if model.tree.blob_id(posixpath.normpath(posixpath.join(posixpath.dirname(path), include))) is not None:
+        return None  # found next to the includer (a quoted include): no flag needed
+    for target in targets:
+        if not cell_named(target.cell).repository_under_executorch:
+            continue
+        for directory, flag_owner in _include_directories(model, target):
+            header = posixpath.normpath(posixpath.join(directory, include))
+            if model.tree.blob_id(header) is None or _under(header, failed):
+                continue
+            if _active_for(model, path, line, [target]) is not None:
+                return _root_relative_hit(path, line, include, header, directory, target, flag_owner)
+    return None
+
+
+_INCLUDE_FLAGS = ("-I", "-isystem", "-iquote")
+
+
+def _include_directories(model: BuildModel, target: BuckTarget) -> list[tuple[str, BuckTarget]]:
+    """(directory, target whose flag names it) for the `-I` flags naming a directory of the tree:
+    the target's own flags and the exported flags of its deps (through their exported deps)."""
+    graph = model.cell(target.cell)
+    flagged: list[tuple[BuckTarget, str]] = [
+        (target, attribute) for attribute in ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
+    ]
+    queue = list(target.labels("deps") + target.labels("exported_deps"))
+    seen = set(queue)
+    while queue:
+        dep = graph.targets.get(queue.pop())
+        if dep is None:
+            continue
+        flagged.append((dep, "exported_preprocessor_flags"))
+        for label in dep.labels("exported_deps"):
+            if label not in seen:
+                seen.add(label)
+                queue.append(label)
+    found: list[tuple[str, BuckTarget]] = []
+    for owner, attribute in flagged:
+        flags = [flag for flag in owner.values(attribute) if isinstance(flag, str)]
+        for index, flag in enumerate(flags):
+            option = next((o for o in _INCLUDE_FLAGS if flag.startswith(o)), None)
+            if option is None:
+                continue
+            directory = flag[len(option) :] or (flags[index + 1] if index + 1 < len(flags) else "")
+            relative = bool(directory) and "$" not in directory and not directory.startswith(("/", ".."))
+            if relative and model.tree.is_dir(posixpath.normpath(directory)):
+                found.append((posixpath.normpath(directory), owner))
+    return found
 
 
 def _is_cpp(target: BuckTarget) -> bool:
@@ -131,6 +198,31 @@ def _hit(path: str, line: int, include: str, header: str, target: BuckTarget) ->
     )
 
 
+def _root_relative_hit(
+    path: str, line: int, include: str, header: str, directory: str, target: BuckTarget, flag_owner: BuckTarget
+) -> Hit:
+    return Hit(
+        path=path,
+        line=line,
+        message=(
+            f"`{path}` (built by `{target.label}`) includes `<{include}>`, which no Buck target lists under that name: "
+            f"it is found only through `-I{directory}`, a directory relative to the repository root. The {target.cell} "
+            f'cell compiles from its own root, where the repository is a subdirectory, and fails with "file not found" '
+            f"(the open-source build, run from the repository root, does not notice). Expose the header under that name "
+            f'(a header map: `exported_headers = {{"{include}": ...}}` with `header_namespace = ""`).'
+        ),
+        key=f"{include}|{path}",
+        target=target.label,
+        cell=target.cell,
+        offending_text=include,
+        evidence=(
+            Evidence(path, line, f"includes `<{include}>`"),
+            Evidence(flag_owner.path, flag_owner.line, f"`{flag_owner.label}` passes `-I{directory}`"),
+            Evidence(header, 1, f"`{header}` is the file it reaches; no target lists it as `{include}`"),
+        ),
+    )
+
+
 _BUCK = (
     "cxx_library(\n"
     '    name = "common_shims",\n'
@@ -139,6 +231,34 @@ _BUCK = (
     ")\n"
 )
 _SHIMS_H = "#pragma once\n#include <executorch/backends/aoti/export.h>{marker}\n#include <vector>\nAOTI_SHIM_EXPORT int aoti_torch_get_device_type();\n"
+_PAL_BUCK = (
+    "cxx_library(\n"
+    '    name = "runtime",\n'
+    '    srcs = ["SharedBuffer.cpp", "pal/src/Path.cpp"],\n'
+    '    exported_headers = ["SharedBuffer.h", "pal/include/pal/Path.h"],\n'
+    '    exported_preprocessor_flags = ["-Ibackends/qualcomm/runtime/pal/include"],\n'
+    ")\n"
+)
+_PAL_MAPPED = (
+    "cxx_library(\n"
+    '    name = "pal",\n'
+    '    srcs = ["pal/src/Path.cpp"],\n'
+    '    exported_headers = {"pal/Path.h": "pal/include/pal/Path.h"},\n'
+    '    header_namespace = "",\n'
+    ")\n"
+    "cxx_library(\n"
+    '    name = "runtime",\n'
+    '    srcs = ["SharedBuffer.cpp"],\n'
+    '    exported_headers = ["SharedBuffer.h"],\n'
+    '    exported_deps = [":pal"],\n'
+    ")\n"
+)
+_PAL_FILES = {
+    "backends/qualcomm/runtime/SharedBuffer.h": "#pragma once\nint shared_buffer_size();\n",
+    "backends/qualcomm/runtime/pal/include/pal/Path.h": "#pragma once\nconst char* library_path();\n",
+    "backends/qualcomm/runtime/pal/src/Path.cpp": 'const char* library_path() { return "lib"; }\n',
+}
+_SHARED_BUFFER = "#include <pal/Path.h>{marker}\nint shared_buffer_size() {{ return library_path() ? 1 : 0; }}\n"
 _FILES = {
     "backends/aoti/common_shims.cpp": "#include <executorch/backends/aoti/common_shims.h>\nint aoti_torch_get_device_type() { return 1; }\n",
     "backends/aoti/export.h": "#pragma once\n#define AOTI_SHIM_EXPORT\n",
@@ -159,6 +279,16 @@ CHECK = Check(
                 "backends/aoti/common_shims.h": _SHIMS_H.format(marker="  // expect: header-unowned"),
             }
         ),
+        # Found only through an `-I` relative to the repository root: the internal cells miss it.
+        Example(
+            head={
+                **_PAL_FILES,
+                "backends/qualcomm/runtime/BUCK": _PAL_BUCK,
+                "backends/qualcomm/runtime/SharedBuffer.cpp": _SHARED_BUFFER.format(
+                    marker="  // expect: header-unowned"
+                ),
+            }
+        ),
     ),
     good=(
         Example(
@@ -176,6 +306,14 @@ CHECK = Check(
                 "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
                 "backends/cuda/BUCK": 'cxx_library(\n    name = "shims",\n    srcs = ["memory.cpp"],\n)\n',
                 "backends/cuda/memory.cpp": "#include <executorch/backends/aoti/common_shims.h>\n",
+            }
+        ),
+        # The short name is listed through a header map: every cell finds it.
+        Example(
+            head={
+                **_PAL_FILES,
+                "backends/qualcomm/runtime/BUCK": _PAL_MAPPED,
+                "backends/qualcomm/runtime/SharedBuffer.cpp": _SHARED_BUFFER.format(marker=""),
             }
         ),
     ),
