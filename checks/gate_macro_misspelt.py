@@ -159,6 +159,13 @@ CHECK = Check(
                 "third-party/lib/dtypes.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX3"),
             }
         ),
+        # A shader template defines it (Vulkan's addmm_optimized.glsl and glsl/matmul.h, Jun - Sep 2024).
+        Example(
+            head={
+                "backends/vulkan/glsl/matmul.h": "#ifdef TILE_ROW_2\n#define TILE_ROWS 2\n#else\n#define TILE_ROWS 4\n#endif\n",
+                "backends/vulkan/glsl/addmm_optimized.glsl": '$if TILE_ROW == "tile_row_2":\n  #define TILE_ROW_2\n#include "matmul.h"\n',
+            }
+        ),
         # A name a build script mentions may be defined by it.
         Example(
             head={

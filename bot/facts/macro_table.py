@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from bot.snapshot import BuildModel
 
 SOURCE_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".inl", ".inc", ".m", ".mm")
+# Shader templates: what they `#define` counts as defined (Vulkan's addmm_optimized.glsl defined
+# TILE_ROW_2, which glsl/matmul.h tested); their own `#if`s are the shader generator's business.
+SHADER_SUFFIXES = (".glsl", ".glslh")
 BUILD_SUFFIXES = (
     ".bzl",
     ".cmake",
@@ -225,7 +228,7 @@ def scan_file(path: str, data: bytes) -> FileMacros:
             for word in _IDENTIFIER.findall(expression):
                 if word not in _NOT_MACROS and not word.isdigit():
                     tested.setdefault(word.decode(), line)
-    else:
+    elif not path.endswith(SHADER_SUFFIXES):
         for match in _FLAG.finditer(data):
             defined.setdefault(match.group(1).decode(), _line_of(data, match.start()))
         if path.endswith(("CMakeLists.txt", ".cmake")):
@@ -240,7 +243,7 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
     """path -> its macros, for every source and build file of the revision (read once per blob)."""
 
     def compute() -> dict[str, FileMacros]:
-        paths = [p for p in model.tree.paths() if _is_source(p) or _is_build_file(p)]
+        paths = [p for p in model.tree.paths() if _is_source(p) or _is_build_file(p) or p.endswith(SHADER_SUFFIXES)]
         blobs = {p: model.tree.blob_id(p) for p in paths}
         blobs = {p: b for p, b in blobs.items() if b is not None}
         by_blob = {b: p for p, b in blobs.items()}
@@ -267,7 +270,7 @@ def macros_of(model: BuildModel, paths) -> dict[str, FileMacros]:
     (a few changed files, without the whole table)."""
     found = {}
     for path in paths:
-        if (_is_source(path) or _is_build_file(path)) and model.tree.exists(path):
+        if (_is_source(path) or _is_build_file(path) or path.endswith(SHADER_SUFFIXES)) and model.tree.exists(path):
             found[path] = scan_file(path, model.tree.read(path) or b"")
     return found
 
@@ -278,7 +281,7 @@ def defined_macros(model: BuildModel) -> Mapping[str, MacroPlace]:
     def compute() -> dict[str, MacroPlace]:
         found: dict[str, MacroPlace] = {}
         for path, macros in sorted(file_macros(model).items()):
-            how = "#define" if _is_source(path) else "a build flag or definition"
+            how = "#define" if _is_source(path) or path.endswith(SHADER_SUFFIXES) else "a build flag or definition"
             for name, line in macros.defined:
                 found.setdefault(name, MacroPlace(name, path, line, how))
         return found
