@@ -14,7 +14,8 @@ source includes, or from a `.c` file. Static, inline and weak definitions, and d
 an `#if` the target's compile definitions turn off, do not count; nor do members of archives
 linked the ordinary way (the linker takes those only on demand), nor two targets compiling the
 same file (alternative variants of one library). Buck's `link_whole` is the business of
-`shim-duplicate-symbol`.
+`shim-duplicate-symbol`. The configured CMake builds are read, and the Android build when the
+change touches extension/android (the JNI library links there only).
 
 Example (bad): `set(_aoti_cuda_shim_sources runtime/shims/memory.cpp runtime/shims/tensor_attribute.cpp)`
 while `aoti_cuda_shims` links `aoti_common_shims_slim` whole.
@@ -36,6 +37,7 @@ from bot.facts.cmake_links import LinkedUnit
 from bot.facts.pairing import is_compiled
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from checks.support.profiles import link_profiles
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ class _Placed:
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[tuple[str, frozenset[str]]] = set()
-    for profile in snap.config.cmake_profiles:
+    for profile in link_profiles(snap):
         model = snap.head.cmake(profile)
         base_model = snap.base.cmake(profile)
         for binary, _target in cmake_links.binaries(model):

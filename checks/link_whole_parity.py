@@ -13,7 +13,10 @@ that build only.
 Reported: a Buck target with `link_whole = True` whose CMake twin a CMake binary links
 without taking it whole; and a CMake target that binaries take whole while its Buck twin lacks
 `link_whole`. Only when a source both compile holds a registering static initializer: a library
-without one needs no force-linking, and the flag's absence there is no defect.
+without one needs no force-linking, and the flag's absence there is no defect. The configured
+CMake builds are read, and the Android build when the change touches extension/android: the JNI
+library's link line exists only there (ExecuTorch dropped `quantized_ops_lib`'s force-linking
+from it in d38ca81dbb and put it back in 69aed24f09).
 
 Example (bad): `//backends/cuda/runtime:cuda_backend` has `link_whole = True` and
 `executor_runner` links `aoti_cuda_backend` with plain `target_link_libraries`.
@@ -35,6 +38,7 @@ from bot.facts import cmake_links, pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
+from checks.support.profiles import link_profiles
 
 # A static initializer that registers: what makes force-linking necessary.
 _REGISTRATION = re.compile(
@@ -45,7 +49,7 @@ _REGISTRATION = re.compile(
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[tuple[str, str]] = set()
-    for profile in snap.config.cmake_profiles:
+    for profile in link_profiles(snap):
         model = snap.head.cmake(profile)
         pairs = pairing.pairing(snap.head, profile)
         whole_in_buck = _buck_link_whole(snap.head)
@@ -58,9 +62,11 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 for label in pairs.closest_buck(library):
                     buck = whole_in_buck.get(label)
                     registration = buck and _registration(snap.head, pairs.shared(label, library))
-                    if buck is None or registration is None or (library, label) in reported:
+                    # Buck variants of one library (custom_ops, custom_ops_mkl) are alternatives:
+                    # one finding per CMake library, naming the closest (library, "") marks it.
+                    if buck is None or registration is None or {(library, label), (library, "")} & reported:
                         continue
-                    reported.add((library, label))
+                    reported.update({(library, label), (library, "")})
                     yield _cmake_on_demand(snap, model, binary, library, path, line, buck, registration)
         for library, (binary, path, line) in sorted(taken_whole.items()):
             for label in pairs.closest_buck(library):

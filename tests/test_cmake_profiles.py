@@ -7,7 +7,7 @@ import pytest
 
 from bot import engine
 from bot.cmake import DEFAULT_PROFILE, PROFILES
-from bot.cmake.profiles import BACKEND_PROFILES, profiles_touched
+from bot.cmake.profiles import BACKEND_PROFILES, platform_variables, profiles_touched
 from bot.config import parse_config
 from bot.diff import ChangeSet, FileChange
 from bot.errors import ConfigError
@@ -45,6 +45,24 @@ def test_a_change_evaluates_the_profiles_of_the_backends_it_touches():
     arm = BACKEND_PROFILES["backend-arm"]
     assert (arm.platform, arm.cuda, arm.variables["EXECUTORCH_BUILD_VGF"]) == ("Linux", False, "ON")
     assert BACKEND_PROFILES["backend-apple"].platform == "Darwin"
+
+
+def test_the_android_jni_library_is_configured_as_the_ndk_does_when_extension_android_changes():
+    assert profiles_touched(["extension/android/CMakeLists.txt"]) == ("extension-android",)
+    android = BACKEND_PROFILES["extension-android"]
+    assert (android.compiler_id, android.platform, android.variables["EXECUTORCH_BUILD_ANDROID_JNI"]) == (
+        "Clang",
+        "Android",
+        "ON",
+    )
+    values = platform_variables(android, "/src", "/build")
+    # extension/android/CMakeLists.txt stops with FATAL_ERROR unless ANDROID is set; the host stays Linux.
+    assert (values["ANDROID"], values["CMAKE_SYSTEM_NAME"], values["CMAKE_HOST_SYSTEM_NAME"]) == (
+        "1",
+        "Android",
+        "Linux",
+    )
+    assert "ANDROID" not in platform_variables(BACKEND_PROFILES["backend-xnnpack"], "/src", "/build")
 
 
 def test_a_profile_extends_a_built_in_with_its_own_variables():

@@ -111,6 +111,32 @@ def test_cuda_backend_linked_on_demand_breaks_whole_archive_parity(aug_2026):
     assert not [f for f in report.findings if f.rule == "internal-error"]
 
 
+# The d38ca81dbb class on the Aug 2026 tree. The Android AAR's JNI library takes custom_ops whole
+# (extension/android/CMakeLists.txt:140 appends `$<LINK_LIBRARY:WHOLE_ARCHIVE,custom_ops>` to the list
+# that line 251 links into executorch_jni), as Buck force-links
+# //extension/llm/custom_ops:custom_ops (link_whole = True: its op_*.cpp register through
+# EXECUTORCH_LIBRARY). Linking it plainly loses the LLM custom ops in the Android build only; the
+# link line exists only under an Android configuration, which a change to extension/android evaluates.
+CUSTOM_OPS_ON_DEMAND_IN_JNI = (
+    "diff --git a/extension/android/CMakeLists.txt b/extension/android/CMakeLists.txt\n"
+    "--- a/extension/android/CMakeLists.txt\n+++ b/extension/android/CMakeLists.txt\n"
+    "@@ -140 +140 @@ if(EXECUTORCH_BUILD_KERNELS_LLM)\n"
+    "-  list(APPEND link_libraries $<LINK_LIBRARY:WHOLE_ARCHIVE,custom_ops>)\n"
+    "+  list(APPEND link_libraries custom_ops)\n"
+)
+
+
+def test_android_jni_linking_custom_ops_on_demand_breaks_whole_archive_parity(aug_2026):
+    report = _review_edit(aug_2026, CUSTOM_OPS_ON_DEMAND_IN_JNI, ("link-whole-parity",))
+    found = [(f.rule, f.path, f.line, f.target) for f in report.findings]
+    # On the link call that expands ${link_libraries}; one finding although Buck has two variants
+    # (custom_ops and custom_ops_mkl).
+    assert found == [("link-whole-parity", "extension/android/CMakeLists.txt", 251, "custom_ops")], found
+    evidence = {(e.path, e.line) for e in report.findings[0].evidence}
+    assert any(path == "extension/llm/custom_ops/targets.bzl" for path, _line in evidence)  # link_whole = True
+    assert "executorch_jni" in report.findings[0].message
+
+
 # reduce_util.h tested ET_UE_THREADPOOL (a typo of #9144, in the held-out window) until a84b3c9c15
 # (a quiet entry of the corpus); extension/threadpool's builds define ET_USE_THREADPOOL. The typo,
 # put back into the second gate of the Aug 2026 file (line 839), is what the scan of the tree

@@ -125,13 +125,37 @@ _BACKEND_OPTIONS: Mapping[str, tuple[str, dict[str, str]]] = MappingProxyType(
                 "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON,
             },
         ),
+        # The JNI library (libexecutorch_jni.so) as the Android AAR build configures it
+        # (scripts/build_android_library.sh): the root build adds extension/android when
+        # EXECUTORCH_BUILD_ANDROID_JNI is on (since a1e3d48fee, Jul 2025), so its link line and
+        # what it takes whole are seen only under an Android configuration.
+        "extension-android": (
+            "Android",
+            {
+                "EXECUTORCH_BUILD_ANDROID_JNI": _ON,
+                "EXECUTORCH_BUILD_XNNPACK": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_DATA_LOADER": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_FLAT_TENSOR": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_MODULE": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_NAMED_DATA_MAP": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_RUNNER_UTIL": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_TENSOR": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_THREADPOOL": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_LLM": _ON,
+                "EXECUTORCH_BUILD_EXTENSION_LLM_RUNNER": _ON,
+                "EXECUTORCH_BUILD_KERNELS_LLM": _ON,
+                "EXECUTORCH_BUILD_KERNELS_OPTIMIZED": _ON,
+                "EXECUTORCH_BUILD_KERNELS_QUANTIZED": _ON,
+                "EXECUTORCH_BUILD_LLAMA_JNI": _ON,
+            },
+        ),
     }
 )
 BACKEND_PROFILES: Mapping[str, CMakeProfile] = MappingProxyType(
     {
         name: CMakeProfile(
             name,
-            "AppleClang" if platform == "Darwin" else "GNU",
+            {"Darwin": "AppleClang", "Android": "Clang"}.get(platform, "GNU"),
             platform,
             False,
             {"EXECUTORCH_BUILD_CUDA": "OFF", **options},
@@ -152,9 +176,13 @@ BACKEND_DIRECTORIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "backend-apple": ("backends/apple/", "extension/apple/"),
         "extension-llm": ("extension/llm/",),
         "extension-training": ("extension/training/",),
+        "extension-android": ("extension/android/",),
     }
 )
 PROFILES = MappingProxyType({**PROFILES, **BACKEND_PROFILES})
+# Profiles whose build links a binary of its own on top of the root build's libraries, one no
+# configured profile has: the link rules evaluate them too when the change touches them.
+CONSUMER_PROFILES = ("extension-android",)
 
 
 def profiles_touched(paths) -> tuple[str, ...]:
@@ -255,7 +283,7 @@ def profile_named(name: str, defined: Mapping[str, CMakeProfile] | None = None) 
 
 def platform_variables(profile: CMakeProfile, source_root: str, binary_root: str) -> dict[str, str]:
     """The normal variables `project()` would leave behind for this profile."""
-    processor = {"Windows": "AMD64", "Darwin": "arm64"}.get(profile.platform, "x86_64")
+    processor = {"Windows": "AMD64", "Darwin": "arm64", "Android": "aarch64"}.get(profile.platform, "x86_64")
     values = {
         "CMAKE_SYSTEM_NAME": profile.platform,
         "CMAKE_HOST_SYSTEM_NAME": profile.platform,
@@ -286,6 +314,12 @@ def platform_variables(profile: CMakeProfile, source_root: str, binary_root: str
         values.update(LINUX="1", CMAKE_HOST_LINUX="1")
     if profile.platform == "Darwin":
         values.update(APPLE="1", CMAKE_HOST_APPLE="1")
+    if profile.platform == "Android":
+        # What the NDK's toolchain file sets (arm64, the ABI the AAR ships first).
+        values.update(ANDROID="1", ANDROID_ABI="arm64-v8a", CMAKE_ANDROID_ARCH_ABI="arm64-v8a")
+        # cross-compiled from a Linux host
+        values.update(CMAKE_HOST_SYSTEM_NAME="Linux", CMAKE_HOST_SYSTEM_PROCESSOR="x86_64", CMAKE_HOST_LINUX="1")
+        values.update(CMAKE_CROSSCOMPILING="1")
     if profile.compiler_id == "MSVC":
         values.update(MSVC="1", MSVC_VERSION="1940")
     if profile.compiler_id == "GNU":
