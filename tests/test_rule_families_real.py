@@ -138,9 +138,9 @@ def test_android_jni_linking_custom_ops_on_demand_breaks_whole_archive_parity(au
 
 
 # reduce_util.h tested ET_UE_THREADPOOL (a typo of #9144, fbed0b2c09, Mar 2025) until a84b3c9c15
-# (Aug 2025, in the fresh precision window: no corpus pair); extension/threadpool's builds define ET_USE_THREADPOOL. The typo,
-# put back into the second gate of the Aug 2026 file (line 839), is what the scan of the tree
-# before a84b3c9c15 found at its line 835.
+# (Aug 2025, in the fresh precision window: no corpus pair); extension/threadpool's builds define
+# ET_USE_THREADPOOL. The typo, put back into the second gate of the Aug 2026 file (line 839), is
+# what the scan of the tree before a84b3c9c15 found at its line 835.
 THREADPOOL_TYPO_BACK = (
     "diff --git a/kernels/portable/cpu/util/reduce_util.h b/kernels/portable/cpu/util/reduce_util.h\n"
     "--- a/kernels/portable/cpu/util/reduce_util.h\n+++ b/kernels/portable/cpu/util/reduce_util.h\n"
