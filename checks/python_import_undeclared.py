@@ -138,7 +138,9 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
                         if lacking is not None and any(t.label == label for t in lacking[0]):
                             continue
                         provided = _provided(graph, label, failed | packages, model.tree.is_dir, closure)
-                        if provided is None and not _unlistable(module_path, owners, failed_anywhere):
+                        if provided is None and not _unlistable(
+                            module_path, owners, failed_anywhere | _dangling_packages(graph, label, packages)
+                        ):
                             continue
                         if provided is not None and module_path in provided:
                             continue
@@ -149,14 +151,35 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
     )
 
 
-def _unlistable(module_path: str, owners: Mapping[str, tuple[str, ...]], failed: frozenset[str]) -> bool:
+def _unlistable(module_path: str, owners: Mapping[str, tuple[str, ...]], unknown: frozenset[str]) -> bool:
     """No closure can bring this module, known or not: no target of any cell lists it, and no
-    package that failed to evaluate lies above it (one of its targets might list it). An unknown
-    dep then changes nothing (c1dba0fb6b: `decoder_utils.py` imported by `llama_lib`, whose deps
-    name an undefined `//examples/models:models`)."""
+    package whose targets are unknown lies above it (one that failed to evaluate, or the package
+    of an undefined dep, whose build file may live only in Meta's tree: 8806e896ad's
+    `//executorch/examples/models:model_base` ships `examples/models/model_base.py`). An unknown
+    dep elsewhere then changes nothing (c1dba0fb6b: `decoder_utils.py` imported by `llama_lib`,
+    whose deps name an undefined `//examples/models:models`)."""
     if module_path in owners:
         return False
-    return not any(package == "" or module_path.startswith(package + "/") for package in failed)
+    return not any(package == "" or module_path.startswith(package + "/") for package in unknown)
+
+
+def _dangling_packages(graph: CellGraph, label: str, defined_packages: frozenset[str]) -> frozenset[str]:
+    """Packages of this repository that `label`'s closure names but the cell does not define
+    (their targets, and the modules they list, are unknown)."""
+    found: set[str] = set()
+    seen = {label}
+    frontier = [label]
+    while frontier:
+        current = graph.targets[frontier.pop()]
+        for dep in current.labels("deps") + current.labels("exported_deps"):
+            if not dep.startswith("//") or dep in seen:
+                continue
+            seen.add(dep)
+            if dep in graph.targets:
+                frontier.append(dep)
+            else:
+                found.add(dep[2:].split(":", 1)[0])
+    return frozenset(found) - defined_packages
 
 
 def _sources(target: BuckTarget) -> tuple[str, ...]:
@@ -458,6 +481,16 @@ CHECK = Check(
                 "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
                     marker="", helper_marker="", package_marker=""
                 ),
+            }
+        ),
+        # A dep's package has no build file here (Meta's tree has it, 8806e896ad): the module in
+        # that package, listed by no target we see, may be listed by the dep itself.
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps='"//examples/models:model_base"'),
+                "examples/models/model_base.py": "class EagerModelBase: pass\n",
+                "backends/arm/_passes/arm_pass_manager.py": "from executorch.examples.models.model_base import EagerModelBase\n",
             }
         ),
         # What a dep brings is unknown when it lies in a package that fails to evaluate.
