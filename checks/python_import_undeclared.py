@@ -28,7 +28,8 @@ only where some target lists it (else the package is a namespace). Nor are modul
 files of the tree (C++ extensions, generated code, other
 repositories), targets that set `base_module` and targets whose closure runs through a label of
 this repository that the cell does not define (a package that fails to evaluate is
-`buck-eval-error`'s to report).
+`buck-eval-error`'s to report), except for a module that no target lists and no failed package
+could: no closure brings it, whatever the unknown label is.
 
 Example (bad): `arm_pass_manager.py` (in `//backends/arm/_passes:passes`) imports
 `executorch.backends.transforms.remove_permutes_around_elementwise_ops`, owned by
@@ -113,6 +114,8 @@ def _made_by_change(snap: Snapshot, gap: _Gap, closures: dict[str, dict[str, fro
 
 def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
     owners = _owners(model)
+    # Packages that failed to evaluate in any cell: a target of theirs may list a module we see as unowned.
+    failed_anywhere = frozenset(error.package for cell in CELLS for error in model.cell(cell).errors)
     # (importing file, module file) -> the targets shipping the file without the module, and the import
     gaps: dict[tuple[str, str], tuple[list[BuckTarget], _Import]] = {}
     for cell in CELLS:
@@ -135,13 +138,48 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
                         if lacking is not None and any(t.label == label for t in lacking[0]):
                             continue
                         provided = _provided(graph, label, failed | packages, model.tree.is_dir, closure)
-                        if provided is None or module_path in provided:
+                        if provided is None and not _unlistable(
+                            module_path, owners, failed_anywhere | _dangling_packages(graph, label, packages)
+                        ):
+                            continue
+                        if provided is not None and module_path in provided:
                             continue
                         gaps.setdefault((path, module_path), ([], found))[0].append(target)
     return tuple(
         _Gap(path, module_path, found, tuple(targets), owners.get(module_path, ()))
         for (path, module_path), (targets, found) in sorted(gaps.items(), key=lambda item: item[0])
     )
+
+
+def _unlistable(module_path: str, owners: Mapping[str, tuple[str, ...]], unknown: frozenset[str]) -> bool:
+    """No closure can bring this module, known or not: no target of any cell lists it, and no
+    package whose targets are unknown lies above it (one that failed to evaluate, or the package
+    of an undefined dep, whose build file may live only in Meta's tree: 8806e896ad's
+    `//executorch/examples/models:model_base` ships `examples/models/model_base.py`). An unknown
+    dep elsewhere then changes nothing (c1dba0fb6b: `decoder_utils.py` imported by `llama_lib`,
+    whose deps name an undefined `//examples/models:models`)."""
+    if module_path in owners:
+        return False
+    return not any(package == "" or module_path.startswith(package + "/") for package in unknown)
+
+
+def _dangling_packages(graph: CellGraph, label: str, defined_packages: frozenset[str]) -> frozenset[str]:
+    """Packages of this repository that `label`'s closure names but the cell does not define
+    (their targets, and the modules they list, are unknown)."""
+    found: set[str] = set()
+    seen = {label}
+    frontier = [label]
+    while frontier:
+        current = graph.targets[frontier.pop()]
+        for dep in current.labels("deps") + current.labels("exported_deps"):
+            if not dep.startswith("//") or dep in seen:
+                continue
+            seen.add(dep)
+            if dep in graph.targets:
+                frontier.append(dep)
+            else:
+                found.add(dep[2:].split(":", 1)[0])
+    return frozenset(found) - defined_packages
 
 
 def _sources(target: BuckTarget) -> tuple[str, ...]:
@@ -402,6 +440,18 @@ CHECK = Check(
                 ),
             },
         ),
+        # A dep names a label no package defines, so the closure is unknown; but helpers.py is
+        # listed by no target at all, and no closure could bring it (c1dba0fb6b).
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps='"//backends/transforms:gone"'),
+                "backends/arm/_passes/arm_pass_manager.py": (
+                    "from executorch.backends.transforms.remove_permutes import RemovePermutes\n"
+                    "from .helpers import helper  # expect: python-import-undeclared\n"
+                ),
+            }
+        ),
     ),
     good=(
         # An old file that a new target now ships brings an old gap into view: not this change's.
@@ -431,6 +481,16 @@ CHECK = Check(
                 "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
                     marker="", helper_marker="", package_marker=""
                 ),
+            }
+        ),
+        # A dep's package has no build file here (Meta's tree has it, 8806e896ad): the module in
+        # that package, listed by no target we see, may be listed by the dep itself.
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps='"//examples/models:model_base"'),
+                "examples/models/model_base.py": "class EagerModelBase: pass\n",
+                "backends/arm/_passes/arm_pass_manager.py": "from executorch.examples.models.model_base import EagerModelBase\n",
             }
         ),
         # What a dep brings is unknown when it lies in a package that fails to evaluate.
