@@ -242,10 +242,38 @@ def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
             continue
         if gaps and label not in state.compiling:
             gaps = _gaps_of_dependents(model, state, label, gaps, cell)
+        elif gaps:
+            # An exported header none of the target's own sources include is compiled only by
+            # dependents that include it, as a header-only target's (6e63c47354: Cadence's
+            # quantize_per_tensor exports quantized_ops.h, which its .cpp never includes).
+            compiled = _compiled_by_sources(model, state.targets[label])
+            own = [gap for gap in gaps if (gap.chain[0][0] if gap.chain else gap.path) in compiled]
+            passed_on = [gap for gap in gaps if gap not in own]
+            gaps = own + (_gaps_of_dependents(model, state, label, passed_on, cell) if passed_on else [])
         found.extend(gaps)
     if changed:
         facts.save("dep-undeclared-header:gaps", state.key, updated, complete=missing_reads() == missing_before)
     return found
+
+
+def _compiled_by_sources(model: BuildModel, target: BuckTarget) -> frozenset[str]:
+    """The repository files a target's own sources compile: the sources and what they include,
+    transitively (to the rule's walking depth)."""
+    reached = {*xref.source_paths(target), *xref.label_source_paths(target, model.cell(target.cell))}
+    frontier = sorted(reached)
+    for _depth in range(_FOLLOW_DEPTH):
+        listed = model.includes(frontier)
+        following = []
+        for path in frontier:
+            for include, _line in listed.get(path, ()):
+                candidate = _repo_candidate(path, include)
+                if candidate not in reached and not candidate.startswith("..") and model.tree.exists(candidate):
+                    reached.add(candidate)
+                    following.append(candidate)
+        frontier = following
+        if not frontier:
+            break
+    return frozenset(reached)
 
 
 def _compiles(target: BuckTarget) -> bool:
@@ -719,7 +747,7 @@ CHECK = Check(
             },
             head={
                 "ops/BUCK": 'cxx_library(name = "ops", srcs = ["ops.cpp"], headers = ["ops.h"])\n',
-                "ops/ops.cpp": "int ops();\n",
+                "ops/ops.cpp": "#include <executorch/ops/ops.h>\nint ops();\n",
                 "ops/ops.h": "#include <executorch/vec/vec.h>  // expect: dep-undeclared-header\n",
                 "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
                 "vec/vec.h": "int v();\n",
@@ -818,6 +846,22 @@ CHECK = Check(
         # A header-only target compiles nothing: its header builds in every dependent, all of
         # which have the owner (irunner.h including error.h, 08c07fa1d7).
         Example(head=_header_only_files('"//runtime/core:core", "//runner:irunner"')),
+        # A compiling target exports a header its own source never includes: only dependents
+        # compile it, and the one that does has the owner (6e63c47354's quantized_ops.h).
+        Example(
+            head={
+                "ops/BUCK": (
+                    'cxx_library(name = "quantize", srcs = ["quantize.cpp"], exported_headers = ["quantized.h"], '
+                    'visibility = ["PUBLIC"])\n'
+                ),
+                "ops/quantize.cpp": "int quantize();\n",
+                "ops/quantized.h": "#include <executorch/vec/vec.h>\n",
+                "vec/BUCK": 'cxx_library(name = "vec", exported_headers = ["vec.h"], visibility = ["PUBLIC"])\n',
+                "vec/vec.h": "int v();\n",
+                "linear/BUCK": 'cxx_library(name = "linear", srcs = ["linear.cpp"], deps = ["//ops:quantize", "//vec:vec"])\n',
+                "linear/linear.cpp": "#include <executorch/ops/quantized.h>\n",
+            }
+        ),
         Example(
             head={
                 ".buckconfig": _BUCKCONFIG,

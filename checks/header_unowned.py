@@ -9,8 +9,9 @@ until 57a76e4954 listed it in `backends/aoti/targets.bzl`). CMake, which puts wh
 on the include path, builds fine, so only the Buck side shows it.
 
 Reported: an `#include <executorch/...>` in a source or header of a C++ target of some cell,
-naming a file of the tree that no target of any cell lists (a package that fails to evaluate
-owns unknown headers: nothing under it is reported), when the `#if`s around the include
+naming a file of the tree that no target of any cell lists (a package that fails to evaluate,
+or one a dep names that has no build file in the open repository, owns unknown headers: nothing
+under it is reported), when the `#if`s around the include
 provably hold under the flags of a target that builds the file (an include under
 `#ifdef CUDA_AVAILABLE` in a target that never defines it is not compiled by Buck). Includes of
 files that are not in the tree (generated headers, third-party, system) are not this rule's
@@ -153,9 +154,28 @@ def _target_files(target: BuckTarget) -> tuple[str, ...]:
 
 
 def _failed_packages(model: BuildModel) -> frozenset[str]:
-    """Packages that failed to parse or evaluate in some cell: the targets that own their
-    headers are unknown, which is `buck-eval-error`'s and `parse-error`'s to report."""
-    return frozenset(error.package for cell in CELLS for error in model.cell(cell).errors)
+    """Packages whose targets, and so the headers they list, are unknown: those that failed to
+    parse or evaluate in some cell (`buck-eval-error`'s and `parse-error`'s to report), and those
+    that a dep names but that have no build file here, whose build file lives only in Meta's
+    tree (8b56743a46 adds `backends/cadence/common/xt_macros.h` and deps on
+    `//executorch/backends/cadence/common:xt_macros`; the open repository got that package's
+    BUCK file in 73c561cf32). The root package is never taken as unknown from a dep: one
+    dangling `//:x` would hide every header."""
+
+    def compute() -> frozenset[str]:
+        unknown = {error.package for cell in CELLS for error in model.cell(cell).errors}
+        for cell in CELLS:
+            graph = model.cell(cell)
+            defined = {target.package for target in graph.targets.values()}
+            for target in graph.targets.values():
+                for dep in target.labels("deps") + target.labels("exported_deps"):
+                    if dep.startswith("//") and dep not in graph.targets:
+                        package = dep[2:].split(":", 1)[0]
+                        if package and package not in defined and model.tree.is_dir(package):
+                            unknown.add(package)
+        return frozenset(unknown)
+
+    return model.memo(("header-unowned:unknown-packages",), compute)
 
 
 def _under(path: str, packages: frozenset[str]) -> bool:
@@ -306,6 +326,23 @@ CHECK = Check(
                 "backends/aoti/common_shims.h": _SHIMS_H.format(marker=""),
                 "backends/cuda/BUCK": 'cxx_library(\n    name = "shims",\n    srcs = ["memory.cpp"],\n)\n',
                 "backends/cuda/memory.cpp": "#include <executorch/backends/aoti/common_shims.h>\n",
+            }
+        ),
+        # The header's package has no build file here, but a dep names a target of it: that
+        # target (in Meta's tree) lists the header (8b56743a46's xt_macros.h).
+        Example(
+            head={
+                **_FILES,
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims",\n'
+                    '    srcs = ["common_shims.cpp"],\n'
+                    '    exported_headers = ["common_shims.h"],\n'
+                    '    deps = ["//backends/aoti/macros:export"],\n'
+                    ")\n"
+                ),
+                "backends/aoti/macros/export.h": "#pragma once\n#define AOTI_SHIM_EXPORT\n",
+                "backends/aoti/common_shims.h": "#pragma once\n#include <executorch/backends/aoti/macros/export.h>\n",
             }
         ),
         # The short name is listed through a header map: every cell finds it.
