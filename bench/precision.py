@@ -42,8 +42,10 @@ def verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str], bool]:
     if not path.exists():
         return {}
     document = tomllib.loads(path.read_text())
+    # `every = true`: the verdict covers every finding of the rule and cell at that commit (one
+    # cause behind many files), keyed with the path "*".
     return {
-        (e["commit"][:10], e["rule"], e.get("cell", ""), e["path"]): bool(e["verdict"])
+        (e["commit"][:10], e["rule"], e.get("cell", ""), "*" if e.get("every") else e["path"]): bool(e["verdict"])
         for e in document.get("finding", ())
     }
 
@@ -73,6 +75,8 @@ def figures(rows: list[list[str]], commits: int, judged: dict[tuple[str, str, st
     by_commit: dict[str, list[bool]] = {}
     for row in rows:
         key = (row[0], row[1], row[2], row[3])
+        if key not in judged and (row[0], row[1], row[2], "*") in judged:
+            key = (row[0], row[1], row[2], "*")
         if key not in judged:
             unjudged.append(key)
             continue
@@ -170,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             verdict_of_commit: list[bool] = []
             for finding in loud:
                 key = (sha[:10], finding.rule, finding.cell or "", finding.path)
+                if key not in judged:
+                    key = (*key[:3], "*") if (*key[:3], "*") in judged else key
                 rows.append(
                     "\t".join(
                         (
