@@ -483,7 +483,7 @@ def _progress(request: OutputRequest) -> Iterator[Callable[[str, int, int], None
 def _review(arguments: argparse.Namespace, request: OutputRequest, config: Config | None, diff_text: str | None) -> int:
     from bot.diff import parse_diff
     from bot.patch import apply_diff
-    from pr_check.review import CHECKS, default_cache_dir, review_trees
+    from pr_check.review import ProductChecks, default_cache_dir, review_trees
 
     with GitRepository(arguments.repo) as repo:
         notes: tuple[str, ...] = ()
@@ -519,7 +519,8 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
                 base_tree,
                 head_tree,
                 changes,
-                checks=request.checks(CHECKS),
+                # The checks are imported only when the result is not stored (pr_check/review.py).
+                checks=ProductChecks(request.selected, request.ignored),
                 cache=cache,
                 progress=progress,
                 config=config,
