@@ -35,13 +35,23 @@ class Measured:
 
 
 def review_in_child(
-    repo: Path, base: str, head: str, cache: Path, profile: Path | None = None, source: Path | None = None
+    repo: Path,
+    base: str,
+    head: str,
+    cache: Path,
+    profile: Path | None = None,
+    source: Path | None = None,
+    run_checks: bool = False,
 ) -> Measured:
     """Review base..head in a new interpreter against `cache`; raises if the child fails.
-    `source`: review with the code in that directory (`git archive REV | tar -x`) instead of this one."""
+    `source`: review with the code in that directory (`git archive REV | tar -x`) instead of this one.
+    `run_checks`: run the checks even when the review's whole result is stored (what a review of
+    new revisions pays, composed from the stored facts)."""
     command = [sys.executable, "-m", "bench.child", str(repo), base, head, str(cache)]
     if profile is not None:
         command += ["--profile", str(profile)]
+    if run_checks:
+        command += ["--run-checks"]
     root = Path(__file__).resolve().parents[1]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=source or root, env=_env(source or root))
     if finished.returncode != 0:
@@ -87,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("head")
     parser.add_argument("cache", type=Path)
     parser.add_argument("--profile", type=Path, help="write cProfile stats of the review here")
+    parser.add_argument(
+        "--run-checks",
+        action="store_true",
+        default=bool(os.environ.get("PR_CHECK_BENCH_RUN_CHECKS")),
+        help="run the checks even when the whole result is stored (default from PR_CHECK_BENCH_RUN_CHECKS)",
+    )
     arguments = parser.parse_args(argv)
     from pr_check.review import review_repository  # imported before the clock starts, as the App preloads it
 
@@ -98,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         profiler.enable()
     cpu_started = _cpu_seconds()
     started = time.perf_counter()
-    report = review_repository(arguments.repo, arguments.base, arguments.head, cache_dir=arguments.cache)
+    if arguments.run_checks:
+        report = review_repository(
+            arguments.repo, arguments.base, arguments.head, cache_dir=arguments.cache, stored_results=False
+        )
+    else:  # a version without stored results takes no such argument (--source)
+        report = review_repository(arguments.repo, arguments.base, arguments.head, cache_dir=arguments.cache)
     seconds = time.perf_counter() - started
     cpu = _cpu_seconds() - cpu_started
     if profiler is not None:

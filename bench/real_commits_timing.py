@@ -12,7 +12,9 @@ With --shared-cache all commits share one cache directory (as bench/real_history
 "cold" review reuses what earlier commits derived for packages they have in common. Peak RSS is
 each child's ru_maxrss (the import of the engine included). Then one warm review is run again under
 cProfile (the commit with the median warm time, unless told otherwise).
-With --whole-process each commit is then reviewed a third time as a user runs it: `pr-check review`
+With --run-checks a warm review is also run that does not read its stored whole result (it
+loads the models and runs the checks from the stored facts: what a new head of the same pull
+request pays, less the packages it changed). With --whole-process each commit is then reviewed a third time as a user runs it: `pr-check review`
 in a new interpreter, start-up, imports and output included (the "whole process" warm figure).
 --source DIR reviews with the code unpacked in DIR (`git archive REV | tar -x -C DIR`), so two
 versions are measured by one script in one session. Children write bytecode, as an install has it.
@@ -44,10 +46,16 @@ def _loadavg() -> str:
         return "unknown"
 
 
-def summarize(cold: list[Measured], warm: list[Measured], whole: list[Measured] | None = None) -> list[str]:
+def summarize(
+    cold: list[Measured],
+    warm: list[Measured],
+    whole: list[Measured] | None = None,
+    checked: list[Measured] | None = None,
+) -> list[str]:
     """Median, p90 and max of each kind, and the peak RSS of any review."""
     lines = []
     kinds = [("warm", warm), ("cold", cold), *([("warm, whole process", whole)] if whole else [])]
+    kinds += [("warm, checks run (result store not read)", checked)] if checked else []
     for name, values in ((name, [m.seconds for m in runs]) for name, runs in kinds):
         lines.append(
             f"{name}: median {statistics.median(values):.2f}s p90 {percentile(values, 0.9):.2f}s max {max(values):.2f}s"
@@ -94,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--whole-process", action="store_true", help="also time `pr-check review` warm, start-up included"
     )
+    parser.add_argument(
+        "--run-checks",
+        action="store_true",
+        help="also time a warm review that runs its checks though its whole result is stored",
+    )
     parser.add_argument("--source", type=Path, help="review with the code in this directory instead of this checkout")
     arguments = parser.parse_args(argv)
     source = arguments.source.resolve() if arguments.source else None
@@ -103,12 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     cold: list[Measured] = []
     warm: list[Measured] = []
     whole: list[Measured] = []
+    checked: list[Measured] = []
     rows = []
     with tempfile.TemporaryDirectory(prefix="pr-check-real-timing-") as directory:
         for index, sha in enumerate(commits, 1):
             cache = Path(directory) / ("shared" if arguments.shared_cache else sha)
             cold.append(review_in_child(arguments.repo, f"{sha}^", sha, cache, source=source))
             warm.append(review_in_child(arguments.repo, f"{sha}^", sha, cache, source=source))
+            if arguments.run_checks:
+                checked.append(review_in_child(arguments.repo, f"{sha}^", sha, cache, source=source, run_checks=True))
             if arguments.whole_process:
                 whole.append(whole_process_review(arguments.repo, f"{sha}^", sha, cache, source=source))
             rows.append(
@@ -116,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
                     **(
                         {"whole_s": whole[-1].seconds, "whole_cpu_s": whole[-1].cpu_s}
                         if arguments.whole_process
+                        else {}
+                    ),
+                    **(
+                        {"checks_s": checked[-1].seconds, "checks_cpu_s": checked[-1].cpu_s}
+                        if arguments.run_checks
                         else {}
                     ),
                     "commit": sha,
@@ -134,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"[{index}/{len(commits)}] {sha[:10]} cold {cold[-1].seconds:6.2f}s {cold[-1].peak_rss_mb:4.0f} MB  "
                 f"warm {warm[-1].seconds:5.2f}s {warm[-1].peak_rss_mb:4.0f} MB  "
                 + (f"whole {whole[-1].seconds:5.2f}s cpu {whole[-1].cpu_s:5.2f}s  " if whole else "")
+                + (f"checks run {checked[-1].seconds:5.2f}s cpu {checked[-1].cpu_s:5.2f}s  " if checked else "")
                 + f"findings {warm[-1].findings}  "
                 f"load {rows[-1]['loadavg']}",
                 file=sys.stderr,
@@ -163,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         + ("first review, cache shared with the earlier commits" if arguments.shared_cache else "empty cache")
         + "; warm: second review, same cache directory",
         f"code: {source or 'this checkout'}",
-        *summarize(cold, warm, whole),
+        *summarize(cold, warm, whole, checked),
         f"load average (1/5/15 min): {load_before} before, {load_after} after",
         TARGETS,
     ]

@@ -56,6 +56,7 @@ def review_repository(
     checks: Sequence[Check],
     cache_dir: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    stored_results: bool = True,
 ) -> Report:
     """Review base..head of a git repository (no checkout needed)."""
     with GitRepository(repo_path) as repo:
@@ -68,6 +69,7 @@ def review_repository(
             checks=checks,
             cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
             progress=progress,
+            stored_results=stored_results,
         )
 
 
@@ -80,14 +82,16 @@ def review_trees(
     cache: EvaluationCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     config: Config | None = None,
+    stored_results: bool = True,
 ) -> Report:
-    """Review two trees; the configuration comes from the base tree unless given."""
+    """Review two trees; the configuration comes from the base tree unless given. `stored_results`
+    False: run the checks even when this review's result is stored (benchmarks of the checks)."""
     started = time.perf_counter()
     # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
     # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
     # before the configuration is parsed: that needs the checks, which a lazy set imports only now.
     key = review_results.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and stored_results:
         stored = review_results.load(cache.facts, key, head_tree)
         if stored is not None:
             return _report(base_tree, head_tree, changes, stored, started)
