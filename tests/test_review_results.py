@@ -132,3 +132,19 @@ def test_a_result_derived_without_a_blob_is_not_served_once_the_blob_arrives(tmp
     assert review(present=False) == ["buck-eval-error"]  # served while it is still missing
     # The blob arrived: reviewed afresh, the target evaluates and its missing source is reported.
     assert review(present=True) == ["source-missing"]
+
+
+def test_the_result_is_in_the_store_after_a_review_and_is_not_written_again(tmp_path):
+    base, head = memory_tree({}, revision=""), memory_tree({"a.txt": "x\n"})
+    changes = ChangeSet((FileChange("a.txt", None, "added", added=frozenset({1})),))
+    cache = EvaluationCache(tmp_path)
+    key = review_results.review_key(base, head, changes, None, ProductChecks())
+    assert cache.facts.store is not None and key is not None
+    entry = f"{review_results.FACT}\0{key!r}"
+    assert not cache.facts.store.has(entry)
+    review_trees(base, head, changes, cache=cache)
+    assert cache.facts.store.has(entry)
+    # A write replaces the file (a new inode); a read only touches its time (recency for eviction).
+    files = sorted((p, p.stat().st_ino) for p in tmp_path.rglob("*.pickle"))
+    review_trees(base, head, changes, cache=EvaluationCache(tmp_path), stored_results=False)
+    assert sorted((p, p.stat().st_ino) for p in tmp_path.rglob("*.pickle")) == files

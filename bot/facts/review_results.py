@@ -118,5 +118,9 @@ def load(facts: FactCache, key: str, tree) -> StoredReview | None:
 
 
 def save(facts: FactCache, key: str, stored: StoredReview) -> None:
-    """Keep the result in the store."""
+    """Keep the result in the store, unless it is there already (a review told not to read it):
+    a process's first write counts the whole store's size (`DiskStore.put`), which a review that
+    writes nothing else should not pay."""
+    if facts.store is not None and facts.store.has(f"{FACT}\0{key!r}"):
+        return
     facts.save(FACT, key, stored)
