@@ -20,13 +20,16 @@ import re
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, Check, touches
 from bot.diff import ChangeSet
-from bot.facts.build_scope import scope_of
 from bot.model import Finding, Hit, Severity, fingerprint, identity
-from bot.snapshot import Snapshot
+
+if TYPE_CHECKING:  # the models and the build scope are imported by a review that runs checks, not
+    # by one served from the result store nor by the outputs that read this module's rule names
+    from bot.snapshot import Snapshot
 
 INTERNAL_ERROR = "internal-error"
 UNUSED_SUPPRESSION = "unused-suppression"
@@ -65,6 +68,8 @@ def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
 
 
 def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
+    from bot.snapshot import Snapshot
+
     config = snapshot.config
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
     baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config, scope=snapshot)
@@ -100,6 +105,8 @@ def _outside_scope(finding: Finding, snapshot: Snapshot, not_blamed: list) -> bo
         return False
     if not cell_named(finding.cell).is_oss:
         return False  # the internal cells build whatever their owners ask for
+    from bot.facts.build_scope import scope_of
+
     scope = scope_of(snapshot.head, finding.cell)
     if scope.reaches(finding.target):
         return False

@@ -7,23 +7,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot import engine
 from bot.buck.cells import is_build_file
 from bot.buck.graph_cache import EvaluationCache
 from bot.check import Check
-from bot.collector import collector_paused
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
+from bot.facts import review_results
 from bot.facts.cache import FactCache, reviewing
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
-from bot.smoke_decision import SmokeDecision, classify
-from bot.snapshot import BuildModel, Snapshot
-from bot.tree import FileTree, memory_tree
+from bot.tree import FileTree, memory_tree, noting_missing
+
+if TYPE_CHECKING:  # imported by a review that runs its checks: one served from the store needs none
+    from bot.smoke_decision import SmokeDecision
+    from bot.snapshot import BuildModel
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ def review_repository(
     checks: Sequence[Check],
     cache_dir: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    stored_results: bool = True,
 ) -> Report:
     """Review base..head of a git repository (no checkout needed)."""
     with GitRepository(repo_path) as repo:
@@ -65,6 +69,7 @@ def review_repository(
             checks=checks,
             cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
             progress=progress,
+            stored_results=stored_results,
         )
 
 
@@ -77,17 +82,36 @@ def review_trees(
     cache: EvaluationCache | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     config: Config | None = None,
+    stored_results: bool = True,
 ) -> Report:
-    """Review two trees; the configuration comes from the base tree unless given."""
+    """Review two trees; the configuration comes from the base tree unless given. `stored_results`
+    False: run the checks even when this review's result is stored (benchmarks of the checks)."""
     started = time.perf_counter()
+    # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
+    # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
+    # before the configuration is parsed: that needs the checks, which a lazy set imports only now.
+    key = review_results.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
+    if cache is not None and key is not None and stored_results:
+        stored = review_results.load(cache.facts, key, head_tree)
+        if stored is not None:
+            return _report(base_tree, head_tree, changes, stored, started)
     config = config if config is not None else load_config(base_tree, checks)
+    from bot.collector import collector_paused
+    from bot.smoke_decision import classify
+    from bot.snapshot import BuildModel, Snapshot
+
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
     snapshot = Snapshot(base_model, head_model, changes, config)
     # One fact cache for the whole review: base and head share it, later reviews read its store.
-    with collector_paused(), reviewing(cache.facts if cache is not None else FactCache(None)):
+    with (
+        collector_paused(),
+        reviewing(cache.facts if cache is not None else FactCache(None)),
+        noting_missing() as missing,
+    ):
         result = engine.run(checks, snapshot)
         smoke = classify(snapshot)
+        unevaluated = unevaluated_packages(head_model, changes)
     cells = {
         name: CellStats(
             packages=len(graph.packages),
@@ -97,24 +121,49 @@ def review_trees(
         )
         for name, graph in head_model._cells.items()  # noqa: SLF001 - only the cells that were used
     }
+    stored = review_results.StoredReview(
+        findings=result.findings,
+        suppressed=result.suppressed,
+        smoke=smoke,
+        cells=cells,
+        checks=tuple(result.checks_run),
+        unevaluated=unevaluated,
+        not_blamed={
+            reason: sum(1 for why, _ in result.not_blamed if why == reason)
+            for reason in sorted({why for why, _ in result.not_blamed})
+        },
+        fail_level=config.fail_level,
+        missing=frozenset(missing),
+    )
+    if cache is not None and key is not None:
+        review_results.save(
+            cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()})
+        )
+    return _report(base_tree, head_tree, changes, stored, started)
+
+
+def _report(
+    base_tree: FileTree,
+    head_tree: FileTree,
+    changes: ChangeSet,
+    stored: review_results.StoredReview,
+    started: float,
+) -> Report:
     return Report(
         base=base_tree.revision,
         head=head_tree.revision,
-        findings=result.findings,
-        suppressed=result.suppressed,
+        findings=stored.findings,
+        suppressed=stored.suppressed,
         changes=changes,
-        smoke=smoke,
+        smoke=stored.smoke,
         stats=ReviewStats(
             seconds=round(time.perf_counter() - started, 3),
-            cells=cells,
-            checks=tuple(result.checks_run),
-            unevaluated=unevaluated_packages(head_model, changes),
-            not_blamed={
-                reason: sum(1 for why, _ in result.not_blamed if why == reason)
-                for reason in sorted({why for why, _ in result.not_blamed})
-            },
+            cells=stored.cells,
+            checks=stored.checks,
+            unevaluated=stored.unevaluated,
+            not_blamed=stored.not_blamed,
         ),
-        fail_level=config.fail_level,
+        fail_level=stored.fail_level,
     )
 
 

@@ -9,10 +9,11 @@ facts: their contents are not in the tree.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import posixpath
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 _MISSING = threading.local()
@@ -40,8 +41,27 @@ def missing_reads() -> int:
     return getattr(_MISSING, "count", 0)
 
 
-def _note_missing() -> None:
+@contextlib.contextmanager
+def noting_missing() -> Iterator[set[str]]:
+    """The ids of the blobs this thread's reads found missing while inside: a stored whole-review
+    result names them, and is served again only while they are still missing
+    (bot/facts/review_results.py)."""
+    outer = getattr(_MISSING, "blobs", None)
+    found: set[str] = set()
+    _MISSING.blobs = found
+    try:
+        yield found
+    finally:
+        _MISSING.blobs = outer
+        if outer is not None:
+            outer |= found
+
+
+def _note_missing(blob: str) -> None:
     _MISSING.count = missing_reads() + 1
+    blobs = getattr(_MISSING, "blobs", None)
+    if blobs is not None:
+        blobs.add(blob)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +209,7 @@ class FileTree:
             self._by_blob[blob] = self._read_blobs([blob]).get(blob)
         data = self._by_blob[blob]
         if data is None:
-            _note_missing()
+            _note_missing(blob)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     def prefetch(self, paths: Iterable[str]) -> None:
@@ -213,7 +233,7 @@ class FileTree:
             self.prefetch_raw(path)
         data = self._cache.get(path)
         if data is None:
-            _note_missing()  # every read of it counts: a fact derived now must not be kept
+            _note_missing(self._entries[path].blob)  # every read of it counts: a fact derived now must not be kept
         return data
 
     def prefetch_raw(self, path: str) -> None:

@@ -89,6 +89,9 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             yield _hit(snap.head, gap)
 
 
+_PACKAGES = "\0packages"  # the key under which `closures` keeps a cell's packages (no label looks like it)
+
+
 def _made_by_change(snap: Snapshot, gap: _Gap, closures: dict[str, dict[str, frozenset[str] | None]]) -> bool:
     """Did this change make the gap? It wrote the import (a line of it is added), or a target that
     shipped the file at base had the module in its closure then (a dep dropped, a module moved
@@ -102,10 +105,14 @@ def _made_by_change(snap: Snapshot, gap: _Gap, closures: dict[str, dict[str, fro
         graph = snap.base.cell(target.cell)
         if target.label not in graph.targets:
             continue
-        unknown = frozenset(error.package for error in graph.errors) | frozenset(
-            t.package for t in graph.targets.values()
-        )
         memo = closures.setdefault(target.cell, {})
+        # The base's packages, once per cell and review (not once per gap: 20,000 targets each time).
+        unknown = memo.get(_PACKAGES)
+        if unknown is None:
+            unknown = frozenset(error.package for error in graph.errors) | frozenset(
+                t.package for t in graph.targets.values()
+            )
+            memo[_PACKAGES] = unknown
         provided = _provided(graph, target.label, unknown, snap.base.tree.is_dir, memo)
         if provided is not None and gap.module_path in provided:
             return True

@@ -9,25 +9,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, PrCheckError, UsageError
-from bot.repo import GitRepository
-from pr_check import revisions
-from pr_check.output import FAIL_LEVELS, FORMATS, OutputOptions, OutputRequest, exit_status, known_rules, render, write
-from pr_check.shim import shim_files
 from pr_check.version import VERSION
 
+# Start-up: `pr-check --version` imports nothing of pr-check's but this module and the version;
+# the configuration, git, the outputs and the shim are imported by the functions that use them.
 if TYPE_CHECKING:
+    from bot.config import Config
+    from bot.repo import GitRepository
     from bot.review_stats import ConfigSource
+    from pr_check.output import OutputOptions, OutputRequest
 
 SHIM_HELP = "the shim submodule's files: a checkout or git repository of it (default: an initialized shim/)"
 # Hostile Starlark that allocates in one operation can outrun the interpreter's own checks;
@@ -53,6 +50,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pr_check.output import FAIL_LEVELS, FORMATS
+
     parser = _Parser(prog="pr-check", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", action="version", version=f"pr-check {VERSION}", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
@@ -207,6 +206,8 @@ def _verbosity_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _output_options(parser: argparse.ArgumentParser) -> None:
+    from pr_check.output import FAIL_LEVELS, FORMATS
+
     parser.add_argument(
         "--format",
         choices=FORMATS,
@@ -281,6 +282,9 @@ def _fix_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # what argparse's version action prints, without building every subparser
+        print(f"pr-check {VERSION}")
+        return 0
     if argv and argv[0] in ("smoke", "serve", "worker", "action"):
         return _delegate(argv[0], argv[1:])
     try:
@@ -328,6 +332,8 @@ def _delegate(command: str, rest: list[str]) -> int:
 
 
 def _cap_memory() -> None:
+    import resource
+
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         cap = MEMORY_CAP_BYTES if hard == resource.RLIM_INFINITY else min(MEMORY_CAP_BYTES, hard)
@@ -335,6 +341,8 @@ def _cap_memory() -> None:
 
 
 def _dispatch(arguments: argparse.Namespace) -> int:
+    from pr_check.output import OutputRequest
+
     if arguments.command == "rules":
         from pr_check.rules_page import render_rules_markdown, render_rules_table
 
@@ -365,6 +373,7 @@ def _dispatch(arguments: argparse.Namespace) -> int:
 
 def _cache(arguments: argparse.Namespace) -> int:
     from bot.facts.cache import DiskStore
+    from bot.repo import GitRepository
     from pr_check.review import default_cache_dir
 
     if arguments.cache_dir is not None:
@@ -402,6 +411,9 @@ def _explain(rule: str) -> int:
 
 def _local_config(path: Path | None) -> Config | None:
     """`--config FILE`, parsed and validated now; None means the reviewed revision's own config."""
+    from bot.config import CONFIG_PATH, parse_config
+    from pr_check.output import known_rules
+
     if path is None:
         return None
     try:
@@ -417,6 +429,10 @@ def _local_config(path: Path | None) -> Config | None:
 def output_options(arguments: argparse.Namespace) -> OutputOptions:
     """The output options among a subcommand's parsed arguments; the options it does not define
     keep OutputOptions' defaults (the one place that knows parsers differ)."""
+    from dataclasses import fields
+
+    from pr_check.output import OutputOptions
+
     given = vars(arguments)
     values = {}
     for option in fields(OutputOptions):
@@ -427,6 +443,8 @@ def output_options(arguments: argparse.Namespace) -> OutputOptions:
 
 
 def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | None]:
+    from bot.config import CONFIG_PATH
+
     if path is None:
         return (), None
     from bot.review_stats import ConfigSource
@@ -483,7 +501,10 @@ def _progress(request: OutputRequest) -> Iterator[Callable[[str, int, int], None
 def _review(arguments: argparse.Namespace, request: OutputRequest, config: Config | None, diff_text: str | None) -> int:
     from bot.diff import parse_diff
     from bot.patch import apply_diff
-    from pr_check.review import CHECKS, default_cache_dir, review_trees
+    from bot.repo import GitRepository
+    from pr_check import revisions
+    from pr_check.review import ProductChecks, default_cache_dir, review_trees
+    from pr_check.shim import shim_files
 
     with GitRepository(arguments.repo) as repo:
         notes: tuple[str, ...] = ()
@@ -519,7 +540,8 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
                 base_tree,
                 head_tree,
                 changes,
-                checks=request.checks(CHECKS),
+                # The checks are imported only when the result is not stored (pr_check/review.py).
+                checks=ProductChecks(request.selected, request.ignored),
                 cache=cache,
                 progress=progress,
                 config=config,
@@ -531,6 +553,7 @@ def _work_tree_change(repo: GitRepository, base: str | None):
     """The work tree as `git add -A` would stage it (in a copy of the index), against --base or the
     default base of HEAD: (base tree, head tree, changes, notes). Nothing on disk or in the index changes."""
     from bot.diff import parse_diff
+    from pr_check import revisions
 
     head_commit = repo.head_commit()
     if base is None:
@@ -551,8 +574,11 @@ def _work_tree_change(repo: GitRepository, base: str | None):
 
 def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config | None) -> int:
     from bot.diff import ChangeSet
+    from bot.repo import GitRepository
     from bot.tree import memory_tree
+    from pr_check import revisions
     from pr_check.review import CHECKS, default_cache_dir, load_config, review_trees
+    from pr_check.shim import shim_files
 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
@@ -584,6 +610,10 @@ def _finish(
     config_source: ConfigSource | None,
     repository_uri: str | None,
 ) -> int:
+    from dataclasses import replace
+
+    from pr_check.output import exit_status, render, write
+
     report = request.filter(report)
     if config_source is not None:
         report = replace(report, stats=replace(report.stats, config=config_source))
@@ -592,7 +622,10 @@ def _finish(
 
 
 def _demo(arguments: argparse.Namespace) -> int:
+    import tempfile
+
     from fixtures.cases import CASES, build_case_repository
+    from pr_check.output import OutputOptions, OutputRequest  # noqa: F401
 
     if not CASES:  # an install that dropped the package data; say so rather than crash
         raise PrCheckError("no bundled example PRs found: this installation lacks pr-check's fixtures/ data")

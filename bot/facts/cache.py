@@ -123,6 +123,10 @@ class DiskStore:
         except Exception:  # noqa: BLE001 - a damaged entry is treated as absent
             return _MISS
 
+    def has(self, key: str) -> bool:
+        """Is there an entry for `key`? (One stat: no read, no recency update.)"""
+        return self._path(key).is_file()
+
     def put(self, key: str, value: Any) -> None:
         """Store atomically: a unique temporary file in the same directory, then a rename.
         A value that cannot be pickled (it holds a function) is simply not stored."""
