@@ -133,6 +133,7 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
         files = sorted({path for target in python.values() for path in _sources(target)})
         imports = _imports(model, files)
         closure: dict[str, frozenset[str] | None] = {}
+        dangling: dict[str, frozenset[str]] = {}  # label -> packages whose targets are unknown to it
         for label, target in sorted(python.items()):
             if target.attr("base_module") is not None:
                 continue
@@ -145,10 +146,13 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
                         if lacking is not None and any(t.label == label for t in lacking[0]):
                             continue
                         provided = _provided(graph, label, failed | packages, model.tree.is_dir, closure)
-                        if provided is None and not _unlistable(
-                            module_path, owners, failed_anywhere | _dangling_packages(graph, label, packages)
-                        ):
-                            continue
+                        if provided is None:
+                            if module_path in owners:
+                                continue
+                            if label not in dangling:
+                                dangling[label] = failed_anywhere | _dangling_packages(graph, label, packages)
+                            if not _unlistable(module_path, owners, dangling[label]):
+                                continue
                         if provided is not None and module_path in provided:
                             continue
                         gaps.setdefault((path, module_path), ([], found))[0].append(target)
