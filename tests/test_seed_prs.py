@@ -110,6 +110,34 @@ def test_24817_cuda_lib_breaks_the_oss_load_of_extension_pybindings(reviews):
     )
 
 
+def test_24817_item6_the_new_configurations_are_never_built_by_a_test(reviews):
+    # The review: "Every Buck test in the touched packages sits behind `if not is_fbcode: return`
+    # (backends/cuda/runtime/targets.bzl:166). The xplat has_cuda build is therefore never compiled
+    # or linked." The CUDA backend newly builds in xplat only on the has_cuda platform; its tests
+    # (test_cuda_mutable_state, after the early return) build only in fbcode.
+    found = {
+        f.path: f for f in reviews[24817].findings if f.rule == "test-configuration-missing" and f.cell == "xplat"
+    }
+    backend = found["backends/cuda/runtime/targets.bzl"]
+    assert (backend.target, backend.severity.label) == ("//backends/cuda/runtime:cuda_backend", "minor")
+    assert "`linux-x86_64-cuda`" in backend.message and "android" not in backend.message
+    assert any(
+        e.path == "backends/cuda/runtime/targets.bzl" and "test_cuda_mutable_state" in e.note and "fbcode" in e.note
+        for e in backend.evidence
+    )
+    # One finding per package holding a root of what is new and untested, not one per target:
+    # on the CPU-only platforms the shim layer (aoti_common_slim) and the SlimTensor factories,
+    # defined in xplat by the change, are the roots; what they build on is listed on them.
+    assert set(found) == {
+        "backends/cuda/runtime/targets.bzl",
+        "backends/aoti/targets.bzl",
+        "backends/aoti/slim/factory/targets.bzl",
+    }
+    assert found["backends/aoti/targets.bzl"].target == "//backends/aoti:aoti_common_slim"
+    assert "`android-arm64`" in found["backends/aoti/targets.bzl"].message
+    assert all(f.cell == "xplat" for f in reviews[24817].findings if f.rule == "test-configuration-missing")
+
+
 def test_24817_no_false_blocker_or_major(reviews):
     assert _loud(reviews[24817]) == {
         ("cuda-guard-missing", "extension/cuda/targets.bzl", "//extension/cuda:runtime_api"),
@@ -157,6 +185,11 @@ def test_24643_item3_use_cuda_misses_cuda_allocator(reviews):
 
 def test_24643_testing_item(reviews):
     assert _found(reviews[24643], "test-missing", "backends/aoti/targets.bzl", "common_shims_slim")
+
+
+def test_24643_builds_nothing_in_a_new_configuration(reviews):
+    # #24643 changes link attributes of fbcode targets only: no target builds anywhere new.
+    assert not [f for f in reviews[24643].findings if f.rule == "test-configuration-missing"]
 
 
 def test_24643_no_false_blocker_or_major(reviews):
