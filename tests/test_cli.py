@@ -67,7 +67,7 @@ def test_sarif_has_fingerprints_and_rules(case_repo):
 
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} == {c.id for c in checks.ALL} | set(ENGINE_RULES)
     assert all(r["partialFingerprints"]["prCheck/v1"] for r in run["results"])
-    assert {r["ruleId"] for r in run["results"]} == {"cuda-guard-missing", "test-configuration-missing"}
+    assert {r["ruleId"] for r in run["results"]} == {"cuda-guard-missing"}
 
 
 def test_not_a_git_repository_is_a_one_line_error(tmp_path):
