@@ -10,7 +10,9 @@ target, transitively and with select() resolved there, nothing compiles or links
 configuration, and a compile error, a missing `--export-dynamic` or an unbound shim there is
 seen by the first user, not by the pull request (#24817: the CUDA backend and SlimTensor built in
 xplat, every test of the packages still behind `if not is_fbcode: return`). In a cell whose
-builds are CI commands (open source), what those commands build counts as tested.
+builds are CI commands (open source), what those commands build counts as tested. Only code that
+a test builds in some other configuration counts: the change moves tested code to where no test
+follows it; code that no test builds anywhere lacks a test, and not because of this change.
 
 Minor: nothing breaks at merge, and the targets may well build; what is lost is the evidence
 that they do, in exactly the configuration the change exists to add. A CUDA target that a
@@ -98,16 +100,32 @@ def _untested_new(snap: Snapshot, cell: str, platform: Platform, cuda_constraint
         candidates = [label for label in candidates if label not in cuda]
     if not candidates:
         return frozenset()
-    incompatible = snap.head.incompatible(cell, platform)
-    tested: frozenset[str] = snap.head.graph_memo(
-        cell, ("tested", platform), lambda graph: _tested(graph, platform, incompatible)
-    )
+    tested = _tested_on(snap, cell, platform)
     if cell_named(cell).is_oss:
         built = scope_of(snap.head, cell, platform).built_targets
         if built is None:
             return frozenset()  # no CI commands to read: every target counts as built
         tested = tested | built
-    return frozenset(label for label in candidates if label not in tested)
+    untested = [label for label in candidates if label not in tested]
+    if not untested:
+        return frozenset()
+    # Only code some test builds in another configuration: there the change moves tested code
+    # to where no test follows it; code no test builds anywhere lacks a test, not a configuration.
+    elsewhere = frozenset().union(
+        *(
+            _tested_on(snap, other, other_platform)
+            for other in CELLS
+            for other_platform in snap.config.buck.platforms_of(other)
+            if (other, other_platform) != (cell, platform)
+        )
+    )
+    return frozenset(label for label in untested if label in elsewhere)
+
+
+def _tested_on(snap: Snapshot, cell: str, platform: Platform) -> frozenset[str]:
+    """What the tests compatible with `platform` build in the cell at head (kept per graph)."""
+    incompatible = snap.head.incompatible(cell, platform)
+    return snap.head.graph_memo(cell, ("tested", platform), lambda graph: _tested(graph, platform, incompatible))
 
 
 def _evaluated(graph: CellGraph, package: str) -> bool:
@@ -362,6 +380,16 @@ CHECK = Check(
         Example(
             base={".buckconfig": _BUCKCONFIG, "ops/BUCK": _linux_ops(_LINUX, _LINUX)},
             head={".buckconfig": _BUCKCONFIG, "ops/BUCK": _linux_ops(_LINUX_AND_ANDROID, _LINUX_AND_ANDROID)},
+        ),
+        # No test builds the library anywhere: no test left behind in another configuration.
+        Example(
+            base={".buckconfig": _BUCKCONFIG, "gpu/BUCK": _FBCODE_ONLY.split("fbcode_target(_kind = cxx_test")[0]},
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "gpu/BUCK": _EVERY_CELL.replace("  # expect: test-configuration-missing", "").split(
+                    "fbcode_target(_kind = cxx_test"
+                )[0],
+            },
         ),
         # A brand-new library is no new configuration of existing code (test-missing's ground).
         Example(
