@@ -23,7 +23,7 @@ from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import cache as facts
 from bot.facts import xref
-from bot.tree import FileTree, path_bytes
+from bot.tree import FileTree, path_bytes, with_files
 
 
 class BuildModel:
@@ -42,6 +42,11 @@ class BuildModel:
         self._progress = progress
         self._cells: dict[str, CellGraph] = {}  # the graphs this model used (the report counts them)
         self._config_key = hashlib.sha256(repr(self.config).encode()).hexdigest()
+
+    def with_files(self, files: Mapping[str, str]) -> BuildModel:
+        """This revision with some files replaced, sharing the evaluation cache: a build no
+        commit has (a macro evaluated with a parameter its callers do not pass yet)."""
+        return BuildModel(with_files(self.tree, files), self.config, self._cache, self._progress)
 
     def cell(self, name: str) -> CellGraph:
         """The Buck targets of one cell (`fbcode`, `xplat`, `oss`)."""

@@ -16,6 +16,7 @@ from checks import (
     dep_exported_used_privately,
     dep_private_for_exported_header,
     dep_undeclared_header,
+    dep_undeclared_latent,
     dep_unknown_external,
     dep_unused,
     eval_error,
@@ -39,6 +40,7 @@ from checks import (
     shim_public_visibility,
     source_missing,
     source_parity,
+    test_configuration_missing,
 )
 
 ALL: tuple[Check, ...] = tuple(
@@ -56,6 +58,7 @@ ALL: tuple[Check, ...] = tuple(
             dep_exported_used_privately.CHECK,
             dep_private_for_exported_header.CHECK,
             dep_undeclared_header.CHECK,
+            dep_undeclared_latent.CHECK,
             dep_unknown_external.CHECK,
             dep_unused.CHECK,
             eval_error.CHECK,
@@ -79,6 +82,7 @@ ALL: tuple[Check, ...] = tuple(
             source_missing.CHECK,
             source_parity.CHECK,
             missing_test.CHECK,
+            test_configuration_missing.CHECK,
         ),
         key=lambda check: check.id,
     )

@@ -2,9 +2,10 @@
 two LLM reviews in ../shared/seeds/ (run when a mirror is present).
 
 Every item a tool can detect is pinned at the file the LLM review named (as the finding's path
-or one of its evidence paths); the one a review of configured targets cannot see on the commit
-as posted (#24643 item 3: no target passes `use_cuda = True`) is a strict expected failure that
-says why. No blocker or major may be false: the exact set of blocker and major findings is pinned.
+or one of its evidence paths), including #24643 item 3, which no configured target shows on the
+commit as posted (no target passes `use_cuda = True`): `dep-undeclared-latent` evaluates the
+edited branch for the macro's callers. No blocker or major may be false: the exact set of
+blocker and major findings is pinned.
 """
 
 from __future__ import annotations
@@ -110,6 +111,32 @@ def test_24817_cuda_lib_breaks_the_oss_load_of_extension_pybindings(reviews):
     )
 
 
+def test_24817_item6_the_new_configurations_are_never_built_by_a_test(reviews):
+    # The review: "Every Buck test in the touched packages sits behind `if not is_fbcode: return`
+    # (backends/cuda/runtime/targets.bzl:166). The xplat has_cuda build is therefore never compiled
+    # or linked." The CUDA backend newly builds in xplat only on the has_cuda platform; its tests
+    # (test_cuda_mutable_state, after the early return) build only in fbcode.
+    found = {f.path: f for f in reviews[24817].findings if f.rule == "test-configuration-missing" and f.cell == "xplat"}
+    backend = found["backends/cuda/runtime/targets.bzl"]
+    assert (backend.target, backend.severity.label) == ("//backends/cuda/runtime:cuda_backend", "minor")
+    assert "`linux-x86_64-cuda`" in backend.message and "android" not in backend.message
+    assert any(
+        e.path == "backends/cuda/runtime/targets.bzl" and "test_cuda_mutable_state" in e.note and "fbcode" in e.note
+        for e in backend.evidence
+    )
+    # One finding per package holding a root of what is new and untested, not one per target:
+    # on the CPU-only platforms the shim layer (aoti_common_slim) and the SlimTensor factories,
+    # defined in xplat by the change, are the roots; what they build on is listed on them.
+    assert set(found) == {
+        "backends/cuda/runtime/targets.bzl",
+        "backends/aoti/targets.bzl",
+        "backends/aoti/slim/factory/targets.bzl",
+    }
+    assert found["backends/aoti/targets.bzl"].target == "//backends/aoti:aoti_common_slim"
+    assert "`android-arm64`" in found["backends/aoti/targets.bzl"].message
+    assert all(f.cell == "xplat" for f in reviews[24817].findings if f.rule == "test-configuration-missing")
+
+
 def test_24817_no_false_blocker_or_major(reviews):
     assert _loud(reviews[24817]) == {
         ("cuda-guard-missing", "extension/cuda/targets.bzl", "//extension/cuda:runtime_api"),
@@ -140,23 +167,32 @@ def test_24643_item2_export_dynamic(reviews):
     assert 'exported_linker_flags = ["-Wl,--export-dynamic"]' in found[0].fix.replacement
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="#24643 as first posted has no target that passes use_cuda = True (its review: 'No target in the repo "
-    "passes use_cuda = True, so the pybindings.bzl change is never built here'); the rule reviews configured "
-    "targets, and finds this gap once one exists (its bad example, and cuda_lib in 0003 with the dep added)",
-)
 def test_24643_item3_use_cuda_misses_cuda_allocator(reviews):
-    assert _found(
-        reviews[24643],
-        "dep-undeclared-header",
-        "shim_et/xplat/executorch/extension/pybindings/pybindings.bzl",
-        "cuda_allocator",
-    ) or _found(reviews[24643], "dep-undeclared-header", "extension/pybindings/pybindings_cuda.h", "cuda_allocator")
+    # No target passes use_cuda = True on the commit as posted (its review: "the pybindings.bzl
+    # change is never built here"), so dep-undeclared-header, which reviews configured targets,
+    # cannot see it. The change edits the use_cuda branch; evaluated for the macro's callers with
+    # use_cuda set, pybindings_cuda.h includes cuda_allocator.h, which the branch's deps lack.
+    found = [f for f in reviews[24643].findings if f.rule == "dep-undeclared-latent"]
+    assert [(f.path, f.severity.label) for f in found] == [
+        ("shim_et/xplat/executorch/extension/pybindings/pybindings.bzl", "minor")
+    ]
+    assert "cuda_allocator" in found[0].message
+    assert any(e.path == "extension/pybindings/pybindings_cuda.h" for e in found[0].evidence)
+
+
+def test_24817_has_no_latent_branch_finding(reviews):
+    # #24817's diff carries the stacked #24643, whose cuda_lib calls executorch_pybindings(use_cuda = True)
+    # with the cuda_allocator dep: the branch is built, and the gap is closed.
+    assert not [f for f in reviews[24817].findings if f.rule == "dep-undeclared-latent"]
 
 
 def test_24643_testing_item(reviews):
     assert _found(reviews[24643], "test-missing", "backends/aoti/targets.bzl", "common_shims_slim")
+
+
+def test_24643_builds_nothing_in_a_new_configuration(reviews):
+    # #24643 changes link attributes of fbcode targets only: no target builds anywhere new.
+    assert not [f for f in reviews[24643].findings if f.rule == "test-configuration-missing"]
 
 
 def test_24643_no_false_blocker_or_major(reviews):
