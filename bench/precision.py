@@ -89,11 +89,14 @@ def figures(rows: list[list[str]], commits: int, judged: dict[tuple[str, str, st
     )
 
 
+def loud_rows(path: Path) -> list[list[str]]:
+    """The rows of a loud.tsv (commit, rule, cell, path, line, target, title), header left out."""
+    return [line.split("\t") for line in path.read_text().splitlines()[1:] if line.strip()]
+
+
 def merged(outs: list[Path]) -> tuple[list[list[str]], int]:
     """The loud rows and the number of commits of the parts written under `outs`."""
-    rows = [
-        line.split("\t") for out in outs for line in (out / "loud.tsv").read_text().splitlines()[1:] if line.strip()
-    ]
+    rows = [row for out in outs for row in loud_rows(out / "loud.tsv")]
     commits = sum(len((out / "commits.txt").read_text().split()) for out in outs)
     return rows, commits
 

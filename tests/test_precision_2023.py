@@ -8,19 +8,21 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from bench.precision import figures, verdicts
+import pytest
+
+from bench.precision import figures, loud_rows, verdicts
 
 REAL_TREE = Path(__file__).parent / "real_tree"
 VERDICTS = REAL_TREE / "precision_2023.toml"
 FIRST_RUN = REAL_TREE / "precision_2023_first.tsv"  # loud findings of the first measurement, 150 commits
 
 
-def _rows(path: Path) -> list[list[str]]:
-    return [line.split("\t") for line in path.read_text().splitlines()[1:] if line.strip()]
+_rows = loud_rows
 
 
-def test_every_verdict_has_a_reason_and_lines():
-    findings = tomllib.loads(VERDICTS.read_text())["finding"]
+@pytest.mark.parametrize("window", ["precision_2023.toml", "precision_2025.toml"])
+def test_every_verdict_has_a_reason_and_lines(window):
+    findings = tomllib.loads((REAL_TREE / window).read_text())["finding"]
     assert findings
     for entry in findings:
         assert isinstance(entry["verdict"], bool) and len(entry["reason"]) > 20

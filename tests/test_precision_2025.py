@@ -1,36 +1,23 @@
 """The fresh precision sample of this round, Jun - Oct 2025 (tests/real_tree/precision_2025.toml):
-every loud finding of its first run judged, the figures in the file's header reproduced from the
+every loud finding of its first run judged (each verdict's form: tests/test_precision_2023.py), the figures in the file's header reproduced from the
 stored run without reviewing again, and the two causes of its false findings pinned on their real
 commits when a mirror is present."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from bench.precision import figures, verdicts
+from bench.precision import figures, loud_rows, verdicts
 
 REAL_TREE = Path(__file__).parent / "real_tree"
 VERDICTS = REAL_TREE / "precision_2025.toml"
 FIRST_RUN = REAL_TREE / "precision_2025_first.tsv"  # loud findings of the first measurement, 150 commits
 
 
-def _rows(path: Path) -> list[list[str]]:
-    return [line.split("\t") for line in path.read_text().splitlines()[1:] if line.strip()]
-
-
-def test_every_verdict_has_a_reason_and_lines():
-    findings = tomllib.loads(VERDICTS.read_text())["finding"]
-    assert findings
-    for entry in findings:
-        assert isinstance(entry["verdict"], bool) and len(entry["reason"]) > 20
-        assert len(entry["commit"]) >= 10 and entry["rule"] and entry["path"] and entry["lines"]
-
-
 def test_first_measurement_figures():
     # Judged by hand: a7a9130922's CMake source name that no file has is true; the 30 header-unowned
     # of 8b56743a46 (a package whose BUCK was Meta-internal) and 6e63c47354's two are false.
-    found = figures(_rows(FIRST_RUN), 150, verdicts(VERDICTS))
+    found = figures(loud_rows(FIRST_RUN), 150, verdicts(VERDICTS))
     assert found.unjudged == ()
     assert (found.findings, found.true, found.false) == (33, 1, 32)
     assert sorted(found.blocked_falsely) == ["6e63c47354", "8b56743a46"]
