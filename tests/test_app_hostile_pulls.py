@@ -145,9 +145,15 @@ def test_healthz_tells_when_queued_work_has_no_live_worker(tmp_path):
 
         app.start_worker()
         wait_for(lambda: completed_check_runs(standin, OWNER, "unattended", head), timeout=30, what="the review")
+        # The check run is completed before the worker acknowledges the job, so healthz can be
+        # 200 with the job still active for a moment (seen under load): wait for both.
         health = wait_for(
-            lambda: (h := app.client.get(f"{app.url}/healthz")).status_code == 200 and h.json(),
-            what="healthz to recover",
+            lambda: (
+                (h := app.client.get(f"{app.url}/healthz")).status_code == 200
+                and h.json()["jobs_active"] == 0
+                and h.json()
+            ),
+            what="healthz to recover and the job to be acknowledged",
         )
         assert health == {"status": "ok", "workers_alive": 1, "jobs_active": 0, "oldest_job_age_s": 0.0}
     finally:
