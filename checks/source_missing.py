@@ -11,8 +11,8 @@ find source file"). The finding names the change that explains the gap: the rena
 new path) or the deletion.
 
 Files under a submodule (a gitlink: `third-party/`, XNNPACK, ...) are not in the tree and are
-not checked; nor are generated files (labels, `$(...)`, generator expressions, paths from
-variables the file does not set to a literal).
+not checked; nor are generated files (an add_custom_command's OUTPUT, labels, `$(...)`,
+generator expressions, paths from variables the file does not set to a literal).
 
 Example (bad): `tosa_backend.py` moves to `tosa/backend.py` and `srcs = ["tosa_backend.py"]` stays.
 
@@ -220,6 +220,9 @@ def _named_paths(path: str, text: str) -> Iterator[tuple[int, str, str, str]]:
     command = ""
     depth = 0
     arguments: list[tuple[int, str]] = []
+    named_paths: list[tuple[int, str, str, str]] = []
+    listed_by_variable: dict[str, list[str]] = {}  # set(VAR paths...) -> the paths
+    generated: set[str] = set()  # what add_custom_command(OUTPUT ...) makes at build time
     for number, line in enumerate(lines, 1):
         position = 0
         if depth == 0:
@@ -234,10 +237,39 @@ def _named_paths(path: str, text: str) -> Iterator[tuple[int, str, str, str]]:
             elif word == ")":
                 depth -= 1
                 if depth == 0:
-                    yield from _resolve(command, arguments, here, listed, variables)
+                    found = list(_resolve(command, arguments, here, listed, variables))
+                    if command == "set" and arguments:
+                        listed_by_variable[arguments[0][1]] = [named for _l, _c, named, _w in found]
+                    if command == "add_custom_command":
+                        generated.update(_outputs(arguments, here, variables, listed_by_variable))
+                    named_paths.extend(found)
                     break
             else:
                 arguments.append((number, word.strip('"')))
+    # A generated file is named before the command that makes it (MLX's schema_generated.h, 38c5ca30c3).
+    yield from (found for found in named_paths if found[2] not in generated)
+
+
+_KEYWORD = re.compile(r"[A-Z_]+")
+
+
+def _outputs(
+    arguments: list[tuple[int, str]], here: str, variables: dict[str, str], listed_by_variable: dict[str, list[str]]
+) -> Iterator[str]:
+    """The repository paths an add_custom_command's OUTPUT names (directly, or as `${VAR}` of a set())."""
+    words = [word for _line, word in arguments]
+    if "OUTPUT" not in words:
+        return
+    for word in words[words.index("OUTPUT") + 1 :]:
+        if _KEYWORD.fullmatch(word):
+            return
+        variable = re.fullmatch(r"\$\{(\w+)\}", word)
+        if variable is not None:
+            yield from listed_by_variable.get(variable.group(1), ())
+            continue
+        named = _expand(word, here, variables, relative=True)
+        if named is not None:
+            yield named
 
 
 def _resolve(
@@ -342,6 +374,22 @@ CHECK = Check(
                 ),
                 "ops/op_add.cpp": "int add;\n",
                 "ops/sub/CMakeLists.txt": "\n",
+            },
+        ),
+        # Files a custom command generates at build time, named before it (38c5ca30c3's MLX schema).
+        Example(
+            head={
+                "mlx/CMakeLists.txt": (
+                    "set(_generated\n"
+                    '    "${CMAKE_CURRENT_SOURCE_DIR}/runtime/schema_generated.h"\n'
+                    '    "${CMAKE_CURRENT_SOURCE_DIR}/runtime/MLXLoader.cpp"\n'
+                    ")\n"
+                    "add_custom_command(\n"
+                    "  OUTPUT ${_generated} ${CMAKE_CURRENT_SOURCE_DIR}/serialization/schema.py\n"
+                    "  COMMAND python generate.py\n"
+                    ")\n"
+                    "add_library(mlx ${CMAKE_CURRENT_SOURCE_DIR}/runtime/MLXLoader.cpp)\n"
+                ),
             },
         ),
     ),
