@@ -48,7 +48,7 @@ def test_the_stored_result_is_what_the_review_serves(tmp_path):
     cache = EvaluationCache(tmp_path)
     checks = ProductChecks()
     key = review_results.review_key(base, head, changes, None, checks)
-    assert key is not None
+    assert isinstance(key, str) and len(key) >= 32  # a digest: the product's checks are storable
     planted = review_results.StoredReview(
         findings=(),
         suppressed=(),
@@ -91,7 +91,9 @@ def test_checks_outside_the_code_digest_are_never_stored():
 
     own = replace(ALL[0], run=lambda snapshot, options: iter(()))
     assert review_results.checks_identity((own,)) is None
-    assert review_results.checks_identity((ALL[0],)) is not None
+    # The product's own check is named by its id and the module and function that run it.
+    [(check_id, module, function, *_rest)] = review_results.checks_identity((ALL[0],)) or [()]
+    assert (check_id, module, function) == (ALL[0].id, ALL[0].run.__module__, ALL[0].run.__qualname__)
 
 
 def test_the_key_is_the_same_in_another_process():
@@ -139,7 +141,8 @@ def test_the_result_is_in_the_store_after_a_review_and_is_not_written_again(tmp_
     changes = ChangeSet((FileChange("a.txt", None, "added", added=frozenset({1})),))
     cache = EvaluationCache(tmp_path)
     key = review_results.review_key(base, head, changes, None, ProductChecks())
-    assert cache.facts.store is not None and key is not None
+    assert cache.facts.store is not None  # an on-disk store, not the in-memory one
+    assert isinstance(key, str) and len(key) >= 32
     entry = f"{review_results.FACT}\0{key!r}"
     assert not cache.facts.store.has(entry)
     review_trees(base, head, changes, cache=cache)
