@@ -92,8 +92,9 @@ def test_checks_outside_the_code_digest_are_never_stored():
     own = replace(ALL[0], run=lambda snapshot, options: iter(()))
     assert review_results.checks_identity((own,)) is None
     # The product's own check is named by its id and the module and function that run it.
-    [(check_id, module, function, *_rest)] = review_results.checks_identity((ALL[0],)) or [()]
-    assert (check_id, module, function) == (ALL[0].id, ALL[0].run.__module__, ALL[0].run.__qualname__)
+    identity = review_results.checks_identity((ALL[0],))
+    assert identity is not None and len(identity) == 1
+    assert identity[0][:3] == (ALL[0].id, ALL[0].run.__module__, ALL[0].run.__qualname__)
 
 
 def test_the_key_is_the_same_in_another_process():
