@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.corpus import CORPUS_DIR, load_corpus
-from bench.real_history import history_commits
+from bench.real_history import BENCH_COUNT, BENCH_SINCE, BENCH_UNTIL, history_commits
 
 VERDICTS = Path(__file__).resolve().parent.parent / "tests" / "real_tree" / "precision_2024.toml"
 LOUD = ("blocker", "major")
@@ -119,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         "--only", nargs="*", default=(), help="review only these picks (short shas): re-checking after a rule change"
     )
     parser.add_argument(
+        "--exclude-bench",
+        action="store_true",
+        help="leave out the 150 commits bench.real_history reviews (a sample of its months disjoint from it)",
+    )
+    parser.add_argument(
         "--merge",
         nargs="*",
         type=Path,
@@ -142,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repo is needed to review (only --merge reviews nothing)")
     part, parts = (int(x) for x in arguments.part.split("/"))
     excluded = corpus_commits()
+    if arguments.exclude_bench:
+        bench_picks = history_commits(arguments.repo, BENCH_SINCE, BENCH_UNTIL, BENCH_COUNT, arguments.ref)
+        excluded |= {sha[:10] for sha in bench_picks}
     listed = history_commits(arguments.repo, arguments.since, arguments.until, 10 * arguments.count, arguments.ref)
     pool = [sha for sha in listed if sha[:10] not in excluded]
     step = max(1.0, len(pool) / arguments.count)
@@ -207,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         (
             f"{len(commits)} commits of {arguments.ref}, {arguments.since}..{arguments.until} "
-            f"(touching Buck/CMake files, corpus commits left out)"
+            f"(touching Buck/CMake files, corpus commits left out"
+            + (", the 150-commit bench's commits left out)" if arguments.exclude_bench else ")")
         ),
         f"blocker/major findings: {len(rows)} on {len({r.split(chr(9))[0] for r in rows})} commits",
         f"judged: {judged_total}, true {true_count}, false {false_count}"

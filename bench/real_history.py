@@ -36,6 +36,11 @@ BUILD_PATHSPECS = (
 )
 
 
+# The 150-commit bench's window and count (verdicts.toml judges its findings); other benches that
+# sample the same months leave these commits out to stay disjoint from it.
+BENCH_SINCE, BENCH_UNTIL, BENCH_COUNT = "2025-11-01", "2026-09-01", 150
+
+
 def history_commits(repo: Path, since: str, until: str, count: int, ref: str = "HEAD") -> list[str]:
     """`count` first-parent commits touching build files, evenly spaced (oldest first)."""
     listed = subprocess.run(
@@ -78,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", type=Path, required=True, help="a pytorch/executorch clone or bare mirror")
     parser.add_argument("--ref", default="HEAD", help="the branch whose first-parent history is walked")
-    parser.add_argument("--count", type=int, default=150, help="how many commits to review")
-    parser.add_argument("--since", default="2025-11-01", help="first commit date (git --since)")
-    parser.add_argument("--until", default="2026-09-01", help="last commit date (git --until)")
+    parser.add_argument("--count", type=int, default=BENCH_COUNT, help="how many commits to review")
+    parser.add_argument("--since", default=BENCH_SINCE, help="first commit date (git --since)")
+    parser.add_argument("--until", default=BENCH_UNTIL, help="last commit date (git --until)")
     parser.add_argument("--out", type=Path, default=Path("bench/out/history"), help="where the JSON goes")
     parser.add_argument("--no-warm", action="store_true", help="skip the second (warm) review of each commit")
     parser.add_argument("--previous", type=Path, help="an earlier summary.txt, shown beside this run's figures")
