@@ -9,8 +9,12 @@ Reported: a macro tested by `#if`/`#ifdef`/`#elif`/`defined()` that no source or
 `#define`s, no build file passes as a flag or compile definition and no build file so much as
 mentions (a script may define it), that is not a compiler, platform or third-party macro (those
 are data), and that is one or two edits from a macro the repository does define, other than by
-digits alone (`AVX2` and `AVX512` are different macros). Files of vendored third-party copies
-are their upstream's business and are left alone.
+digits alone (`AVX2` and `AVX512` are different macros). A name the repository defines with
+leading underscores on a name of its own (`-D__ET_BUILD_MODE_COV=1`) counts as defined for this,
+although a leading underscore otherwise marks a compiler's macro: ExecuTorch's 187bd055fa dropped
+the underscores from `#if __ET_BUILD_MODE_COV` in DeathTest.h while its Buck build modes kept
+passing `-D__ET_BUILD_MODE_COV=1`. Files of vendored third-party copies are their upstream's
+business and are left alone.
 
 Example (bad): `#ifdef ET_UE_THREADPOOL` while the builds define `ET_USE_THREADPOOL`.
 
@@ -36,7 +40,7 @@ _MIN_LENGTH = 6  # shorter names sit a letter or two from too many others to be 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     defined = macro_table.defined_macros(snap.head)
     mentioned = macro_table.build_mentions(snap.head)
-    project = [name for name in defined if not macro_table.is_platform_macro(name) and len(name) >= _MIN_LENGTH]
+    project = [name for name in defined if _is_ours(name)]
     changed = _changed_names(snap)
     for name, places in sorted(macro_table.tested_macros(snap.head).items()):
         if len(name) < _MIN_LENGTH or name in defined or name in mentioned or macro_table.is_platform_macro(name):
@@ -49,6 +53,16 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         for place in places:
             if not macro_table.is_vendored(place.path):
                 yield _hit(snap, place, [defined[other] for other in near])
+
+
+def _is_ours(name: str) -> bool:
+    """A macro the repository names for itself: not a compiler's, SDK's or library's, or one it
+    spells with leading underscores on such a name (`__ET_BUILD_MODE_COV`), long enough to tell
+    a typo of it from a different name."""
+    bare = name.lstrip("_")
+    if len(bare) < _MIN_LENGTH:
+        return False
+    return not macro_table.is_platform_macro(name) or (bare != name and not macro_table.is_platform_macro(bare))
 
 
 def _changed_names(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -118,6 +132,8 @@ _REDUCE = (
     "#endif\n"
     "}\n"
 )
+_DEATH_TEST = "#pragma once\n#if {gate}\n#define ET_EXPECT_DEATH(s, m) ((void)0)\n#else\n#define ET_EXPECT_DEATH(s, m) EXPECT_DEATH(s, m)\n#endif\n"
+_BUILD_MODES = 'def build_mode_flags(mode):\n    return ["-D__ET_BUILD_MODE_COV=1"] if "-cov" in mode else []\n'
 _TARGETS = 'cxx_library(\n    name = "reduce_util",\n    exported_headers = ["reduce_util.h"],\n    exported_preprocessor_flags = ["-DET_USE_THREADPOOL"],\n)\n'
 
 CHECK = Check(
@@ -140,6 +156,16 @@ CHECK = Check(
                 "kernels/util/reduce_util.h": _REDUCE.replace(
                     "{gate}", "ET_USE_THREADPOOL  // expect: gate-macro-misspelt"
                 )
+            },
+        ),
+        # The underscores dropped from the test, kept by the flag (187bd055fa, DeathTest.h).
+        Example(
+            head={
+                "shim_et/xplat/executorch/build/runtime_wrapper.bzl": _BUILD_MODES,
+                "test/utils/DeathTest.h": _DEATH_TEST.format(gate="ET_BUILD_MODE_COV  // expect: gate-macro-misspelt"),
+            },
+            fixed={
+                "test/utils/DeathTest.h": _DEATH_TEST.format(gate="__ET_BUILD_MODE_COV  // expect: gate-macro-misspelt")
             },
         ),
     ),
