@@ -16,6 +16,10 @@ the underscores from `#if __ET_BUILD_MODE_COV` in DeathTest.h while its Buck bui
 passing `-D__ET_BUILD_MODE_COV=1`. Files of vendored third-party copies are their upstream's
 business and are left alone.
 
+The same holds for a compiler's macro written without its underscores: clang and GCC define
+`__XTENSA__` for Xtensa, never `XTENSA`, so the Xtensa PAL that `backends/cadence/runtime/et_pal.cpp`
+guarded with `#if defined(XTENSA)` was compiled out until e42d013c4e (the spellings are data).
+
 Example (bad): `#ifdef ET_UE_THREADPOOL` while the builds define `ET_USE_THREADPOOL`.
 
 Use instead: the defined spelling, `#ifdef ET_USE_THREADPOOL`.
@@ -48,11 +52,16 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         if changed is not None and name not in changed[0] and not any(within_two_edits(name, d) for d in changed[1]):
             continue  # tested, defined and spelt near the same names at base: nothing the change did
         near = sorted(other for other in project if within_two_edits(name, other) and not _digits_only(name, other))
-        if not near:
+        compiler = macro_table.compiler_spelling(name)
+        if not near and compiler is None:
             continue
         for place in places:
             if not macro_table.is_vendored(place.path):
-                yield _hit(snap, place, [defined[other] for other in near])
+                yield (
+                    _hit(snap, place, [defined[other] for other in near])
+                    if near
+                    else _compiler_hit(snap, place, compiler)
+                )
 
 
 def _is_ours(name: str) -> bool:
@@ -110,6 +119,24 @@ def _hit(snap: Snapshot, place: MacroPlace, near: list[MacroPlace]) -> Hit:
     )
 
 
+def _compiler_hit(snap: Snapshot, place: MacroPlace, compiler: str | None) -> Hit:
+    spelling = compiler or ""
+    return Hit(
+        path=place.path,
+        line=place.line,
+        message=(
+            f"`{place.name}` is tested here but nothing defines it (no `#define`, no build flag or compile definition, "
+            f"no build file names it), so the code it guards is compiled out of every build; compilers define "
+            f"`{spelling}`, with the underscores, not `{place.name}`. Test the compiler's spelling."
+        ),
+        key=f"{place.name}|{place.path}",
+        target=place.name,
+        offending_text=place.name,
+        evidence=(Evidence(place.path, place.line, f"tests `{place.name}`; the compiler defines `{spelling}`"),),
+        fix=_respell(snap, place, spelling),
+    )
+
+
 def _respell(snap: Snapshot, place: MacroPlace, spelling: str) -> Fix | None:
     text = snap.head.text(place.path) or ""
     lines = text.split("\n")
@@ -134,6 +161,7 @@ _REDUCE = (
 )
 _DEATH_TEST = "#pragma once\n#if {gate}\n#define ET_EXPECT_DEATH(s, m) ((void)0)\n#else\n#define ET_EXPECT_DEATH(s, m) EXPECT_DEATH(s, m)\n#endif\n"
 _BUILD_MODES = 'def build_mode_flags(mode):\n    return ["-D__ET_BUILD_MODE_COV=1"] if "-cov" in mode else []\n'
+_PAL = "#if defined({gate})  // expect: gate-macro-misspelt\n#include <stdio.h>\nvoid et_pal_init(void) {{}}\n#endif\n"
 _TARGETS = 'cxx_library(\n    name = "reduce_util",\n    exported_headers = ["reduce_util.h"],\n    exported_preprocessor_flags = ["-DET_USE_THREADPOOL"],\n)\n'
 
 CHECK = Check(
@@ -167,6 +195,11 @@ CHECK = Check(
             fixed={
                 "test/utils/DeathTest.h": _DEATH_TEST.format(gate="__ET_BUILD_MODE_COV  // expect: gate-macro-misspelt")
             },
+        ),
+        # A compiler's macro with its underscores dropped (6941d46f14, et_pal.cpp).
+        Example(
+            head={"backends/cadence/runtime/et_pal.cpp": _PAL.format(gate="XTENSA")},
+            fixed={"backends/cadence/runtime/et_pal.cpp": _PAL.format(gate="__XTENSA__")},
         ),
     ),
     good=(

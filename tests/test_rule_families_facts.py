@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.cmake import DEFAULT_PROFILE, evaluate_cmake
 from bot.cmake.syntax import parse_cmake
 from bot.facts import cmake_links, package_configs
-from bot.facts.macro_table import is_platform_macro, scan_file
+from bot.facts.macro_table import compiler_spelling, is_platform_macro, scan_file
 from bot.tree import memory_tree
 from checks.support.spelling import edit_distance, within_two_edits
 
@@ -92,6 +92,12 @@ def test_the_macro_table_reads_defines_tests_and_build_flags():
         and is_platform_macro("TARGET_OS_IPHONE")
         and not is_platform_macro("ET_USE_THREADPOOL")
     )
+
+
+def test_a_compiler_macro_without_its_underscores_is_named_by_its_spelling():
+    # clang and GCC define __XTENSA__ and never a bare XTENSA; GNU C does define a bare `linux`.
+    assert compiler_spelling("XTENSA") == "__XTENSA__" and compiler_spelling("x86_64") == "__x86_64__"
+    assert compiler_spelling("linux") is None and compiler_spelling("__XTENSA__") is None
 
 
 def test_two_edits_make_a_typo_three_do_not():

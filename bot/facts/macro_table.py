@@ -100,6 +100,39 @@ PLATFORM_MACROS = frozenset(
         "EINTR",
     }
 )
+# What compilers predefine with underscores around a bare name that they never define bare
+# (clang's Xtensa target: __XTENSA__, __xtensa__, __Xtensa__; no XTENSA): `#if defined(XTENSA)` is
+# a gate nothing defines. Names whose bare form a toolchain does define (GNU C's `linux`, `unix`;
+# the NDK's `-DANDROID`) stay out; those bare forms are in PLATFORM_MACROS.
+COMPILER_SPELLINGS = frozenset(
+    {
+        "__XTENSA__",
+        "__xtensa__",
+        "__Xtensa__",
+        "__hexagon__",
+        "__aarch64__",
+        "__x86_64__",
+        "__riscv",
+        "__powerpc64__",
+        "__wasm__",
+        "__wasm32__",
+        "__EMSCRIPTEN__",
+        "__MACH__",
+        "__FreeBSD__",
+        "__ZEPHYR__",
+        "__clang__",
+        "__INTEL_COMPILER",
+        "_MSC_VER",
+        "__MINGW32__",
+        "__MINGW64__",
+        "__CUDACC__",
+        "__HIPCC__",
+        "__CUDA_ARCH__",
+        "__NVCC__",
+        "__OPTIMIZE__",
+        "__cplusplus",
+    }
+)
 # Prefixes of names a compiler, an SDK or a third-party library defines.
 PLATFORM_PREFIXES = (
     "_",
@@ -199,6 +232,12 @@ def is_vendored(path: str) -> bool:
 def is_platform_macro(name: str) -> bool:
     """A macro of a compiler, an SDK or a third-party library (data, not derived)."""
     return name in PLATFORM_MACROS or name.startswith(PLATFORM_PREFIXES)
+
+
+def compiler_spelling(name: str) -> str | None:
+    """The compiler's macro that `name` is with its underscores dropped (`XTENSA` -> `__XTENSA__`)."""
+    found = [macro for macro in COMPILER_SPELLINGS if macro != name and macro.strip("_") == name]
+    return found[0] if len(found) == 1 else None
 
 
 def _is_source(path: str) -> bool:
