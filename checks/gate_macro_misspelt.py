@@ -13,8 +13,9 @@ digits alone (`AVX2` and `AVX512` are different macros). A name the repository d
 leading underscores on a name of its own (`-D__ET_BUILD_MODE_COV=1`) counts as defined for this,
 although a leading underscore otherwise marks a compiler's macro: ExecuTorch's 187bd055fa dropped
 the underscores from `#if __ET_BUILD_MODE_COV` in DeathTest.h while its Buck build modes kept
-passing `-D__ET_BUILD_MODE_COV=1`. Files of vendored third-party copies are their upstream's
-business and are left alone.
+passing `-D__ET_BUILD_MODE_COV=1`. A near name that the gate's own branch `#define`s is another
+macro whose value the gate picks (`#ifdef TILE_ROW_2` / `#define TILE_ROWS 2`), not a spelling of
+it. Files of vendored third-party copies are their upstream's business and are left alone.
 
 The same holds for a compiler's macro written without its underscores: clang and GCC define
 `__XTENSA__` for Xtensa, never `XTENSA`, so the Xtensa PAL that `backends/cadence/runtime/et_pal.cpp`
@@ -51,7 +52,11 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             continue
         if changed is not None and name not in changed[0] and not any(within_two_edits(name, d) for d in changed[1]):
             continue  # tested, defined and spelt near the same names at base: nothing the change did
-        near = sorted(other for other in project if within_two_edits(name, other) and not _digits_only(name, other))
+        near = sorted(
+            other
+            for other in project
+            if within_two_edits(name, other) and not _digits_only(name, other) and not _selects(snap, places, other)
+        )
         compiler = macro_table.compiler_spelling(name)
         if not near and compiler is None:
             continue
@@ -62,6 +67,26 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     if near
                     else _compiler_hit(snap, place, compiler)
                 )
+
+
+def _selects(snap: Snapshot, places: tuple[MacroPlace, ...], other: str) -> bool:
+    """Whether a gate on the name `#define`s `other` in the branch it guards (`#ifdef TILE_ROW_2`
+    / `#define TILE_ROWS 2`): the name picks the other's value, so it is not a misspelling of it."""
+    define = re.compile(rf"#\s*define\s+{re.escape(other)}\b")
+    for place in places:
+        depth = 0  # conditionals opened inside the guarded branch
+        for line in (snap.head.text(place.path) or "").split("\n")[place.line :]:
+            text = line.strip()
+            directive = text[1:].lstrip() if text.startswith("#") else ""
+            if directive.startswith("if"):
+                depth += 1
+            elif directive.startswith("endif") and depth:
+                depth -= 1
+            elif directive.startswith(("endif", "else", "elif")) and not depth:
+                break  # the end of the branch the gate guards
+            elif not depth and define.match(text):
+                return True
+    return False
 
 
 def _is_ours(name: str) -> bool:
@@ -216,6 +241,14 @@ CHECK = Check(
                 "kernels/util/reduce_util.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX512"),
                 "kernels/util/platform.h": _REDUCE.replace("{gate}", "__ANDROID__"),
                 "third-party/lib/dtypes.h": _REDUCE.replace("{gate}", "CPU_CAPABILITY_AVX3"),
+            }
+        ),
+        # The gate picks the value of the near name: a different macro (cac2c05d8c dropped
+        # addmm_optimized.glsl's #define TILE_ROW_2; matmul.h's branch was dead, not misspelt).
+        Example(
+            head={
+                "backends/vulkan/glsl/matmul.h": "#ifdef TILE_ROW_2\n#define TILE_ROWS 2\n#else\n#define TILE_ROWS 4\n#endif\n",
+                "backends/vulkan/glsl/addmm_optimized.glsl": "#define TILE_ROWS ${TILE_ROWS}\n",
             }
         ),
         # A shader template defines it (Vulkan's addmm_optimized.glsl and glsl/matmul.h, Jun - Sep 2024).
