@@ -159,6 +159,47 @@ def test_misspelt_threadpool_gate_is_found_with_its_fix(aug_2026):
     assert fix is not None and "#ifdef ET_USE_THREADPOOL" in fix.replacement
 
 
+# et_pal.cpp tested XTENSA from 6941d46f14 (Dec 2024) until e42d013c4e (Apr 2025): compilers
+# define __XTENSA__, never XTENSA, so the Xtensa ISS PAL was compiled out. Put back on line 9.
+XTENSA_GATE_BACK = (
+    "diff --git a/backends/cadence/runtime/et_pal.cpp b/backends/cadence/runtime/et_pal.cpp\n"
+    "--- a/backends/cadence/runtime/et_pal.cpp\n+++ b/backends/cadence/runtime/et_pal.cpp\n"
+    "@@ -9 +9 @@\n"
+    "-#if defined(__XTENSA__)\n"
+    "+#if defined(XTENSA)\n"
+)
+
+# DeathTest.h has tested ET_BUILD_MODE_COV since 187bd055fa dropped its underscores, while the
+# coverage build modes pass -D__ET_BUILD_MODE_COV=1 (shim_et/.../runtime_wrapper.bzl); 8dfcb014f2
+# gave it a default. Without the default (lines 21-24) the gate tests a name nothing defines.
+DEATH_TEST_DEFAULT_DROPPED = (
+    "diff --git a/test/utils/DeathTest.h b/test/utils/DeathTest.h\n"
+    "--- a/test/utils/DeathTest.h\n+++ b/test/utils/DeathTest.h\n"
+    "@@ -21,4 +20,0 @@\n"
+    "-#ifndef ET_BUILD_MODE_COV\n"
+    "-#define ET_BUILD_MODE_COV 0\n"
+    "-#endif // ET_BUILD_MODE_COV\n"
+    "-\n"
+)
+
+
+def test_compiler_macro_without_its_underscores_is_found_with_its_fix(aug_2026):
+    report = _review_edit(aug_2026, XTENSA_GATE_BACK, ("gate-macro-misspelt",))
+    assert [(f.rule, f.path, f.line, f.target) for f in report.findings] == [
+        ("gate-macro-misspelt", "backends/cadence/runtime/et_pal.cpp", 9, "XTENSA")
+    ]
+    fix = report.findings[0].fix
+    assert fix is not None and "#if defined(__XTENSA__)" in fix.replacement
+
+
+def test_gate_without_the_underscores_its_flag_keeps_is_found(aug_2026):
+    report = _review_edit(aug_2026, DEATH_TEST_DEFAULT_DROPPED, ("gate-macro-misspelt",))
+    assert [(f.rule, f.path, f.line, f.target) for f in report.findings] == [
+        ("gate-macro-misspelt", "test/utils/DeathTest.h", 21, "ET_BUILD_MODE_COV")
+    ]
+    assert "__ET_BUILD_MODE_COV" in report.findings[0].message
+
+
 def test_corpus_file_names_real_rules_and_commits():
     """The history pairs themselves run in `make corpus`; their entries must be usable there."""
     corpus = tomllib.loads((REAL_TREE / "corpus" / "rule_families.toml").read_text())
