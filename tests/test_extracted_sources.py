@@ -265,3 +265,21 @@ def test_the_prim_ops_drop_of_7cffa86857_is_caught_and_its_fix_is_silent(tmp_pat
     assert [(f.path, f.line, f.target) for f in found] == [("CMakeLists.txt", 21, "executorch")]
     assert "//kernels/prim_ops:prim_ops_registry" in found[0].message
     assert link_whole_parity(introducer, fix) == []
+
+
+def test_the_2024_executorch_library_holds_the_prim_ops_registry(executorch_mirror):
+    """At 2d39c223f2 (2024-01-12) build/cmake_deps.toml builds `executorch` from the Buck closure of
+    //runtime/executor:program (minus program_schema's .fbs files); :program deps on
+    //kernels/prim_ops:prim_ops_registry, whose srcs are register_prim_ops.cpp (read at that commit)."""
+    with GitRepository(executorch_mirror) as repo:
+        build = BuildModel(repo.tree(repo.resolve("2d39c223f2")))
+        model = build.cmake("linux-gcc-cuda")
+    executorch = {source.path_repo_relative for source in model.targets["executorch"].sources}
+    assert {
+        "kernels/prim_ops/register_prim_ops.cpp",
+        "kernels/prim_ops/et_copy_index.cpp",
+        "runtime/executor/method.cpp",
+        "runtime/executor/program.cpp",
+    } <= executorch
+    assert not {path for path in executorch if not path.endswith(".cpp") or path.startswith("third-party/")}
+    assert model.generated == ("/build/executorch_srcs.cmake",)

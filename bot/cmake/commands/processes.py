@@ -81,7 +81,7 @@ def execute_process(ev: Evaluation, command: Command, frame: Frame) -> None:
         output, error = _print_filelist(ev, frame, *script)
         result = "0" if error is None else "1"
         error = error or ""
-    elif len(commands) == 1 and (extraction := _extraction(ev, frame, commands[0], words)) is not None:
+    elif len(commands) == 1 and (extraction := _extraction(ev, commands[0], words)) is not None:
         written, lists = extraction
         if lists.failure is None:
             ev.generated[written] = lists
@@ -113,7 +113,7 @@ def _commands(words: list[str]) -> list[list[str]]:
     return commands
 
 
-def _extraction(ev: Evaluation, frame: Frame, argv: list[str], words: list[str]) -> tuple[str, ExtractedSources] | None:
+def _extraction(ev: Evaluation, argv: list[str], words: list[str]) -> tuple[str, ExtractedSources] | None:
     """(the model path written, the lists) when argv runs the tree's extract_sources.py with a config
     whose lists were computed; None otherwise (the command is then not run, as any other)."""
     # An empty ${PYTHON_EXECUTABLE} drops out of the list: the script may come first.
