@@ -17,7 +17,9 @@ those targets, as repository paths). The CMake evaluation receives the result by
 (bot/cmake/commands/processes.py). Two differences from buck2 are kept visible, not guessed away:
 a `buck_targets` label the model has no target for contributes nothing and is listed in
 `unresolved` (buck2 would fail, or the package failed to evaluate here), and toolchain targets of
-other cells are not followed (their files lie outside the repository's own cell).
+other cells are not followed (their files lie outside the repository's own cell). Android builds
+passed `--target-platforms` from a6f8389313 (2024-09) on; the lists here are the cell's platform's
+(Linux), which is what every other configuration got.
 """
 
 from __future__ import annotations
