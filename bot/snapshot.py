@@ -29,7 +29,7 @@ from bot.tree import FileTree, path_bytes, with_files
 # Files read by the processes the CMake model computes instead of running (commands/processes.py):
 # ExecuTorch's list file and extract_sources.py's config (whose lists also depend on the Buck graph,
 # part of the CMake model's key through `extracted_source_lists`).
-_PROCESS_INPUTS = frozenset({"build_variables.bzl", "cmake_deps.toml"})
+CMAKE_PROCESS_INPUTS = frozenset({"build_variables.bzl", "cmake_deps.toml"})
 
 
 class BuildModel:
@@ -160,6 +160,12 @@ class BuildModel:
 
         return tuple(extraction.sources for _config, extraction in sorted(extracted_sources(self).items()))
 
+    def cmake_reads_buck_graph(self) -> bool:
+        """Whether this revision's CMake model depends on its Buck files (extract_sources.py's lists)."""
+        from bot.facts.extracted_sources import configs
+
+        return bool(self.memo(("extracted-sources:configs",), lambda: configs(self.tree.paths())))
+
     def cmake_inputs(self) -> str:
         """A digest of what CMake evaluation reads: every CMake file, the files its modelled processes
         read (commands/processes.py) and the path listing."""
@@ -168,7 +174,7 @@ class BuildModel:
             digest = hashlib.sha256()
             for path in self.tree.paths():
                 digest.update(path_bytes(path) + b"\0")
-                if path.endswith(("CMakeLists.txt", ".cmake")) or posixpath.basename(path) in _PROCESS_INPUTS:
+                if path.endswith(("CMakeLists.txt", ".cmake")) or posixpath.basename(path) in CMAKE_PROCESS_INPUTS:
                     digest.update((self.tree.blob_id(path) or "").encode() + b"\0")
             return digest.hexdigest()
 

@@ -283,3 +283,27 @@ def test_the_2024_executorch_library_holds_the_prim_ops_registry(executorch_mirr
     } <= executorch
     assert not {path for path in executorch if not path.endswith(".cpp") or path.startswith("third-party/")}
     assert model.generated == ("/build/executorch_srcs.cmake",)
+
+
+def test_a_buck_only_change_of_such_a_tree_reaches_the_cmake_only_rules(tmp_path):
+    """link-duplicate-symbol reads only CMake and C++ files, but before 2a692c2da9 a Buck file decides
+    what a CMake library compiles: the engine runs it on a Buck-only change of such a tree, and not
+    on one of a tree without the script."""
+    from bot.diff import parse_diff
+    from bot.engine import _may_change
+    from bot.snapshot import Snapshot
+    from checks import BY_ID
+
+    added = BUCK["kernels/portable/TARGETS"].replace('"op_mul.cpp"]', '"op_mul.cpp", "op_sub.cpp"]')
+    newer = tree_2023()
+    del newer["build/extract_sources.py"]
+    verdicts = []
+    for name, files in (("older", tree_2023()), ("newer", newer)):
+        (tmp_path / name).mkdir()
+        repo, base = repository(tmp_path / name, files)
+        head = commit(repo, {"kernels/portable/TARGETS": added}, "a Buck-only change")
+        with GitRepository(repo) as opened:
+            changes = parse_diff(opened.diff(base, head))
+            snapshot = Snapshot(BuildModel(opened.tree(base)), BuildModel(opened.tree(head)), changes)
+            verdicts.append(_may_change(BY_ID["link-duplicate-symbol"], snapshot))
+    assert verdicts == [True, False]
