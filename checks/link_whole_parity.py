@@ -11,7 +11,9 @@ silently: loading a program then fails with "backend not found" or a missing ope
 that build only.
 
 Reported: a Buck target with `link_whole = True` whose CMake twin a CMake binary links
-without taking it whole; and a CMake target that binaries take whole while its Buck twin lacks
+without taking it whole (or a CMake library that gathers its sources with others', as
+ExecuTorch's `executorch` gathered the executor's Buck closure, prim ops registry included, until
+41fe5d2e0c linked it whole); and a CMake target that binaries take whole while its Buck twin lacks
 `link_whole`. Only when a source both compile holds a registering static initializer: a library
 without one needs no force-linking, and the flag's absence there is no defect. The configured
 CMake builds are read, and the Android build when the change touches extension/android: the JNI
