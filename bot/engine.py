@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot.buck.cells import cell_named
-from bot.check import BUCK_FILES, Check, touches
+from bot.check import BUCK_FILES, CMAKE_FILES, Check, touches
 from bot.diff import ChangeSet
 from bot.model import Finding, Hit, Severity, fingerprint, identity
 
@@ -131,12 +131,23 @@ def _may_change(check: Check, snapshot: Snapshot) -> bool:
     """Could this change alter the check's verdict? Not when it touches none of its inputs."""
     if check.inputs is None or not snapshot.base.tree.paths():
         return True  # a scan (empty base) or a check that reads anything
+    from bot.snapshot import CMAKE_PROCESS_INPUTS
+
     buck_reader = any(kind in check.inputs for kind in BUCK_FILES)
+    cmake_reader = any(kind in check.inputs for kind in CMAKE_FILES)
     for change in snapshot.changes.files:
         if touches(change.path, check.inputs) or (change.old_path and touches(change.old_path, check.inputs)):
             return True
         if buck_reader and change.status in ("added", "deleted", "renamed"):
             return True  # glob() results follow the listing
+        if cmake_reader and touches(change.path, tuple(CMAKE_PROCESS_INPUTS)):
+            return True  # the CMake model reads the files its modelled processes read
+        if (
+            cmake_reader
+            and touches(change.path, BUCK_FILES)
+            and (snapshot.base.cmake_reads_buck_graph() or snapshot.head.cmake_reads_buck_graph())
+        ):
+            return True  # before 2a692c2da9 the CMake source lists come from the Buck graph
     return False
 
 

@@ -10,6 +10,7 @@ left alone whichever of them is asked first.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,11 @@ from bot.diff import ChangeSet
 from bot.facts import cache as facts
 from bot.facts import xref
 from bot.tree import FileTree, path_bytes, with_files
+
+# Files read by the processes the CMake model computes instead of running (commands/processes.py):
+# ExecuTorch's list file and extract_sources.py's config (whose lists also depend on the Buck graph,
+# part of the CMake model's key through `extracted_source_lists`).
+CMAKE_PROCESS_INPUTS = frozenset({"build_variables.bzl", "cmake_deps.toml"})
 
 
 class BuildModel:
@@ -131,24 +137,44 @@ class BuildModel:
                 defined.prelude,
             )
         )
-        key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs())
+        extracted = self.extracted_source_lists()
+        lists_key = facts.digest(*extracted) if extracted else ""
+        key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs(), lists_key)
 
         def compute():
             from bot import cmake  # imported on use: Buck-only reviews never pay for it
 
             profile = cmake.profile_named(profile_name, self.config.cmake_defined)
-            return cmake.evaluate_cmake(self.tree, profile.with_variables(**variables) if variables else profile)
+            by_config = {lists.config: lists for lists in extracted}
+            return cmake.evaluate_cmake(
+                self.tree, profile.with_variables(**variables) if variables else profile, extracted=by_config
+            )
 
         return facts.fact("cmake-model", key, compute, persist=True)
 
+    def extracted_source_lists(self) -> tuple:
+        """The source lists extract_sources.py would write for CMake (trees before 2a692c2da9 that
+        have one), as `ExtractedSources` values: an input of every CMake model of the revision,
+        so they are part of its key (a Buck change that alters a list re-evaluates CMake)."""
+        from bot.facts.extracted_sources import extracted_sources
+
+        return tuple(extraction.sources for _config, extraction in sorted(extracted_sources(self).items()))
+
+    def cmake_reads_buck_graph(self) -> bool:
+        """Whether this revision's CMake model depends on its Buck files (extract_sources.py's lists)."""
+        from bot.facts.extracted_sources import configs
+
+        return bool(self.memo(("extracted-sources:configs",), lambda: configs(self.tree.paths())))
+
     def cmake_inputs(self) -> str:
-        """A digest of what CMake evaluation reads: every CMake file and the path listing."""
+        """A digest of what CMake evaluation reads: every CMake file, the files its modelled processes
+        read (commands/processes.py) and the path listing."""
 
         def compute() -> str:
             digest = hashlib.sha256()
             for path in self.tree.paths():
                 digest.update(path_bytes(path) + b"\0")
-                if path.endswith(("CMakeLists.txt", ".cmake")):
+                if path.endswith(("CMakeLists.txt", ".cmake")) or posixpath.basename(path) in CMAKE_PROCESS_INPUTS:
                     digest.update((self.tree.blob_id(path) or "").encode() + b"\0")
             return digest.hexdigest()
 

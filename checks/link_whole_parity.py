@@ -11,7 +11,9 @@ silently: loading a program then fails with "backend not found" or a missing ope
 that build only.
 
 Reported: a Buck target with `link_whole = True` whose CMake twin a CMake binary links
-without taking it whole; and a CMake target that binaries take whole while its Buck twin lacks
+without taking it whole (or a CMake library that gathers its sources with others', as
+ExecuTorch's `executorch` gathered the executor's Buck closure, prim ops registry included, until
+41fe5d2e0c linked it whole); and a CMake target that binaries take whole while its Buck twin lacks
 `link_whole`. Only when a source both compile holds a registering static initializer: a library
 without one needs no force-linking, and the flag's absence there is no defect. The configured
 CMake builds are read, and the Android build when the change touches extension/android: the JNI
@@ -59,7 +61,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 if unit.how == "whole-archive":
                     taken_whole.setdefault(unit.target, (binary, unit.path, unit.line))
             for library, (path, line) in cmake_links.archives_linked_on_demand(model, binary).items():
-                for label in pairs.closest_buck(library):
+                for label in _compiled_buck_libraries(pairs, library):
                     buck = whole_in_buck.get(label)
                     registration = buck and _registration(snap.head, pairs.shared(label, library))
                     # Buck variants of one library (custom_ops, custom_ops_mkl) are alternatives:
@@ -67,7 +69,8 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     if buck is None or registration is None or {(library, label), (library, "")} & reported:
                         continue
                     reported.update({(library, label), (library, "")})
-                    yield _cmake_on_demand(snap, model, binary, library, path, line, buck, registration)
+                    twin = label in pairs.closest_buck(library)
+                    yield _cmake_on_demand(snap, model, binary, library, path, line, buck, registration, twin)
         for library, (binary, path, line) in sorted(taken_whole.items()):
             for label in pairs.closest_buck(library):
                 if label in whole_in_buck or (library, label) in reported:
@@ -78,6 +81,17 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                     continue
                 reported.add((library, label))
                 yield _buck_on_demand(snap, binary, library, path, line, buck, registration)
+
+
+def _compiled_buck_libraries(pairs: pairing.Pairing, library: str) -> tuple[str, ...]:
+    """Buck labels whose sources the CMake library compiles: its twins first, then the rest.
+
+    A CMake library may gather the sources of several Buck targets (ExecuTorch's `executorch` took
+    the whole Buck closure of the executor, prim ops registry included): a force-linked one among
+    them loses its registration when the gathering library is linked on demand, twin or not.
+    """
+    twins = pairs.closest_buck(library)
+    return twins + tuple(label for label in pairs.by_cmake.get(library, ()) if label not in twins)
 
 
 def _buck_link_whole(build: BuildModel) -> dict[str, BuckTarget]:
@@ -118,14 +132,20 @@ def _cmake_on_demand(
     line: int,
     buck: BuckTarget,
     registration: tuple[str, int],
+    twin: bool,
 ) -> Hit:
     text = snap.head.text(buck.path) or ""
-    twin = model.targets[library]
+    cmake_target = model.targets[library]
+    forced = (
+        f"its Buck twin `{buck.label}` is force-linked (`link_whole = True`)"
+        if twin
+        else f"it compiles {registration[0]}, which Buck force-links in `{buck.label}` (`link_whole = True`),"
+    )
     return Hit(
         path=path,
         line=line,
         message=(
-            f"`{binary}` links `{library}` on demand, but its Buck twin `{buck.label}` is force-linked (`link_whole = True`) "
+            f"`{binary}` links `{library}` on demand, but {forced} "
             f"because {registration[0]}:{registration[1]} registers from a static initializer: the CMake build drops that "
             f"object and the registration with it. Link `{library}` whole "
             f"(`executorch_target_link_options_shared_lib({library})` or `-Wl,--whole-archive`)."
@@ -139,7 +159,11 @@ def _cmake_on_demand(
                 attribute_line(text, buck, "link_whole") or buck.line,
                 f"`{buck.label}` sets `link_whole = True`",
             ),
-            Evidence(twin.path, twin.line, f"`{library}` compiles the same sources"),
+            Evidence(
+                cmake_target.path,
+                cmake_target.line,
+                f"`{library}` compiles the same sources" if twin else f"`{library}` compiles {registration[0]}",
+            ),
             Evidence(*registration, "registers from a static initializer: nothing calls into this object"),
         ),
     )
@@ -189,6 +213,29 @@ def _buck(link_whole: str) -> str:
 
 
 _WHOLE = "-Wl,--whole-archive aoti_cuda_backend -Wl,--no-whole-archive"
+# One CMake library gathering the sources of two Buck targets, one force-linked: ExecuTorch's
+# `executorch` as extract_sources.py listed it, prim ops included (7cffa86857, fixed in 41fe5d2e0c).
+_GATHERED = {
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.29)\nproject(demo)\nadd_subdirectory(runtime)\n",
+    "runtime/BUCK": (
+        'cxx_library(\n    name = "program",\n    srcs = ["method.cpp", "program.cpp"],\n    deps = [":prim_ops"],\n)\n'
+        'cxx_library(\n    name = "prim_ops",\n    srcs = ["register_prim_ops.cpp"],\n    link_whole = True,\n)\n'
+    ),
+    "runtime/method.cpp": "int method() { return 0; }\n",
+    "runtime/program.cpp": "int program() { return 0; }\n",
+    "runtime/register_prim_ops.cpp": "static auto success_with_op_reg = register_operators(op_array_ref);\n",
+    "runtime/main.cpp": "int main() { return 0; }\n",
+}
+
+
+def _gathered(link: str) -> str:
+    return (
+        "add_library(executorch STATIC method.cpp program.cpp register_prim_ops.cpp)\n"
+        "add_executable(executor_runner main.cpp)\n"
+        f"target_link_libraries(executor_runner PRIVATE\n  {link}\n)\n"
+    )
+
+
 _FILES = {"CMakeLists.txt": _ROOT, "cuda/cuda_backend.cpp": _BACKEND, "cuda/main.cpp": "int main() { return 0; }\n"}
 
 CHECK = Check(
@@ -213,6 +260,7 @@ CHECK = Check(
                 "cuda/CMakeLists.txt": _cmake(_WHOLE),
             }
         ),
+        Example(head={**_GATHERED, "runtime/CMakeLists.txt": _gathered("executorch  # expect: link-whole-parity")}),
     ),
     good=(
         Example(head={**_FILES, "cuda/BUCK": _buck("    link_whole = True,\n"), "cuda/CMakeLists.txt": _cmake(_WHOLE)}),
@@ -223,6 +271,12 @@ CHECK = Check(
                 "cuda/cuda_backend.cpp": "int load_library() { return 0; }\n",
                 "cuda/BUCK": _buck("    link_whole = True,\n"),
                 "cuda/CMakeLists.txt": _cmake("aoti_cuda_backend"),
+            }
+        ),
+        Example(
+            head={
+                **_GATHERED,
+                "runtime/CMakeLists.txt": _gathered("-Wl,--whole-archive executorch -Wl,--no-whole-archive"),
             }
         ),
     ),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ from bot.cmake.budgets import (
 )
 from bot.cmake.commands import HANDLERS
 from bot.cmake.commands.variables import define_option
-from bot.cmake.model import BINARY_ROOT, SOURCE_ROOT, CMakeModel, InstalledFile
+from bot.cmake.model import BINARY_ROOT, SOURCE_ROOT, CMakeModel, ExtractedSources, InstalledFile
 from bot.cmake.profiles import DEFAULT_PROFILE, CMakeProfile, platform_variables
 from bot.cmake.regexes import RegexGuard
 from bot.cmake.state import Definition, Directory, Flow, Frame, Item, Origins, Scope, TargetBuilder
@@ -48,6 +48,7 @@ _MAX_STEPS = 400_000
 _BLOCKS = frozenset({"if", "foreach", "while", "block"})
 _MACRO_REFERENCE = re.compile(r"\$\{([^${}]*)\}")
 _REFERENCE = re.compile(r"\$\{([^${}]+)\}")
+_NONE_EXTRACTED: Mapping[str, ExtractedSources] = MappingProxyType({})
 
 
 class _Oversize(Exception):
@@ -57,9 +58,15 @@ class _Oversize(Exception):
 class Evaluation:
     """One run over a tree under a profile. Mutable while running; `_freeze` makes the model."""
 
-    def __init__(self, tree: FileTree, profile: CMakeProfile) -> None:
+    def __init__(
+        self, tree: FileTree, profile: CMakeProfile, extracted: Mapping[str, ExtractedSources] = _NONE_EXTRACTED
+    ) -> None:
         self.tree = tree
         self.profile = profile
+        # config path -> the lists extract_sources.py would write from it; model path -> what a
+        # run of that script wrote there, for include() to read (commands/processes.py).
+        self.extracted = extracted
+        self.generated: dict[str, ExtractedSources] = {}
         self.cache: dict[str, str] = {}
         self.environment: dict[str, str] = {}
         for name, value in profile.variables.items():
@@ -449,15 +456,20 @@ def _freeze(evaluation: Evaluation) -> CMakeModel:
         skipped=tuple(dict.fromkeys(evaluation.skipped)),
         limits=tuple(dict.fromkeys(evaluation.limits)),
         processes_not_run=tuple(dict.fromkeys(evaluation.processes_not_run)),
+        generated=tuple(evaluation.generated),
     )
 
 
 def evaluate_cmake(
-    tree: FileTree, profile: CMakeProfile = DEFAULT_PROFILE, root_dirs: tuple[str, ...] = ("",)
+    tree: FileTree,
+    profile: CMakeProfile = DEFAULT_PROFILE,
+    root_dirs: tuple[str, ...] = ("",),
+    extracted: Mapping[str, ExtractedSources] = _NONE_EXTRACTED,
 ) -> CMakeModel:
     """Evaluate `<dir>/CMakeLists.txt` of each root dir (the repository root by default),
-    following add_subdirectory and include."""
-    evaluation = Evaluation(tree, profile)
+    following add_subdirectory and include. `extracted`: the source lists extract_sources.py
+    would write, by config path (bot/facts/extracted_sources.py), for trees that run it."""
+    evaluation = Evaluation(tree, profile, extracted)
     top = _top_frame(evaluation)
     for directory in root_dirs:
         if directory.strip("/") == "":
@@ -468,11 +480,14 @@ def evaluate_cmake(
 
 
 def evaluate_cmake_dirs(
-    tree: FileTree, profile: CMakeProfile = DEFAULT_PROFILE, dirs: Iterable[str] = ()
+    tree: FileTree,
+    profile: CMakeProfile = DEFAULT_PROFILE,
+    dirs: Iterable[str] = (),
+    extracted: Mapping[str, ExtractedSources] = _NONE_EXTRACTED,
 ) -> CMakeModel:
     """Evaluate subdirectories standalone, after the profile's prelude (option presets and
     helper modules) and the root CMakeLists.txt's literal `option()` defaults."""
-    evaluation = Evaluation(tree, profile)
+    evaluation = Evaluation(tree, profile, extracted)
     top = _top_frame(evaluation)
     _run_prelude(evaluation, top)
     for directory in dirs:

@@ -75,6 +75,25 @@ class InstalledFile:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtractedSources:
+    """What `extract_sources.py --config=<config>` writes: the `_<name>__srcs` lists, in the config's order.
+
+    ExecuTorch's CMake took its source lists from a file that script generated at configure time from
+    buck2 queries (before 2a692c2da9); the model runs no process, so the lists are computed from the
+    Buck model beforehand (bot/facts/extracted_sources.py) and handed to the evaluation. `failure` is
+    why the script would fail (an unknown list name in `deps`, a bad regular expression), else None.
+    """
+
+    config: str  # the repository path of the TOML file
+    lists: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (name, sorted repository paths)
+    failure: str | None = None
+
+    def variables(self) -> tuple[tuple[str, str], ...]:
+        """(variable, value) pairs the generated file sets: `_<name>__srcs` to the joined list."""
+        return tuple((f"_{name}__srcs", ";".join(paths)) for name, paths in self.lists)
+
+
+@dataclass(frozen=True, slots=True)
 class CMakeTarget:
     """A target as the profile's configuration would create it.
 
@@ -115,7 +134,8 @@ class CMakeModel:
     the problems where a budget ran out (steps, loop iterations, nesting, value size, regular
     expression time): each is also in `problems`, and the model is incomplete from there on.
     `processes_not_run` are the execute_process() calls the model took as succeeding with empty
-    output (all but the source-list scripts it evaluates, commands/processes.py).
+    output (all but the source-list scripts it evaluates, commands/processes.py). `generated` are
+    the files such a script wrote and the evaluation included (repository-external model paths).
     """
 
     profile: CMakeProfile
@@ -127,6 +147,7 @@ class CMakeModel:
     skipped: tuple[ParseProblem, ...] = ()
     limits: tuple[ParseProblem, ...] = ()
     processes_not_run: tuple[ParseProblem, ...] = ()
+    generated: tuple[str, ...] = ()
 
 
 def repo_path(path: str) -> str | None:

@@ -17,13 +17,22 @@ if TYPE_CHECKING:
 
 
 def include(ev: Evaluation, command: Command, frame: Frame) -> None:
-    """include(): a file or module in the tree, run in the caller's scope (once under include_guard)."""
+    """include(): a file or module in the tree, or a file a modelled process wrote, run in the
+    caller's scope (once under include_guard)."""
     words = ev.expand(command.args, frame)
     if not words:
         return
     target = words[0]
     optional = "OPTIONAL" in words[1:]
     result_variable = words[words.index("RESULT_VARIABLE") + 1] if "RESULT_VARIABLE" in words[:-1] else None
+    generated = ev.generated.get(ev.resolve(target, frame))
+    if generated is not None:
+        # A file an extract_sources.py run wrote (commands/processes.py): it only sets the lists.
+        if result_variable:
+            frame.scope.set(result_variable, ev.resolve(target, frame))
+        for name, value in generated.variables():
+            frame.scope.set(name, value)
+        return
     path = _module_path(ev, target, frame)
     if result_variable:
         frame.scope.set(result_variable, posixpath.join(SOURCE_ROOT, path) if path else "NOTFOUND")

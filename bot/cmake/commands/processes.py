@@ -1,4 +1,4 @@
-"""execute_process(): nothing runs, except the one command shape whose output the model can compute.
+"""execute_process(): nothing runs, except the two command shapes whose effect the model can compute.
 
 ExecuTorch's CMake takes its source lists (`_executorch_core__srcs`, `_extension_tensor__srcs`, ...) from
 `shim_et/xplat/executorch/build/build_variables.bzl`, a file that is valid Starlark and Python, by running
@@ -8,12 +8,23 @@ ExecuTorch's CMake takes its source lists (`_executorch_core__srcs`, `_extension
 
 The model never runs a process. For exactly this shape it evaluates `<file>` from the tree with a
 Starlark interpreter (starlark-pyo3: no I/O, no imports, bounded in time and call depth) and prints the
-list `<NAME>` joined as the script would. Any other command succeeds with empty output, as before, so a
+list `<NAME>` joined as the script would.
+
+Before 2a692c2da9 (2025-08-15) the lists came instead from a file generated at configure time,
+
+    ${PYTHON_EXECUTABLE} <root>/build/extract_sources.py --config=<root>/build/cmake_deps.toml --out=<file>
+
+(later tools/cmake/), which the CMake files then include(). That script asks buck2 for source files; the
+model cannot, so the lists it would write are computed from the Buck model before the evaluation starts
+(bot/facts/extracted_sources.py) and handed in by config path. For that shape, with the script in the tree
+and its config among those computed, the run "writes" `<file>`: include() of it sets the `_<name>__srcs`
+variables (commands/directories.py). Any other command succeeds with empty output, as before, so a
 script takes its usual path; the commands not run are listed in `CMakeModel.processes_not_run`.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import time
 from typing import TYPE_CHECKING
@@ -21,7 +32,7 @@ from typing import TYPE_CHECKING
 import starlark as sl
 
 from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
-from bot.cmake.model import repo_path
+from bot.cmake.model import BINARY_ROOT, ExtractedSources, repo_path
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command, ParseProblem
 
@@ -70,6 +81,12 @@ def execute_process(ev: Evaluation, command: Command, frame: Frame) -> None:
         output, error = _print_filelist(ev, frame, *script)
         result = "0" if error is None else "1"
         error = error or ""
+    elif len(commands) == 1 and (extraction := _extraction(ev, commands[0], words)) is not None:
+        written, lists = extraction
+        if lists.failure is None:
+            ev.generated[written] = lists
+        else:
+            result, error = "1", lists.failure
     elif commands:
         shown = " ".join(commands[0])[:200]
         ev.processes_not_run.append(
@@ -94,6 +111,46 @@ def _commands(words: list[str]) -> list[list[str]]:
         elif current is not None:
             current.append(word)
     return commands
+
+
+def _extraction(ev: Evaluation, argv: list[str], words: list[str]) -> tuple[str, ExtractedSources] | None:
+    """(the model path written, the lists) when argv runs the tree's extract_sources.py with a config
+    whose lists were computed; None otherwise (the command is then not run, as any other)."""
+    # An empty ${PYTHON_EXECUTABLE} drops out of the list: the script may come first.
+    scripts = [i for i, word in enumerate(argv[:2]) if posixpath.basename(word) == "extract_sources.py"]
+    if not scripts:
+        return None
+    options = _long_options(argv[scripts[0] + 1 :])
+    config, out = options.get("--config"), options.get("--out")
+    if config is None or out is None:
+        return None
+    # Relative paths are taken from the process's working directory (the build directory unless given).
+    directory = words[words.index("WORKING_DIRECTORY") + 1] if "WORKING_DIRECTORY" in words[:-1] else BINARY_ROOT
+    directory = posixpath.join(BINARY_ROOT, directory)  # a relative one is taken from the build directory
+    script = repo_path(posixpath.normpath(posixpath.join(directory, argv[scripts[0]])))
+    config_path = repo_path(posixpath.normpath(posixpath.join(directory, config)))
+    if script is None or config_path is None or not ev.tree.exists(script):
+        return None
+    lists = ev.extracted.get(config_path)
+    if lists is None:
+        return None
+    return posixpath.normpath(posixpath.join(directory, out)), lists
+
+
+def _long_options(arguments: list[str]) -> dict[str, str]:
+    """`--name=value` and `--name value` options of an argparse command line."""
+    options: dict[str, str] = {}
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        if argument.startswith("--") and "=" in argument:
+            name, value = argument.split("=", 1)
+            options[name] = value
+        elif argument.startswith("--") and index + 1 < len(arguments):
+            options[argument] = arguments[index + 1]
+            index += 1
+        index += 1
+    return options
 
 
 def _filelist_script(argv: list[str]) -> tuple[str, str, str] | None:
