@@ -20,6 +20,13 @@ configuration the repository sets up (`runtime/platform/default/${EXECUTORCH_PAL
 with the android preset's `EXECUTORCH_PAL_DEFAULT=android`), is not drift. Sources a Buck target gets from a variable or a
 glob rather than writing them at the call site are left to the build that generates them.
 
+Two cases are reported at minor, not as drift, because the other build has never built what the
+source belongs to: a source of a family the target already builds on its side alone (in the same
+directory, a name that differs from it in one part, such as `int5_plain_mm.cu` beside
+`int4_plain_mm.cu` and `int8_plain_mm.cu`, which no Buck target builds), and a CMake source that
+includes a header of a library only CMake builds (a directory no Buck target compiles or lists a
+file of, already so at the base: `jni_layer_asr.cpp` including `extension/asr/runner/runner.h`).
+
 Example (bad): `srcs = ["shims/memory.cpp", "shims/sort.cu"]` in Buck while
 `add_library(aoti_cuda_shims SHARED runtime/shims/memory.cpp)` in CMake does not add `sort.cu`.
 
@@ -29,7 +36,8 @@ Use instead: add the source to both, or to neither.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Collection, Iterator
 
 from bot.buck.cells import CELLS, is_build_file
 from bot.buck.evaluation import BuckTarget
@@ -118,14 +126,24 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
                 continue
             seen.add((target.path, line, source))
             twin = snap.head.cmake(profile).targets.get(twins[0])
+            family = _one_sided_family(
+                source,
+                before.buck_sources[label],
+                before.all_cmake_sources(),
+                lambda sibling: pairing.cmake_mentions(snap.base, sibling) is not None,
+            )
+            message = (
+                f"`{relative}` is added to the Buck target `{label}` but to no CMake target; its CMake twin "
+                f"`{twins[0]}` compiles the same files otherwise, so the CMake build now lacks what this source "
+                "defines (undefined symbols at link, or a missing kernel). Add it to the CMake target too."
+            )
+            if family:
+                message += _family_note(family, "CMake")
             yield Hit(
                 path=target.path,
                 line=line,
-                message=(
-                    f"`{relative}` is added to the Buck target `{label}` but to no CMake target; its CMake twin "
-                    f"`{twins[0]}` compiles the same files otherwise, so the CMake build now lacks what this source "
-                    "defines (undefined symbols at link, or a missing kernel). Add it to the CMake target too."
-                ),
+                message=message,
+                at_most=Severity.MINOR if family else None,
                 key=f"{target.primary_label}|{source}",
                 target=label,
                 offending_text=f"added {source}",
@@ -183,14 +201,31 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
             written = next((s for s in target.sources if s.path_repo_relative == source), None)
             location = _mention_in(snap.head, written.path, source) if written else None
             path, line = location or ((written.path, written.line) if written else (target.path, target.line))
+            family = _one_sided_family(
+                source,
+                before.cmake_sources[name],
+                before.all_buck_sources(),
+                lambda sibling: _buck_mentions(snap.base, sibling),
+            )
+            library = None if family else _cmake_only_library(snap, source, before, after)
+            message = (
+                f"`{source}` is added to the CMake target `{name}` but to no Buck target; its Buck twin "
+                f"`{twins[0]}` compiles the same files otherwise, so the Buck builds now lack what this source "
+                "defines. Add it to the Buck target's `srcs` too."
+            )
+            if family:
+                message += _family_note(family, "Buck")
+            elif library:
+                message += (
+                    f" It includes `{library}`, from a library no Buck target builds (nothing in "
+                    f"`{posixpath.dirname(library)}/` is compiled or listed by Buck): this looks like a CMake-only "
+                    "feature, so it is reported at minor."
+                )
             yield Hit(
                 path=path,
                 line=line,
-                message=(
-                    f"`{source}` is added to the CMake target `{name}` but to no Buck target; its Buck twin "
-                    f"`{twins[0]}` compiles the same files otherwise, so the Buck builds now lack what this source "
-                    "defines. Add it to the Buck target's `srcs` too."
-                ),
+                message=message,
+                at_most=Severity.MINOR if family or library else None,
                 key=f"{name}|{source}",
                 target=name,
                 offending_text=f"added {source}",
@@ -230,6 +265,79 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
                 offending_text=f"dropped {source}",
                 evidence=evidence,
             )
+
+
+_NAME_PARTS = re.compile(r"\d+|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+
+
+def _name_parts(path: str) -> tuple[str, ...]:
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    return tuple(_NAME_PARTS.findall(stem))
+
+
+def _siblings(source: str, candidates: Collection[str]) -> list[str]:
+    """Sources of the same family: same directory and extension, names that differ in one part
+    (`int5_plain_mm.cu` and `int4_plain_mm.cu`; `jni_layer_asr.cpp` and `jni_layer_llama.cpp`)."""
+    directory, extension = posixpath.dirname(source), posixpath.splitext(source)[1]
+    parts = _name_parts(source)
+    if len(parts) < 2:
+        return []
+    found = []
+    for other in sorted(candidates):
+        if other == source or posixpath.dirname(other) != directory or posixpath.splitext(other)[1] != extension:
+            continue
+        theirs = _name_parts(other)
+        if len(theirs) == len(parts) and sum(a != b for a, b in zip(parts, theirs, strict=True)) == 1:
+            found.append(other)
+    return found
+
+
+def _one_sided_family(
+    source: str, own_before: frozenset[str], other_everywhere: frozenset[str], other_mentions: Callable[[str], bool]
+) -> list[str]:
+    """The target's siblings of `source` (at the base) that the other build compiles nowhere and
+    names nowhere, when they are at least as many as the siblings both builds compile: the
+    family was already built on this side alone, so one more member is not drift."""
+    siblings = _siblings(source, own_before)
+    one_sided = [s for s in siblings if s not in other_everywhere and not other_mentions(s)]
+    return one_sided if one_sided and 2 * len(one_sided) >= len(siblings) else []
+
+
+def _family_note(family: list[str], other: str) -> str:
+    named = ", ".join(f"`{posixpath.basename(s)}`" for s in family[:4])
+    return (
+        f" Its siblings {named} were already built on this side only (no {other} target compiles them), so this "
+        f"continues a family {other} has never built: reported at minor. If {other} should build the family, "
+        "add all of it."
+    )
+
+
+def _cmake_only_library(snap: Snapshot, source: str, before: pairing.Pairing, after: pairing.Pairing) -> str | None:
+    """A repository header the source includes from a directory no Buck target compiles or lists a
+    file of, at the base or at the head: the source needs a library only CMake builds."""
+    built = _buck_directories(snap.base, before) | _buck_directories(snap.head, after)
+    for include, _line in snap.head.includes([source]).get(source, ()):
+        if not include.startswith(_NAMESPACE):
+            continue
+        header = include[len(_NAMESPACE) :]
+        if snap.base.tree.exists(header) and snap.head.tree.exists(header) and posixpath.dirname(header) not in built:
+            return header
+    return None
+
+
+_NAMESPACE = "executorch/"
+
+
+def _buck_directories(model: BuildModel, pairs: pairing.Pairing) -> frozenset[str]:
+    """Directories holding a file some Buck target of some cell compiles or lists as a header."""
+    directories = {posixpath.dirname(path) for path in pairs.all_buck_sources()}
+    for cell in CELLS:
+        directories.update(
+            posixpath.dirname(include[len(_NAMESPACE) :])
+            for include in model.header_owners(cell)
+            if include.startswith(_NAMESPACE)
+        )
+    return frozenset(directories)
 
 
 def _buck_target(model: BuildModel, label: str) -> BuckTarget | None:
