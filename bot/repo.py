@@ -78,16 +78,24 @@ class GitRepository:
         return self.tree_object(commit, commit)
 
     def tree_object(self, treeish: str, revision: str) -> FileTree:
-        """The FileTree of any tree-ish (a commit or a bare tree id), named `revision`."""
-        listing = self._run(["ls-tree", "-r", "-z", "--full-tree", treeish]).stdout
-        entries: dict[str, Entry] = {}
-        for record in listing.split(b"\0"):
-            if not record:
-                continue
-            meta, _, path = record.partition(b"\t")
-            mode, _kind, blob = meta.decode().split(" ")
-            entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
-        return FileTree(entries, self.read_blobs, revision)
+        """The FileTree of any tree-ish (a commit or a bare tree id), named `revision`: identified
+        by its git tree id, listed with one `git ls-tree` when a path is first asked for."""
+        tree_id = (
+            self._run(["rev-parse", "--verify", "--end-of-options", f"{treeish}^{{tree}}"]).stdout.decode().strip()
+        )
+
+        def listed() -> dict[str, Entry]:
+            listing = self._run(["ls-tree", "-r", "-z", "--full-tree", tree_id]).stdout
+            entries: dict[str, Entry] = {}
+            for record in listing.split(b"\0"):
+                if not record:
+                    continue
+                meta, _, path = record.partition(b"\t")
+                mode, _kind, blob = meta.decode().split(" ")
+                entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
+            return entries
+
+        return FileTree(listed, self.read_blobs, revision, identity=f"git-tree:{tree_id}")
 
     def has_commit(self, commit: str) -> bool:
         """Is `commit` in this repository's object database?"""

@@ -85,31 +85,60 @@ class FileTree:
 
     def __init__(
         self,
-        entries: Mapping[str, Entry],
+        entries: Mapping[str, Entry] | Callable[[], Mapping[str, Entry]],
         read_blobs: Callable[[Iterable[str]], Mapping[str, bytes | None]],
         revision: str = "",
         mounts: Mapping[str, str] | None = None,
+        identity: str | None = None,
     ) -> None:
+        """`entries` may be a function listing them, called the first time a path is asked for;
+        `identity` then names the content without listing it (a git tree id, which is a content
+        hash of every path, mode and blob), so a review whose whole result is stored can be keyed
+        and served without listing either tree (issue 21: warm time flat in tree size)."""
         self.revision = revision
         # Submodule path -> the commit whose files are mounted there (see `mount`).
         self.mounts: dict[str, str] = dict(mounts or {})
-        self._entries = dict(entries)
+        self._listed: dict[str, Entry] | None = None if callable(entries) else dict(entries)
+        self._list = entries if callable(entries) else None
+        self._identity = identity
         self._read_blobs = read_blobs
         self._cache: dict[str, bytes | None] = {}
         self._by_blob: dict[str, bytes | None] = {}
         self._dirs: frozenset[str] | None = None
         self._digest: str | None = None
         self._paths: tuple[str, ...] | None = None
-        self._symlink_dirs = {p: e for p, e in self._entries.items() if e.is_symlink}
+        self._symlinks: dict[str, Entry] | None = None
+
+    @property
+    def listed(self) -> bool:
+        """Whether the paths have been listed (a tree with an identity is listed only on demand)."""
+        return self._listed is not None
+
+    @property
+    def _entries(self) -> dict[str, Entry]:
+        if self._listed is None:
+            assert self._list is not None
+            self._listed = dict(self._list())
+        return self._listed
+
+    @property
+    def _symlink_dirs(self) -> dict[str, Entry]:
+        if self._symlinks is None:
+            self._symlinks = {p: e for p, e in self._entries.items() if e.is_symlink}
+        return self._symlinks
 
     # -- paths ---------------------------------------------------------------------------
     def digest(self) -> str:
-        """A digest of every (path, mode, blob): equal trees have equal digests (computed once)."""
+        """A digest of every (path, mode, blob): equal trees have equal digests (computed once).
+        A tree with an identity (a git tree id, mounts included) is digested from it unlisted."""
         if self._digest is None:
             hasher = hashlib.sha256()
-            for path in sorted(self._entries):
-                entry = self._entries[path]
-                hasher.update(path_bytes(path) + f"\0{entry.mode}\0{entry.blob}\n".encode())
+            if self._identity is not None:
+                hasher.update(f"identity\0{self._identity}".encode())
+            else:
+                for path in sorted(self._entries):
+                    entry = self._entries[path]
+                    hasher.update(path_bytes(path) + f"\0{entry.mode}\0{entry.blob}\n".encode())
             self._digest = hasher.hexdigest()
         return self._digest
 
@@ -261,7 +290,13 @@ def mount(tree: FileTree, at: str, subtree: FileTree) -> FileTree:
         found.update(tree._read_blobs([b for b in wanted if b not in own_blobs]))
         return found
 
-    return FileTree(entries, read, tree.revision, {**tree.mounts, at: commit})
+    # Both identities name their contents, and `at` where the second sits: so does the pair.
+    identity = (
+        f"{tree._identity}\0mount\0{at}\0{subtree._identity}"
+        if tree._identity is not None and subtree._identity is not None
+        else None
+    )
+    return FileTree(entries, read, tree.revision, {**tree.mounts, at: commit}, identity)
 
 
 def with_files(tree: FileTree, files: Mapping[str, bytes | str], revision: str | None = None) -> FileTree:
