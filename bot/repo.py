@@ -45,6 +45,9 @@ class GitRepository:
         self.git_dir = (self.path / probe.stdout.decode().strip()).resolve()
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        # Full commit ids already verified: an object id names the same commit for ever, so a review
+        # that resolves its two commits for the diff, the trees and the report asks git once each.
+        self._commits: set[str] = set()
         _OPEN.add(self)
 
     # -- plumbing ------------------------------------------------------------------------
@@ -61,12 +64,16 @@ class GitRepository:
 
     def resolve(self, revision: str) -> str:
         """The full commit id of `revision`, or UnknownRevision."""
+        if revision in self._commits:
+            return revision
         result = self._run(
             ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{revision}^{{commit}}"], check=False
         )
         if result.returncode != 0:
             raise UnknownRevision(f"unknown revision {revision!r} in {self.path}")
-        return result.stdout.decode().strip()
+        commit = result.stdout.decode().strip()
+        self._commits.add(commit)
+        return commit
 
     def merge_base(self, base: str, head: str) -> str:
         result = self._run(["merge-base", base, head], check=False)
