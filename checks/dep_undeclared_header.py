@@ -50,11 +50,12 @@ from dataclasses import dataclass
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import xref
 from bot.facts.cache import current
 from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written
-from bot.facts.header_graph import HeaderGraph, header_graph
+from bot.facts.header_graph import HeaderGraph, header_graph, target_files
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -265,6 +266,7 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
     seen = set(files)
     read.update(files)
     visible = defines = None
+    files_on: dict[str, frozenset[str]] = {}  # platform name -> the target's files there
     for _depth in range(_FOLLOW_DEPTH):
         following = []
         for path, chain in frontier:
@@ -284,8 +286,12 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
                     following.append((repo_path, (*chain, (path, line, include))))
                     continue
                 if index.reaches(target.label, owner_labels[include]):
-                    # In some configuration; a platform that lacks the owner (a dep under select()) may still break.
+                    # In some configuration; a platform that lacks the owner (a dep under select()) may still break,
+                    # where it compiles the file (a source under the same select() does not build there).
+                    root = chain[0][0] if chain else path
                     for view in index.unreached_on(target.label, owner_labels[include]):
+                        if root not in _files_on(model, target, view.platform, files_on):
+                            continue
                         visible_there = view.index.visible(target.label)
                         if view.index.dangling(visible_there):
                             continue
@@ -308,6 +314,13 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
         if not frontier:
             break
     return found
+
+
+def _files_on(model: BuildModel, target: BuckTarget, platform: Platform, known: dict[str, frozenset[str]]):
+    """The target's sources and headers on `platform`, kept in `known`."""
+    if platform.name not in known:
+        known[platform.name] = frozenset(target_files(target, model.cell(target.cell), platform))
+    return known[platform.name]
 
 
 def _confirmed_gap(model, target, path, line, include, chain, defines, owning, cell) -> _Gap | None:
@@ -750,6 +763,21 @@ CHECK = Check(
         ),
         # CUDA-only itself: it never builds where the dep is absent.
         Example(head=_slim_files('    compatible_with = ["ovr_config//cuda:has_cuda"],\n')),
+        # The source that includes the guard is chosen by a select() of its own: compiled only with the dep.
+        Example(
+            head={
+                **_slim_files(""),
+                "slim/core/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "storage",\n'
+                    '    srcs = ["storage.cpp"] + select({"ovr_config//cuda:has_cuda": ["storage_cuda.cpp"], "DEFAULT": []}),\n'
+                    '    deps = select({"ovr_config//cuda:has_cuda": ["//slim/cuda:guard"], "DEFAULT": []}),\n'
+                    ")\n"
+                ),
+                "slim/core/storage.cpp": "int storage();\n",
+                "slim/core/storage_cuda.cpp": "#include <executorch/slim/cuda/guard.h>\n",
+            }
+        ),
         Example(head=_pybindings_files('"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"', "")),
         # A header-only target compiles nothing: its header builds in every dependent, all of
         # which have the owner (irunner.h including error.h, 08c07fa1d7).

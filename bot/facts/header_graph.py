@@ -13,7 +13,8 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import BuckTarget
+from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import Platform
 from bot.facts import xref
 from bot.facts.cache import digest, fact
 from bot.facts.gating import graph_fact
@@ -68,13 +69,7 @@ def header_graph(model, cell: str) -> HeaderGraph:
                     compiling.add(label)
                 for dep in index.deps_of(label):
                     dependents.setdefault(dep, []).append(label)
-                files = list(xref.source_paths(target))
-                for attribute in ("headers", "exported_headers"):
-                    files.extend(path for _name, path in xref.header_entries(target, attribute))
-                # Given as labels (`//executorch/extension/pybindings:pybindings.cpp`): the files
-                # those name are compiled into the target just the same.
-                files.extend(xref.label_source_paths(target, graph))
-                files_of[label] = tuple(dict.fromkeys(files))
+                files_of[label] = target_files(target, graph)
         owners = model.header_owners(cell)
         owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
         return HeaderGraph(
@@ -88,6 +83,17 @@ def header_graph(model, cell: str) -> HeaderGraph:
         )
 
     return fact("header-graph", key, compute)
+
+
+def target_files(target: BuckTarget, graph: CellGraph, platform: Platform | None = None) -> tuple[str, ...]:
+    """A C++ target's sources and headers on `platform` (None: in any configuration)."""
+    files = list(xref.source_paths(target, platform))
+    for attribute in ("headers", "exported_headers"):
+        files.extend(path for _name, path in xref.header_entries(target, attribute, platform))
+    # Given as labels (`//executorch/extension/pybindings:pybindings.cpp`): the files those name
+    # are compiled into the target just the same (in any configuration: few are under a select()).
+    files.extend(xref.label_source_paths(target, graph))
+    return tuple(dict.fromkeys(files))
 
 
 def compiles(target: BuckTarget) -> bool:
