@@ -32,6 +32,11 @@ Example (bad): with `use_cuda = True`, `pybindings_cuda.h` includes
 `<executorch/extension/cuda/cuda_allocator.h>`, but the macro adds only `:caller_stream`,
 which does not export `:cuda_allocator`.
 
+Deps are a fact of a configuration: an owner the target sees only through a dep a `select()`
+leaves out on some platform of the cell (`select({"ovr_config//cuda:has_cuda": [":guard"],
+"DEFAULT": []})`) is a gap on that platform, named in the finding, where the target builds
+and compiles the including file (a source under the same `select()` is not built there).
+
 A header-only target that gains a source is blamed for the old gaps of its headers: they are
 compiled in the target itself from then on (ca39d86f4f, fixed by 48e866b90e).
 
