@@ -12,6 +12,13 @@ through `deps` (introduced by 19d22ab8de).
 Only unconditional includes (or ones the target's own flags make active) are considered; an
 include whose owner T does not reach at all is `dep-undeclared-header`'s, not this rule's.
 
+Each fact is one of a configuration: where a `select()` chooses T's deps (`deps = select({
+"ovr_config//cuda:has_cuda": [...], "DEFAULT": []})`), the exported closure, the private deps,
+the exported headers and the flags are taken per platform the cell builds for. A finding that
+holds on only some of the platforms T builds on names them (an owner exported with CUDA and
+private without it breaks dependents on xplat's CPU-only platforms); one that holds on all of
+them reads as before.
+
 Minor: the rule does not yet look for a dependent that includes the header without reaching the
 owner another way, which is when the build breaks; most such headers build while every dependent
 also depends on the owner (#24817 rebuilt on the Aug 2026 tree shows several).
@@ -27,12 +34,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.cpp import Include, SourceFacts
 from bot.facts import xref
-from bot.facts.header_deps import include_is_active
+from bot.facts.header_deps import DependencyIndex, include_is_active
+from bot.facts.header_graph import header_graph
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
-from checks.dep_undeclared_header import _cell_state
 from checks.support.callsite import attribute_line, item_line
 
 # Rules whose outputs are loaded or run, never linked or compiled against by another C++ target.
@@ -44,65 +54,125 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 
 def _hits(model: BuildModel) -> tuple[Hit, ...]:
+    """Hits of one revision: per target, header and include, the first cell's that has it."""
     found: dict[str, Hit] = {}
     for cell in CELLS:
-        state = _cell_state(model, cell)
-        for label, target in sorted(state.targets.items()):
-            if label not in state.files_of:
-                continue  # not a C++ target
-            if target.kind in _LEAF_KINDS:
-                continue  # nothing compiles against a Python extension or a binary: no dependent sees its headers
-            exported = state.index.exported_closure(label)
-            for _name, header in xref.header_entries(target, "exported_headers"):
-                facts = model.source_facts(header)
-                if facts is None:
-                    continue
-                for include in facts.includes:
-                    owners = state.owner_labels.get(include.target_text)
-                    if not owners or label in owners or not include.target_text.startswith("executorch/"):
-                        continue
-                    if any(owner in exported for owner in owners):
-                        continue
-                    if not state.index.reaches(label, owners):
-                        continue  # not reached at all: dep-undeclared-header says so
-                    via = [
-                        dep
-                        for dep in state.index.deps_of(label)
-                        if dep in owners or any(o in state.index.exported_closure(dep) for o in owners)
-                    ]
-                    if not via or (
-                        include.conditions
-                        and not include_is_active(
-                            include, facts, state.index.defines(label, state.index.visible(label))
-                        )
-                    ):
-                        continue
-                    key = f"{target.primary_label}:{header}<-{include.target_text}"
-                    if key not in found:
-                        dep = via[0]
-                        closure = state.index.exported_closure(dep)
-                        owner = dep if dep in owners else next(o for o in owners if o in closure)
-                        found[key] = _hit(model, cell, target, header, include, owner, dep)
+        for key, hit in cell_hits(model, cell).items():
+            found.setdefault(key, hit)
     return tuple(found[key] for key in sorted(found))
 
 
-def _hit(model: BuildModel, cell, target, header: str, include, owner: str, via: str) -> Hit:
+def cell_hits(model: BuildModel, cell: str) -> dict[str, Hit]:
+    """The cell's hits by target, header and include: on the platforms where each holds, or, where
+    it holds on every platform the target builds on (or deps do not vary), as in any configuration."""
+    found: dict[str, Hit] = {}
+    graph = header_graph(model, cell)
+    for label, target in sorted(graph.targets.items()):
+        if label not in graph.files_of:
+            continue  # not a C++ target
+        if target.kind in _LEAF_KINDS:
+            continue  # nothing compiles against a Python extension or a binary: no dependent sees its headers
+        views = graph.index.views_of(label)
+        exported_on = {
+            view.platform.name: {path for _name, path in xref.header_entries(target, "exported_headers", view.platform)}
+            for view in views or ()
+        }
+        for _name, header in xref.header_entries(target, "exported_headers"):
+            facts = model.source_facts(header)
+            if facts is None:
+                continue
+            for include in facts.includes:
+                key = f"{target.primary_label}:{header}<-{include.target_text}"
+                owners = graph.owner_labels.get(include.target_text)
+                if key in found or not owners or label in owners or not include.target_text.startswith("executorch/"):
+                    continue
+                if views is None:  # what the target sees is the same on every platform
+                    route = _private_route(graph.index, label, owners, include, facts)
+                    if route is not None:
+                        found[key] = _hit(model, cell, target, header, include, *route)
+                    continue
+                holding = [
+                    (view.platform.name, route)
+                    for view in views
+                    if header in exported_on[view.platform.name]
+                    for route in [_private_route(view.index, label, owners, include, facts, view.platform)]
+                    if route is not None
+                ]
+                if holding:
+                    # Holding on every platform the target builds on, it is the finding of any configuration.
+                    platforms = () if len(holding) == len(views) else tuple(name for name, _route in holding)
+                    found[key] = _hit(model, cell, target, header, include, *holding[0][1], platforms)
+    return found
+
+
+def _private_route(
+    index: DependencyIndex,
+    label: str,
+    owners: tuple[str, ...],
+    include: Include,
+    facts: SourceFacts,
+    platform: Platform | None = None,
+) -> tuple[str, str] | None:
+    """(owner, private dep) by which `label` sees an owner of the include without passing it on
+    to its dependents, where the include is active for it; None where it exports an owner, sees
+    none (dep-undeclared-header says so) or the include is inactive there."""
+    exported = index.exported_closure(label)
+    if any(owner in exported for owner in owners):
+        return None
+    route = None
+    for dep in index.deps_of(label):
+        closure = index.exported_closure(dep)
+        owner = dep if dep in owners else next((o for o in owners if o in closure), None)
+        if owner is not None:
+            route = (owner, dep)
+            break
+    if route is None:
+        return None
+    if include.conditions:
+        defines = index.defines(label, index.visible(label), platform)
+        if not include_is_active(include, facts, defines):
+            return None
+    return route
+
+
+def _hit(
+    model: BuildModel,
+    cell: str,
+    target: BuckTarget,
+    header: str,
+    include: Include,
+    owner: str,
+    via: str,
+    platforms: tuple[str, ...] = (),
+) -> Hit:
+    """The finding; `platforms` names where it holds when that is not every platform the target builds on."""
     text = model.text(target.path) or ""
     deps_line = item_line(text, target, via) or attribute_line(text, target, "deps") or target.line
+    name = header.rsplit("/", 1)[-1]
+    if platforms:
+        named = ", ".join(f"`{platform}`" for platform in platforms)
+        message = (
+            f"`{header}` is exported by `{target.primary_label}` and includes `{include.target_text}`, owned by "
+            f"`{owner}`, which on {named} (in `{cell}`) `{target.primary_label}` gets only through its private dep "
+            f"`{via}`: a `select()` chooses its deps there. Every dependent built there that includes `{name}` "
+            f"needs that header too and does not get it. Move `{via}` to `exported_deps` in the branch taken there."
+        )
+    else:
+        message = (
+            f"`{header}` is exported by `{target.primary_label}` and includes `{include.target_text}`, owned by "
+            f"`{owner}`, which `{target.primary_label}` gets only through its private dep `{via}`. Every dependent "
+            f"that includes `{name}` needs that header too and does not get it. Move `{via}` to `exported_deps`."
+        )
+    where = f" on {', '.join(f'`{platform}`' for platform in platforms)}" if platforms else ""
     return Hit(
         path=header,
         line=include.line,
-        message=(
-            f"`{header}` is exported by `{target.primary_label}` and includes `{include.target_text}`, owned by "
-            f"`{owner}`, which `{target.primary_label}` gets only through its private dep `{via}`. Every dependent "
-            f"that includes `{header.rsplit('/', 1)[-1]}` needs that header too and does not get it. "
-            f"Move `{via}` to `exported_deps`."
-        ),
-        key=f"{target.primary_label}<-{include.target_text}",
+        message=message,
+        key=f"{target.primary_label}<-{include.target_text}" + (f"|{platforms[0]}" if platforms else ""),
         target=target.primary_label,
         cell=cell,
         offending_text=include.target_text,
-        evidence=(Evidence(target.path, deps_line, f"`{via}` is a private dep of `{target.primary_label}`"),),
+        evidence=(Evidence(target.path, deps_line, f"`{via}` is a private dep of `{target.primary_label}`{where}"),),
     )
 
 
@@ -112,6 +182,30 @@ _KERNEL = {
     ),
     "runtime/kernel/kernel_includes.h": "int k();\n",
 }
+
+
+def _stack_util(deps: str, marker: str = "", flags: str = "", condition: str = "") -> dict[str, str]:
+    """stack_util (397b8df215) with its dependency attributes as given; the include under `#if condition`."""
+    include = f"#include <executorch/runtime/kernel/kernel_includes.h>{marker}\n"
+    return {
+        **_KERNEL,
+        "util/BUCK": (
+            'cxx_library(name = "stack_util", srcs = ["stack_util.cpp"], exported_headers = ["stack_util.h"],\n'
+            f"{deps}{flags})\n"
+        ),
+        "util/stack_util.cpp": "#include <executorch/util/stack_util.h>\n",
+        "util/stack_util.h": f"#if {condition}\n{include}#endif\n" if condition else include,
+    }
+
+
+_CPU_PRIVATE = (
+    '    deps = select({"ovr_config//cuda:has_cuda": [], "DEFAULT": ["//runtime/kernel:kernel_includes"]}),\n'
+    '    exported_deps = select({"ovr_config//cuda:has_cuda": ["//runtime/kernel:kernel_includes"], "DEFAULT": []}),\n'
+)
+_CUDA_PRIVATE = (
+    '    deps = select({"ovr_config//cuda:has_cuda": ["//runtime/kernel:kernel_includes"], "DEFAULT": []}),\n'
+    '    exported_deps = select({"ovr_config//cuda:has_cuda": [], "DEFAULT": ["//runtime/kernel:kernel_includes"]}),\n'
+)
 
 CHECK = Check(
     id="dep-private-for-exported-header",
@@ -132,6 +226,10 @@ CHECK = Check(
                 "util/stack_util.h": "#include <executorch/runtime/kernel/kernel_includes.h>  // expect: dep-private-for-exported-header\n",
             }
         ),
+        # Exported only where CUDA is: on the CPU-only platforms the dep is private (xplat's three).
+        Example(head=_stack_util(_CPU_PRIVATE, "  // expect: dep-private-for-exported-header")),
+        # Private only where CUDA is: fbcode, always CUDA, has the gap on every platform it builds.
+        Example(head=_stack_util(_CUDA_PRIVATE, "  // expect: dep-private-for-exported-header")),
     ),
     good=(
         Example(
@@ -144,6 +242,14 @@ CHECK = Check(
                 "util/stack_util.cpp": "#include <executorch/util/stack_util.h>\n",
                 "util/stack_util.h": "#include <executorch/runtime/kernel/kernel_includes.h>\n",
             }
+        ),
+        # Private on the CPU-only platforms, but the include is compiled only with CUDA, where the dep is exported.
+        Example(
+            head=_stack_util(
+                _CPU_PRIVATE,
+                flags='    exported_preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DET_USE_CUDA"], "DEFAULT": []}),\n',
+                condition="defined(ET_USE_CUDA)",
+            )
         ),
         # The private header may include through a private dep.
         Example(

@@ -32,6 +32,11 @@ Example (bad): with `use_cuda = True`, `pybindings_cuda.h` includes
 `<executorch/extension/cuda/cuda_allocator.h>`, but the macro adds only `:caller_stream`,
 which does not export `:cuda_allocator`.
 
+Deps are a fact of a configuration: an owner the target sees only through a dep a `select()`
+leaves out on some platform of the cell (`select({"ovr_config//cuda:has_cuda": [":guard"],
+"DEFAULT": []})`) is a gap on that platform, named in the finding, where the target builds
+and compiles the including file (a source under the same `select()` is not built there).
+
 A header-only target that gains a source is blamed for the old gaps of its headers: they are
 compiled in the target itself from then on (ca39d86f4f, fixed by 48e866b90e).
 
@@ -44,34 +49,24 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import xref
-from bot.facts.cache import current, digest, fact
-from bot.facts.gating import graph_fact
-from bot.facts.header_deps import (
-    CXX_KINDS,
-    DependencyIndex,
-    DependencyTable,
-    configured_views,
-    include_is_active,
-    recorded_as_written,
-    wrapper_added_deps,
-)
+from bot.facts.cache import current
+from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written
+from bot.facts.header_graph import HeaderGraph, header_graph, target_files
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import missing_reads
 from checks.support.callsite import attribute_line, call_of, item_line
 
-# Cells where any transitive dependency's headers count as reachable. None: Buck2's rule holds in
-# every cell (see the docstring); kept as a name so that a repository-specific cell can opt in.
-LENIENT_CELLS: tuple[str, ...] = ()
 _FOLLOW_DEPTH = 4  # own and unowned headers followed this deep for their includes
 _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
@@ -149,70 +144,11 @@ def _undeclared(model: BuildModel) -> tuple[Hit, ...]:
     return tuple(_hit(model, found) for _key, found in sorted(gaps.items()))
 
 
-@dataclass(frozen=True)
-class _CellState:
-    """What one cell's graph decides, independent of C++ contents (equal graphs share it)."""
-
-    key: str  # content digest of everything below
-    targets: Mapping[str, BuckTarget]
-    index: DependencyIndex
-    files_of: Mapping[str, tuple[str, ...]]
-    owner_labels: Mapping[str, tuple[str, ...]]  # include -> labels of its owners
-    compiling: frozenset[str]  # C++ targets with sources of their own
-    dependents: Mapping[str, tuple[str, ...]]  # C++ label -> the C++ targets depending on it
-
-
-def _cell_state(model: BuildModel, cell: str) -> _CellState:
-    twin_key = model.graph_key("oss") if cell != "oss" else ""
-    repo_dirs = _repo_dirs(model)
-    key = digest(cell, model.graph_key(cell), twin_key, digest(tuple(sorted(repo_dirs))))
-
-    def compute() -> _CellState:
-        graph = model.cell(cell)
-        twin_table = _table(model, "oss") if cell != "oss" else None
-        implicit = graph_fact(
-            model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, _table(model, "oss"))
-        )
-        index = DependencyIndex.build(
-            graph, _table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS
-        )
-        index = configured_views(model, cell, index)
-        files_of: dict[str, tuple[str, ...]] = {}
-        compiling: set[str] = set()
-        dependents: dict[str, list[str]] = {}
-        for label, target in graph.targets.items():
-            if CXX_KINDS.search(target.kind):
-                if _compiles(target):
-                    compiling.add(label)
-                for dep in index.deps_of(label):
-                    dependents.setdefault(dep, []).append(label)
-                files = list(xref.source_paths(target))
-                for attribute in ("headers", "exported_headers"):
-                    files.extend(path for _name, path in xref.header_entries(target, attribute))
-                # Given as labels (`//executorch/extension/pybindings:pybindings.cpp`): the files
-                # those name are compiled into the target just the same.
-                files.extend(xref.label_source_paths(target, graph))
-                files_of[label] = tuple(dict.fromkeys(files))
-        owners = model.header_owners(cell)
-        owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
-        return _CellState(
-            key,
-            graph.targets,
-            index,
-            files_of,
-            owner_labels,
-            frozenset(compiling),
-            {label: tuple(sorted(found)) for label, found in dependents.items()},
-        )
-
-    return fact("dep-undeclared-header:state", key, compute)
-
-
 def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
     """The cell's gaps. Per target, the answer is kept with the blob of every file it read
     (a table per cell state, in the fact cache): a target none of whose files changed costs a
     lookup, in this review's other revision and in later reviews."""
-    state = _cell_state(model, cell)
+    state = header_graph(model, cell)
     owners = model.header_owners(cell)
     tree = model.tree
     facts = current()
@@ -276,12 +212,7 @@ def _compiled_by_sources(model: BuildModel, target: BuckTarget) -> frozenset[str
     return frozenset(reached)
 
 
-def _compiles(target: BuckTarget) -> bool:
-    """Whether a target compiles sources of its own (any configuration, labels included)."""
-    return any(isinstance(item, str) for item in target.values("srcs"))
-
-
-def _gaps_of_dependents(model: BuildModel, state: _CellState, label: str, gaps: list[_Gap], cell: str) -> list[_Gap]:
+def _gaps_of_dependents(model: BuildModel, state: HeaderGraph, label: str, gaps: list[_Gap], cell: str) -> list[_Gap]:
     """The gaps of a header-only target that some build hits.
 
     A target without sources compiles nothing: its headers are compiled by its dependents,
@@ -301,7 +232,7 @@ def _gaps_of_dependents(model: BuildModel, state: _CellState, label: str, gaps: 
     return kept
 
 
-def _dependent_without(model, state: _CellState, label: str, owners: tuple[str, ...], cell: str) -> BuckTarget | None:
+def _dependent_without(model, state: HeaderGraph, label: str, owners: tuple[str, ...], cell: str) -> BuckTarget | None:
     """The first compiling dependent of `label` (through dependents without sources) that does
     not see any of `owners`; None when every one does, or none exists."""
     index = state.index
@@ -340,6 +271,7 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
     seen = set(files)
     read.update(files)
     visible = defines = None
+    files_on: dict[str, frozenset[str]] = {}  # platform name -> the target's files there
     for _depth in range(_FOLLOW_DEPTH):
         following = []
         for path, chain in frontier:
@@ -359,8 +291,12 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
                     following.append((repo_path, (*chain, (path, line, include))))
                     continue
                 if index.reaches(target.label, owner_labels[include]):
-                    # In some configuration; a platform that lacks the owner (a dep under select()) may still break.
+                    # In some configuration; a platform that lacks the owner (a dep under select()) may still break,
+                    # where it compiles the file (a source under the same select() does not build there).
+                    root = chain[0][0] if chain else path
                     for view in index.unreached_on(target.label, owner_labels[include]):
+                        if root not in _files_on(model, target, view.platform, files_on):
+                            continue
                         visible_there = view.index.visible(target.label)
                         if view.index.dangling(visible_there):
                             continue
@@ -383,6 +319,13 @@ def _target_gaps(model, index, target, files, includes, owners, owner_labels, ce
         if not frontier:
             break
     return found
+
+
+def _files_on(model: BuildModel, target: BuckTarget, platform: Platform, known: dict[str, frozenset[str]]):
+    """The target's sources and headers on `platform`, kept in `known`."""
+    if platform.name not in known:
+        known[platform.name] = frozenset(target_files(target, model.cell(target.cell), platform))
+    return known[platform.name]
 
 
 def _confirmed_gap(model, target, path, line, include, chain, defines, owning, cell) -> _Gap | None:
@@ -418,23 +361,6 @@ def _followable(model: BuildModel, owners, include: str, candidate: str) -> bool
     if not include.startswith("executorch/") and f"executorch/{candidate}" in owners:
         return False  # another target's header, reached by a relative path: not followed
     return not candidate.startswith("..") and model.tree.exists(candidate)
-
-
-def _table(model: BuildModel, cell: str) -> DependencyTable:
-    return graph_fact(model, cell, "dependency-table", DependencyTable.of)
-
-
-def _repo_dirs(model: BuildModel) -> frozenset[str]:
-    def compute() -> frozenset[str]:
-        dirs = set()
-        for path in model.tree.paths():
-            parent = posixpath.dirname(path)
-            while parent and parent not in dirs:
-                dirs.add(parent)
-                parent = posixpath.dirname(parent)
-        return frozenset(dirs)
-
-    return model.memo(("repo-dirs",), compute)
 
 
 def _preferred_owner(owning) -> tuple[BuckTarget, str]:
@@ -842,6 +768,21 @@ CHECK = Check(
         ),
         # CUDA-only itself: it never builds where the dep is absent.
         Example(head=_slim_files('    compatible_with = ["ovr_config//cuda:has_cuda"],\n')),
+        # The source that includes the guard is chosen by a select() of its own: compiled only with the dep.
+        Example(
+            head={
+                **_slim_files(""),
+                "slim/core/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "storage",\n'
+                    '    srcs = ["storage.cpp"] + select({"ovr_config//cuda:has_cuda": ["storage_cuda.cpp"], "DEFAULT": []}),\n'
+                    '    deps = select({"ovr_config//cuda:has_cuda": ["//slim/cuda:guard"], "DEFAULT": []}),\n'
+                    ")\n"
+                ),
+                "slim/core/storage.cpp": "int storage();\n",
+                "slim/core/storage_cuda.cpp": "#include <executorch/slim/cuda/guard.h>\n",
+            }
+        ),
         Example(head=_pybindings_files('"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"', "")),
         # A header-only target compiles nothing: its header builds in every dependent, all of
         # which have the owner (irunner.h including error.h, 08c07fa1d7).

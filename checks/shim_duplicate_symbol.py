@@ -101,20 +101,18 @@ def _collision(snap: Snapshot, cell: str, symbol: str, first: Placed, second: Pl
         )
     if (a.path, a.line) == (b.path, b.line):
         return None  # variants of one call (ATen modes): built as alternatives
-    users_a = linkage.dependents_closure(snap.head, cell, a.label)
-    users_b = linkage.dependents_closure(snap.head, cell, b.label)
-    common = [label for label in (a.label, b.label) if label in users_a and label in users_b]
-    common = common or sorted(set(users_a) & set(users_b))
-    if not common:
+    linked = _linked_together(snap.head, cell, a.label, b.label)
+    if not linked:
         return None
-    witness = common[0]
+    (witness, platform), platforms = linked[0], tuple(name for (_w, name) in linked)
+    every = len(platforms) == len(snap.head.platforms(cell))
     at, other = _placement(snap, cell, symbol, a, b)
     text = snap.head.text(at.path) or ""
     line = attribute_line(text, at, "link_whole") or at.line
     graph = snap.head.cell(cell)
     witness_target = graph.targets.get(witness)
     evidence = list(definitions)
-    closure = linkage.dependency_closure(snap.head, cell, witness)
+    closure = linkage.dependency_closure(snap.head, cell, witness, _platform_named(snap.head, cell, platform))
     chains = [" -> ".join(linkage.path_to(closure, t.label)) for t in (a, b) if t.label != witness]
     if witness_target is not None:
         evidence.append(
@@ -125,20 +123,41 @@ def _collision(snap: Snapshot, cell: str, symbol: str, first: Placed, second: Pl
         links = f"`{witness}` depends on `{below}`, so every binary that links `{witness}`"
     else:
         links = f"`{witness}` links both, so it (and every binary that links it)"
+    where = "" if every else " on " + ", ".join(f"`{name}`" for name in platforms)
     return Hit(
         path=at.path,
         line=line,
         message=(
             f"The C-linkage function `{symbol}` is defined by both `{at.label}` and `{other.label}`, which are force-linked "
-            f"(`link_whole = True`) in `{cell}`; {links} fails with `multiple definition of {symbol}`. "
+            f"(`link_whole = True`) in `{cell}`; {links}{where} fails with `multiple definition of {symbol}`. "
             "Keep one definition (drop the obsolete source or the duplicate function)."
         ),
-        key=f"{symbol}|{'|'.join(sorted((a.primary_label, b.primary_label)))}",
+        key=f"{symbol}|{'|'.join(sorted((a.primary_label, b.primary_label)))}" + ("" if every else f"|{platforms[0]}"),
         target=at.label,
         cell=cell,
         offending_text=symbol,
         evidence=tuple(evidence),
     )
+
+
+def _linked_together(model: BuildModel, cell: str, a: str, b: str) -> list[tuple[str, str]]:
+    """(a target that links both, platform name) for each platform of the cell where one builds,
+    `a` or `b` itself first. Per platform: two libraries a select() chooses between (the CUDA
+    shims with CUDA, the CPU ones without) are alternatives, never linked together."""
+    found = []
+    for platform in model.platforms(cell):
+        incompatible = model.incompatible(cell, platform)
+        users_a = linkage.dependents_closure(model, cell, a, platform)
+        users_b = linkage.dependents_closure(model, cell, b, platform)
+        common = [label for label in (a, b) if label in users_a and label in users_b]
+        common = [label for label in common or sorted(set(users_a) & set(users_b)) if label not in incompatible]
+        if common:
+            found.append((common[0], platform.name))
+    return found
+
+
+def _platform_named(model: BuildModel, cell: str, name: str):
+    return next(platform for platform in model.platforms(cell) if platform.name == name)
 
 
 def _placement(snap: Snapshot, cell: str, symbol: str, a: BuckTarget, b: BuckTarget) -> tuple[BuckTarget, BuckTarget]:
@@ -212,6 +231,21 @@ CHECK = Check(
                 "backends/common_shims_slim.cpp": _SLIM,
                 "backends/tensor_attribute.h": _ATTRIBUTE_HEADER,
                 "backends/tensor_attribute.cpp": _ATTRIBUTE,
+            },
+        ),
+        # Alternatives: a select() links the CUDA shims with CUDA and the CPU ones without, never both.
+        Example(
+            head={
+                "backends/BUCK": (
+                    'cxx_library(name = "cuda_shims", srcs = ["cuda_shims.cpp"], link_whole = True)\n'
+                    'cxx_library(name = "cpu_shims", srcs = ["cpu_shims.cpp"], link_whole = True)\n'
+                    "cxx_library(\n"
+                    '    name = "shims",\n'
+                    '    deps = select({"ovr_config//cuda:has_cuda": [":cuda_shims"], "DEFAULT": [":cpu_shims"]}),\n'
+                    ")\n"
+                ),
+                "backends/cuda_shims.cpp": _SLIM,
+                "backends/cpu_shims.cpp": _SLIM,
             },
         ),
         Example(

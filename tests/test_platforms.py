@@ -137,6 +137,31 @@ def test_the_headers_a_target_sees_are_a_fact_of_the_platform():
     assert index.unreached_on("//slim:uses_guard", ["//slim:cuda_guard"]) == ()
 
 
+def test_the_open_source_twin_is_configured_for_the_same_platform():
+    # An internal cell folds in the OSS twin's deps (the wrapper's); on a CPU-only platform the
+    # twin's has_cuda branch is not taken either, so tensor does not see the guard there.
+    model = BuildModel(
+        memory_tree(
+            {
+                ".buckconfig": "[repositories]\n  root = .\n",
+                "slim/BUCK": (
+                    'cxx_library(name = "guard", exported_headers = ["guard.h"])\n'
+                    'cxx_library(name = "storage", exported_deps = select({"ovr_config//cuda:has_cuda": [":guard"], '
+                    '"DEFAULT": []}))\n'
+                    'cxx_library(name = "tensor", srcs = ["tensor.cpp"], deps = [":storage"])\n'
+                ),
+            }
+        )
+    )
+    graph = model.cell("xplat")
+    twin = DependencyTable.of(model.cell("oss"))
+    index = configured_views(
+        model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), twin, frozenset(), {})
+    )
+    unreached = index.unreached_on("//slim:tensor", ["//slim:guard"])
+    assert [view.platform.name for view in unreached] == ["android-arm64", "iphoneos-arm64", "linux-x86_64"]
+
+
 def test_select_map_is_resolved_per_platform(graph):
     mapped = graph.targets["//slim:mapped"]
     assert mapped.labels("deps", LINUX_X86_64) == ("//slim:core_static", "//slim:tensor_static")

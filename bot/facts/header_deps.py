@@ -196,40 +196,55 @@ class DependencyIndex:
                 flags.extend(str(flag) for flag in target.values(attribute, platform) if isinstance(flag, str))
         return defines_from_flags(flags)
 
+    @property
+    def configurable(self) -> frozenset[str]:
+        """Labels whose dependency attributes hold a select(), here or in the OSS twin."""
+        return self.table.configurable | self.twin.configurable if self.twin is not None else self.table.configurable
+
+    def views_of(self, label: str) -> tuple[ConfiguredView, ...] | None:
+        """The platforms `label` builds on, each with the cell as configured there, where what it
+        sees differs by platform (a select() among the deps of its closure); None where it does
+        not, and this index answers for every platform."""
+        if not self.configured:
+            return None
+        varies = self._varies.get(label)
+        if varies is None:
+            varies = self._varies[label] = not self.configurable.isdisjoint(self.visible(label))
+        if not varies:
+            return None
+        return tuple(view for view in self.configured if label not in view.incompatible)
+
     def unreached_on(self, label: str, owners: Iterable[str]) -> tuple[ConfiguredView, ...]:
         """The platforms where `label` builds and none of `owners` is visible to it, though some
         configuration makes one visible: an owner reached only through a dep under
         `select(has_cuda)` is absent on the CPU-only platforms. Empty where deps do not vary."""
-        if not self.configured:
-            return ()
-        varies = self._varies.get(label)
-        if varies is None:
-            varies = self._varies[label] = not self.table.configurable.isdisjoint(self.visible(label))
-        if not varies:
-            return ()
         owners = tuple(owners)
-        return tuple(
-            view for view in self.configured if label not in view.incompatible and not view.index.reaches(label, owners)
-        )
+        return tuple(view for view in self.views_of(label) or () if not view.index.reaches(label, owners))
 
 
 def configured_views(model, cell: str, index: DependencyIndex) -> DependencyIndex:
     """`index` with a view per platform the cell builds for, when any dependency of the cell is
     chosen by a select() (else the one view answers for every platform)."""
-    if not index.table.configurable:
+    if not index.configurable:
         return index
     graph = model.cell(cell)
     views = []
     for platform in model.platforms(cell):
-        table = model.graph_memo(cell, ("dependency-table", platform), lambda g, p=platform: DependencyTable.of(g, p))
+        table = _configured_table(model, cell, platform)
+        # The OSS twin's deps are configured for the same platform: its select() branches too.
+        twin = _configured_table(model, "oss", platform) if index.twin is not None else None
         views.append(
             ConfiguredView(
                 platform,
                 frozenset(model.incompatible(cell, platform)),
-                DependencyIndex.build(graph, table, index.twin, index.repo_dirs, index.implicit, index.transitive),
+                DependencyIndex.build(graph, table, twin, index.repo_dirs, index.implicit, index.transitive),
             )
         )
     return replace(index, configured=tuple(views), _varies={})
+
+
+def _configured_table(model, cell: str, platform: Platform) -> DependencyTable:
+    return model.graph_memo(cell, ("dependency-table", platform), lambda graph: DependencyTable.of(graph, platform))
 
 
 _WRAPPER_FILE = "build/runtime_wrapper.bzl"

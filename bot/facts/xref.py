@@ -108,9 +108,12 @@ def label_source_paths(target: BuckTarget, graph: CellGraph) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-def header_entries(target: BuckTarget, attribute: str) -> tuple[tuple[str, str], ...]:
-    """(include path as dependents write it, repository path) for `headers`/`exported_headers`."""
+def header_entries(target: BuckTarget, attribute: str, platform: Platform | None = None) -> tuple[tuple[str, str], ...]:
+    """(include path as dependents write it, repository path) for `headers`/`exported_headers`,
+    on `platform` (None: in any configuration, every select() branch)."""
     value = target.attr(attribute)
+    if platform is not None:
+        value = resolve(value, platform)
     namespace = target.attr("header_namespace")
     if namespace is None:
         namespace = posixpath.join("executorch", target.package) if target.package else "executorch"
