@@ -18,7 +18,11 @@ other build compiles in any target or mentions in any CMake/Buck file (under an 
 default profile leaves off), or that CMake names through a variable's value in some
 configuration the repository sets up (`runtime/platform/default/${EXECUTORCH_PAL_DEFAULT}.cpp`
 with the android preset's `EXECUTORCH_PAL_DEFAULT=android`), is not drift. Sources a Buck target gets from a variable or a
-glob rather than writing them at the call site are left to the build that generates them.
+glob rather than writing them at the call site are left to the build that generates them. Nor is
+it drift when the other build compiles the same file for another processor (`htpbackend/x86_64/X.cpp`
+chosen by `${CMAKE_SYSTEM_PROCESSOR}` in CMake, `htpbackend/aarch64/X.cpp` in Buck), or when the
+CMake list is one extract_sources.py computed from Buck queries (trees before 2a692c2da9): such a
+list follows the Buck graph by construction.
 
 Two cases are reported at minor, not as drift, because the other build has never built what the
 source belongs to: a source of a family the target already builds on its side alone (in the same
@@ -118,6 +122,8 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
         for source in sorted(added):
             if source in cmake_everywhere or not snap.head.tree.exists(source):
                 continue
+            if _other_architecture_built(source, cmake_everywhere):
+                continue
             relative = _relative(source, target.package)
             line = item_line(text, target, relative)
             # cmake_mentions counts a file CMake names through a variable only for the values a
@@ -183,9 +189,11 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
     model = snap.head.cmake(profile)
+    derived = _derived_from_buck(snap.base) | _derived_from_buck(snap.head)
     for name in sorted(set(before.cmake_sources) & set(after.cmake_sources)):
-        added = after.cmake_sources[name] - before.cmake_sources[name]
-        removed = before.cmake_sources[name] - after.cmake_sources[name]
+        # A list computed from Buck queries follows Buck by construction: not kept by hand, no drift.
+        added = after.cmake_sources[name] - before.cmake_sources[name] - derived
+        removed = before.cmake_sources[name] - after.cmake_sources[name] - derived
         if not added and not removed:
             continue
         twins = _twins_of_cmake(name, before, after)
@@ -197,6 +205,8 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
         buck_twin = _buck_target(snap.head, twins[0])
         for source in sorted(added):
             if source in buck_everywhere or not snap.head.tree.exists(source) or _buck_mentions(snap.head, source):
+                continue
+            if _other_architecture_built(source, buck_everywhere):
                 continue
             written = next((s for s in target.sources if s.path_repo_relative == source), None)
             location = _mention_in(snap.head, written.path, source) if written else None
@@ -265,6 +275,32 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
                 offending_text=f"dropped {source}",
                 evidence=evidence,
             )
+
+
+# Directory names that hold one variant of a file per processor (CMake picks one by
+# `${CMAKE_SYSTEM_PROCESSOR}`, a Buck glob or select() another): `htpbackend/x86_64/X.cpp` built by
+# one build is the same source as `htpbackend/aarch64/X.cpp` built by the other.
+_ARCHITECTURE_DIRECTORIES = frozenset(
+    {"x86_64", "x86", "amd64", "i386", "i686", "aarch64", "arm64", "arm", "armv7", "armv7a", "riscv64", "wasm32"}
+)
+
+
+def _other_architecture_built(source: str, other_build: frozenset[str]) -> bool:
+    """Whether the other build compiles the same file for another processor (a sibling directory
+    named for an architecture, holding a file of the same name)."""
+    parts = source.split("/")
+    for index, part in enumerate(parts[:-1]):
+        if part in _ARCHITECTURE_DIRECTORIES:
+            for other in _ARCHITECTURE_DIRECTORIES - {part}:
+                if "/".join((*parts[:index], other, *parts[index + 1 :])) in other_build:
+                    return True
+    return False
+
+
+def _derived_from_buck(model: BuildModel) -> frozenset[str]:
+    """Sources of the lists extract_sources.py computes from Buck queries for CMake (trees before
+    2a692c2da9): they follow the Buck graph by construction (bot/facts/extracted_sources.py)."""
+    return frozenset(path for lists in model.extracted_source_lists() for _name, paths in lists.lists for path in paths)
 
 
 _NAME_PARTS = re.compile(r"\d+|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -437,6 +473,24 @@ CHECK = Check(
                 "endif()\n",
                 _BUCK_HEAD.format(marker=""),
             ),
+        ),
+        # CMake compiles the x86_64 variant of a file whose aarch64 variant Buck compiles.
+        Example(
+            base={
+                **_BASE,
+                "backends/cuda/runtime/shims/x86_64/config.cpp": "",
+                "backends/cuda/runtime/shims/aarch64/config.cpp": "",
+            },
+            head={
+                **_head(
+                    _CMAKE_BASE + "target_sources(aoti_cuda_shims PRIVATE runtime/shims/x86_64/config.cpp)\n",
+                    _BUCK_BASE.replace(
+                        '"shims/memory.cpp",\n', '"shims/memory.cpp",\n        "shims/aarch64/config.cpp",\n'
+                    ),
+                ),
+                "backends/cuda/runtime/shims/x86_64/config.cpp": "",
+                "backends/cuda/runtime/shims/aarch64/config.cpp": "",
+            },
         ),
         # CMake picks one file of the directory by an option (`PAL=posix|android`, the PAL choice):
         # every file there is built by some configuration.

@@ -307,3 +307,22 @@ def test_a_buck_only_change_of_such_a_tree_reaches_the_cmake_only_rules(tmp_path
             snapshot = Snapshot(BuildModel(opened.tree(base)), BuildModel(opened.tree(head)), changes)
             verdicts.append(_may_change(BY_ID["link-duplicate-symbol"], snapshot))
     assert verdicts == [True, False]
+
+
+def test_a_list_computed_from_buck_is_no_source_parity_drift(tmp_path):
+    """abc8a5fabd's shape (a false finding of the fifth precision sample): executor_runner's Buck
+    target drops a dep, so the CMake list computed from its Buck closure drops that dep's source,
+    while the Buck library still compiles it. The CMake list follows Buck by construction."""
+    files = tree_2023()
+    repo, base = repository(tmp_path, files)
+    runner = BUCK["examples/runner/TARGETS"].replace(', "//kernels/portable:operators"', "")
+    head = commit(repo, {"examples/runner/TARGETS": runner}, "the runner drops the operators")
+    with GitRepository(repo) as opened:
+        before = BuildModel(opened.tree(base)).cmake("linux-gcc-cuda")
+        after = BuildModel(opened.tree(head)).cmake("linux-gcc-cuda")
+    dropped = {s.path_repo_relative for s in before.targets["executor_runner"].sources} - {
+        s.path_repo_relative for s in after.targets["executor_runner"].sources
+    }
+    assert dropped == {"kernels/portable/op_add.cpp"}  # the situation is what the test says
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    assert [f for f in report.findings if f.rule == "source-parity"] == []
