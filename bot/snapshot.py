@@ -86,12 +86,16 @@ class BuildModel:
 
     def header_owners(self, cell: str):
         """include path -> owning targets in the cell."""
-        return self.graph_memo(cell, ("owners",), xref.header_owners)
+        return self.graph_memo(cell, ("owners",), xref.header_owners, persist=False)
 
-    def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any]) -> Any:
+    def graph_memo(self, cell: str, key: tuple, compute: Callable[[CellGraph], Any], *, persist: bool = True) -> Any:
         """`compute(graph)` of a fact that depends on the cell's graph alone: computed once for
-        all models whose graphs are equal (base and head of most pull requests)."""
-        return facts.fact(("graph", *key), self.graph_key(cell), lambda: compute(self.cell(cell)), persist=True)
+        all models whose graphs are equal (base and head of most pull requests).
+
+        `persist` also keeps it in the store for later reviews; False for a cheap pass over the
+        graph whose value holds its targets (an index of them): pickling those copies for a new
+        graph, and reading them back, costs many times more than the pass."""
+        return facts.fact(("graph", *key), self.graph_key(cell), lambda: compute(self.cell(cell)), persist=persist)
 
     def memo(self, key: tuple, compute: Callable[[], Any], *, persist: bool = False) -> Any:
         """A derived fact of this revision's whole tree, kept under the tree's content digest.

@@ -197,6 +197,9 @@ class FileTree:
 
     def resolve(self, path: str, _depth: int = 0) -> str | None:
         """Follow symlinked files and directories; None when the path is not in the tree."""
+        entry = self._entries.get(path)
+        if entry is not None and not entry.is_symlink:
+            return path  # a path of the tree as git names it is already normal
         path = posixpath.normpath(path).lstrip("/")
         if path in self._entries and not self._entries[path].is_symlink:
             return path

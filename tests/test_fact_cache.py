@@ -4,6 +4,7 @@ and processes; facts derived while a blob was missing are never kept."""
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import multiprocessing
 import pickle
 import random
@@ -228,3 +229,35 @@ def test_the_macro_table_of_a_partial_clone_keeps_every_readable_file(tmp_path):
     assert first["lib/BUCK"] != macro_table.scan_file("lib/BUCK", b"")
     # A later review reads the kept facts back: even with reduce.h's blob gone too, its macros are known.
     assert table(hidden=("weights/tokenizer.json", "lib/reduce.h")) == first
+
+
+def _digest_text(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest() * 4
+
+
+def _stored_bytes(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*.pickle"))
+
+
+def test_a_batch_differing_in_one_key_reads_the_shared_shards_and_writes_only_the_changed_one(tmp_path):
+    # A new tree shares almost every file with the last one: its per-file facts must come from the
+    # stored shards of that tree, and the store must grow by what changed, not by the whole batch.
+    computed: list[str] = []
+
+    def scan(missing: list[str]) -> dict[str, str]:
+        computed.extend(missing)
+        return {key: _digest_text(key) for key in missing}  # about as large as a file's facts, and as random
+
+    keys = [f"src/file{number}.cpp" for number in range(4000)]
+    first = FactCache(DiskStore(tmp_path)).many("per-file", keys, scan, persist=True)
+    first_bytes = _stored_bytes(tmp_path)
+    computed.clear()
+    changed = [*keys[:-1], "src/renamed.cpp"]
+    second = FactCache(DiskStore(tmp_path)).many("per-file", changed, scan, persist=True)
+    assert computed == ["src/renamed.cpp"]
+    assert second == {**{key: first[key] for key in keys[:-1]}, "src/renamed.cpp": _digest_text("src/renamed.cpp")}
+    # The new key's own entry and its shard (about one in 32 of the keys): not the 4,000 again.
+    assert _stored_bytes(tmp_path) - first_bytes < first_bytes / 8
+    computed.clear()
+    assert FactCache(DiskStore(tmp_path)).many("per-file", changed, scan, persist=True) == second
+    assert computed == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pickle
 import zlib
+from typing import Any
 
 from bot.buck.graph_cache import EvaluationCache, evaluate_cell
 from bot.buck.targets import PackageResult
@@ -40,8 +41,8 @@ def test_a_tree_that_changes_one_package_reuses_the_others_and_stores_only_what_
     second = _evaluate(tmp_path, _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b2")\n'))
     assert {p: r.cached for p, r in second.packages.items()} == {"a": True, "b": False}
     assert sorted(second.targets) == ["//a:a", "//b:b2"]
-    # b's result, b's index (a new build-file blob), the new cell's manifest and its pack: nothing for a.
-    assert len(_entries(tmp_path) - stored) == 4
+    # b's result, b's index (a new build-file blob) and the new cell's manifest: nothing for a.
+    assert len(_entries(tmp_path) - stored) == 3
 
 
 def test_a_cell_is_composed_from_the_store_equal_to_its_evaluation(tmp_path):
@@ -54,9 +55,30 @@ def test_a_cell_is_composed_from_the_store_equal_to_its_evaluation(tmp_path):
     assert composed.targets["//b:b"].attrs["deps"] == ["//a:a"]
 
 
+def _packs(directory) -> list[str]:
+    return [
+        path
+        for path in _paths(directory)
+        if isinstance(_stored(path), tuple)
+        and _stored(path)
+        and all(isinstance(r, PackageResult) for r in _stored(path))
+    ]
+
+
+def test_a_cell_is_packed_when_first_composed_from_the_store_not_when_evaluated(tmp_path):
+    tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
+    evaluated = _evaluate(tmp_path, tree)
+    assert _packs(tmp_path) == []  # a head reviewed once never pays for packing its results again
+    composed = _evaluate(tmp_path, tree)
+    assert composed.targets == evaluated.targets
+    assert len(_packs(tmp_path)) == 1
+    assert [r.package for r in _stored(_packs(tmp_path)[0])] == ["a", "b"]
+
+
 def test_a_package_result_gone_from_the_store_means_evaluating_again_not_a_partial_cell(tmp_path):
     tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
     _evaluate(tmp_path, tree)
+    _evaluate(tmp_path, tree)  # composed from the store: packed
     results = [path for path in _paths(tmp_path) if isinstance(_stored(path), PackageResult)]
     packs = [
         path
@@ -76,6 +98,7 @@ def test_a_package_result_gone_from_the_store_means_evaluating_again_not_a_parti
 def test_a_cell_whose_pack_was_evicted_is_composed_from_its_package_results_and_packed_again(tmp_path):
     tree = _tree(a='cxx_library(name = "a")\n', b='cxx_library(name = "b")\n')
     evaluated = _evaluate(tmp_path, tree)
+    _evaluate(tmp_path, tree)  # composed from the store: packed
     packs = [
         path
         for path in _paths(tmp_path)
@@ -94,7 +117,7 @@ def _paths(directory) -> list[str]:
     return [os.path.join(root, name) for root, _dirs, names in os.walk(directory) for name in names]
 
 
-def _stored(path: str) -> object:
+def _stored(path: str) -> Any:
     with open(path, "rb") as handle:
         data = handle.read()
     return pickle.loads(zlib.decompress(data) if data[:1] == b"\x78" else data)

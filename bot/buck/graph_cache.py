@@ -66,9 +66,10 @@ class EvaluationCache:
       packages: `buck-package`.
     - A cell is a manifest, under the digest of every build input of the tree: the graph's
       digest and each package's result digest (`buck-cell`), and a pack of those results in
-      one entry (`buck-cell-pack`, read instead of one file per package). A cell is composed
-      from the pack, else from the package results the manifest names; a result gone from the
-      store means evaluating the cell again.
+      one entry (`buck-cell-pack`, read instead of one file per package), written when the
+      cell is first composed from the store, not when it is evaluated (a head seen once is
+      never packed). A cell is composed from the pack, else from the package results the
+      manifest names; a result gone from the store means evaluating the cell again.
     It also carries the review's fact cache, so one object stands for "the caches of this review".
     """
 
@@ -153,9 +154,11 @@ class EvaluationCache:
             graph = CellGraph(cell, evaluated.graph.packages, evaluated.graph.targets, graph_digest(evaluated.graph))
             fresh.append(graph)
             if self.store is not None and len(evaluated.result_keys) == len(graph.packages):
+                # The manifest only: the pack is written by the first review that composes the
+                # cell from the store (`_composed`), so a tree seen once (most heads) never
+                # pickles its thousands of results a second time.
                 manifest = (graph.digest, tuple(evaluated.result_keys.items()))
                 self.facts.save("buck-cell", key, manifest)
-                self.facts.save("buck-cell-pack", key, tuple(_as_cached(graph).packages.values()))
             return _as_cached(graph)  # what every later use sees: the review that evaluated it reports it
 
         graph = self.facts.fact("buck-cell-graph", key, compute)
@@ -187,7 +190,7 @@ class EvaluationCache:
                 if result is None:
                     return None
                 results.append(result)
-            if wants_pack:  # the pack was evicted: the next review reads one entry again
+            if wants_pack:  # not packed yet, or evicted: the next review reads one entry
                 self.facts.save("buck-cell-pack", key, tuple(results))
         graph = CellGraph.from_results(cell, results)
         return CellGraph(cell, graph.packages, graph.targets, digest)

@@ -49,11 +49,11 @@ def find_packages(tree: FileTree, config: BuckConfig, cell: str = "oss") -> dict
 
 def listing_digest(tree: FileTree, directory: str) -> str:
     """A digest of the paths under `directory` (`"/"` for the root): what glob() results depend on."""
-    prefix = "" if directory == "/" else directory
     digest = hashlib.sha1()
-    for path in tree.paths():
-        if path.startswith(prefix):
-            digest.update(path_bytes(path) + b"\0")
+    # The sorted listing's range under the directory (a bisection), not a pass over every path:
+    # a cell of a new tree asks this for every glob of every package it finds in the store.
+    for path in tree.paths_under("" if directory == "/" else directory):
+        digest.update(path_bytes(path) + b"\0")
     return digest.hexdigest()
 
 

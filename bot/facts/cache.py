@@ -267,36 +267,43 @@ class FactCache:
         persist: bool = False,
     ) -> dict[Any, Any]:
         """Facts for many inputs of one kind; the missing ones computed in one call (one batch
-        read of their blobs). A persisted batch is also stored whole, under the digest of its
-        keys: a review of the same revisions again (a re-run, a warm re-review) reads one file
-        instead of one per key. A key `compute` marks `Unread` is left out of the batch (and
-        asked for again by the next review); the others are kept."""
+        read of their blobs). A persisted batch is also stored in shards (the keys split by a
+        digest of each, `_shards`), each under the digest of its keys: the same revisions
+        again read a few files instead of one per key, and a tree that differs from one seen
+        before in a few files reads every shard it shares and writes only the shards of the
+        keys that changed, not the whole batch again. A key `compute` marks `Unread` is left out
+        of its shard (and asked for again by the next review); the others are kept."""
         wanted = list(dict.fromkeys(keys))
-        batch_key = _store_key(f"{name}\0batch", digest(*sorted(map(repr, wanted)))) if persist else None
+        store = self.store if persist else None
         found: dict[Any, Any] = {}
-        batch = _MISS
-        if batch_key is not None and self.store is not None and len(wanted) > 1:
-            batch = self.store.get(batch_key)
+        batched: set[Any] = set()  # keys of shards read whole: not asked for one by one
+        unwritten: set[int] = set()  # shards the store lacks
+        shards = _shards(wanted) if store is not None and len(wanted) > 1 else []
+        for index, shard in enumerate(shards):
+            if all((name, key) in self._memo for key in shard):
+                continue  # the other revision of this review read or derived the same shard
+            batch = store.get(_batch_key(name, shard)) if store is not None else _MISS
             if isinstance(batch, dict):
                 for key, value in batch.items():
                     self._remember((name, key), value)
                 found.update(batch)
+                batched.update(shard)
             else:
-                batch = _MISS
+                unwritten.add(index)
         missing = []
         for key in wanted:
             if key in found:
                 continue
             value = self._memo.get((name, key), _MISS)
-            if value is _MISS and persist and self.store is not None and batch is _MISS:
-                value = self.store.get(_store_key(name, key))
+            if value is _MISS and store is not None and key not in batched:
+                value = store.get(_store_key(name, key))
                 if value is not _MISS:
                     self._remember((name, key), value)
             if value is _MISS:
                 missing.append(key)
             else:
                 found[key] = value
-        kept_new = False
+        computed: dict[Any, Any] = {}
         unread: set[Any] = set()
         if missing:
             missing_before = tree_module.missing_reads()
@@ -309,11 +316,12 @@ class FactCache:
                 return found  # derived while a blob was missing, and compute could not say which: kept for nobody
             for key, value in computed.items():
                 self._remember((name, key), value)
-                if persist and self.store is not None:
-                    self.store.put(_store_key(name, key), value)
-            kept_new = bool(computed)
-        if batch_key is not None and self.store is not None and len(wanted) > 1 and (batch is _MISS or kept_new):
-            self.store.put(batch_key, {key: value for key, value in found.items() if key not in unread})
+                if store is not None:
+                    store.put(_store_key(name, key), value)
+        if store is not None:
+            for index, shard in enumerate(shards):  # new shards, and those holding a key read only now
+                if index in unwritten or any(key in computed for key in shard):
+                    store.put(_batch_key(name, shard), {k: found[k] for k in shard if k in found and k not in unread})
         return found
 
     def load(self, name: str, inputs: Any, *, keep: bool = True) -> Any:
@@ -352,6 +360,30 @@ class FactCache:
 
 def _store_key(name: str | tuple, inputs: Any) -> str:
     return f"{name}\0{inputs!r}"
+
+
+_SHARD_KEYS = 64  # about this many keys (at least) to a shard of a stored batch
+_MAX_SHARDS = 256
+
+
+def _shards(keys: list[Any]) -> list[list[Any]]:
+    """`keys` split into shards by a digest of each key, so a key lands in the same shard
+    whatever else is asked for with it. The count is a power of two that grows with the batch
+    (one shard below 128 keys, 256 from 32,768), so two trees of about the same size agree on
+    it, and so on every shard none of their differing keys falls in."""
+    count = 1
+    while count < _MAX_SHARDS and len(keys) >= count * 2 * _SHARD_KEYS:
+        count *= 2
+    if count == 1:
+        return [keys]
+    shards: list[list[Any]] = [[] for _ in range(count)]
+    for key in keys:
+        shards[int(hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest(), 16) % count].append(key)
+    return [shard for shard in shards if shard]
+
+
+def _batch_key(name: str, shard: list[Any]) -> str:
+    return _store_key(f"{name}\0batch", digest(*sorted(map(repr, shard))))
 
 
 _AMBIENT = FactCache(None, limit=50_000)

@@ -55,7 +55,9 @@ def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
 def cell_primary_targets(model: BuildModel, cell: str) -> tuple[BuckTarget, ...]:
     """`primary_targets` of one cell of a revision, computed once."""
 
-    return model.graph_memo(cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)))
+    return model.graph_memo(
+        cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)), persist=False
+    )
 
 
 @dataclass(frozen=True)
