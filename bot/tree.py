@@ -108,6 +108,7 @@ class FileTree:
         self._digest: str | None = None
         self._paths: tuple[str, ...] | None = None
         self._symlinks: dict[str, Entry] | None = None
+        self._absent: set[str] = set()  # paths `resolve` found under no symlink and absent
 
     @property
     def listed(self) -> bool:
@@ -200,6 +201,9 @@ class FileTree:
         entry = self._entries.get(path)
         if entry is not None and not entry.is_symlink:
             return path  # a path of the tree as git names it is already normal
+        if path in self._absent:
+            return None
+        asked = path
         path = posixpath.normpath(path).lstrip("/")
         if path in self._entries and not self._entries[path].is_symlink:
             return path
@@ -221,7 +225,10 @@ class FileTree:
                 if joined.startswith(".."):
                     return None
                 return self.resolve(joined, _depth + 1)
-        return path if path in self._entries else None
+        # Under no symlink and not in the tree: known without reading anything, so remembered
+        # (checks ask whether thousands of candidate paths exist, most of them more than once).
+        self._absent.update((asked, path))
+        return None
 
     # -- contents ------------------------------------------------------------------------
     def read(self, path: str) -> bytes | None:

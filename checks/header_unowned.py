@@ -60,12 +60,13 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             for path in _target_files(target):
                 files.setdefault(path, []).append(target)
     includes = snap.head.includes(sorted(files))
+    directories: dict[tuple[str, str], list[tuple[str, BuckTarget]]] = {}  # (cell, label) -> its -I directories
     for path, found in sorted(includes.items()):
         for include, line in found:
             if include in owned:
                 continue
             if not include.startswith(_NAMESPACE):
-                hit = _through_root_relative_flag(snap.head, path, line, include, files[path], failed)
+                hit = _through_root_relative_flag(snap.head, path, line, include, files[path], failed, directories)
                 if hit is not None:
                     yield hit
                 continue
@@ -87,16 +88,26 @@ def _active_for(model: BuildModel, path: str, line: int, targets: list[BuckTarge
 
 
 def _through_root_relative_flag(
-    model: BuildModel, path: str, line: int, include: str, targets: list[BuckTarget], failed: frozenset[str]
+    model: BuildModel,
+    path: str,
+    line: int,
+    include: str,
+    targets: list[BuckTarget],
+    failed: frozenset[str],
+    directories: dict[tuple[str, str], list[tuple[str, BuckTarget]]],
 ) -> Hit | None:
     """A finding when the include reaches a tree file only through a root-relative `-I` of a
-    target built in a cell that does not compile from the repository root."""
+    target built in a cell that does not compile from the repository root. `directories` keeps
+    each target's `-I` directories for the run (a target's files hold thousands of includes)."""
     if model.tree.blob_id(posixpath.normpath(posixpath.join(posixpath.dirname(path), include))) is not None:
         return None  # found next to the includer (a quoted include): no flag needed
     for target in targets:
         if not cell_named(target.cell).repository_under_executorch:
             continue
-        for directory, flag_owner in _include_directories(model, target):
+        key = (target.cell, target.label)
+        if key not in directories:
+            directories[key] = _include_directories(model, target)
+        for directory, flag_owner in directories[key]:
             header = posixpath.normpath(posixpath.join(directory, include))
             if model.tree.blob_id(header) is None or _under(header, failed):
                 continue

@@ -267,8 +267,8 @@ class FactCache:
         persist: bool = False,
     ) -> dict[Any, Any]:
         """Facts for many inputs of one kind; the missing ones computed in one call (one batch
-        read of their blobs). A persisted batch is also stored in shards (the keys split by a
-        digest of each, `_shards`), each under the digest of its keys: the same revisions
+        read of their blobs). A persisted batch is also stored in shards (`_shards`), each
+        under the digest of its keys: the same revisions
         again read a few files instead of one per key, and a tree that differs from one seen
         before in a few files reads every shard it shares and writes only the shards of the
         keys that changed, not the whole batch again. A key `compute` marks `Unread` is left out
@@ -362,24 +362,27 @@ def _store_key(name: str | tuple, inputs: Any) -> str:
     return f"{name}\0{inputs!r}"
 
 
-_SHARD_KEYS = 64  # about this many keys (at least) to a shard of a stored batch
-_MAX_SHARDS = 256
+_SHARD_KEYS = 64  # keys to a shard of a stored batch, on average
 
 
 def _shards(keys: list[Any]) -> list[list[Any]]:
-    """`keys` split into shards by a digest of each key, so a key lands in the same shard
-    whatever else is asked for with it. The count is a power of two that grows with the batch
-    (one shard below 128 keys, 256 from 32,768), so two trees of about the same size agree on
-    it, and so on every shard none of their differing keys falls in."""
-    count = 1
-    while count < _MAX_SHARDS and len(keys) >= count * 2 * _SHARD_KEYS:
-        count *= 2
-    if count == 1:
+    """`keys` split into shards for the store: sorted by where they lie (a tuple key by its last
+    part first: the path of a `(blob, path)` key), and cut after each key whose digest is 0
+    modulo `_SHARD_KEYS`. A cut is chosen by the key itself, so a key added or removed changes
+    its own shard only, and the files a commit changes, which sit together in a few directories,
+    fall in few shards. One shard below 128 keys."""
+    if len(keys) < 2 * _SHARD_KEYS:
         return [keys]
-    shards: list[list[Any]] = [[] for _ in range(count)]
-    for key in keys:
-        shards[int(hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest(), 16) % count].append(key)
+    shards: list[list[Any]] = [[]]
+    for key in sorted(keys, key=_locality):
+        shards[-1].append(key)
+        if int(hashlib.blake2b(repr(key).encode(), digest_size=4).hexdigest(), 16) % _SHARD_KEYS == 0:
+            shards.append([])
     return [shard for shard in shards if shard]
+
+
+def _locality(key: Any) -> str:
+    return repr(key[::-1]) if isinstance(key, tuple) else repr(key)
 
 
 def _batch_key(name: str, shard: list[Any]) -> str:
