@@ -114,6 +114,20 @@ def test_a_dep_under_select_has_cuda_is_absent_on_cpu_and_present_with_cuda(grap
     assert set(storage.labels("exported_deps")) == {"//slim:core", "//slim:cuda_guard"}
 
 
+def test_a_table_configured_from_the_any_configuration_one_equals_one_computed_for_the_platform(graph):
+    # DependencyTable.on re-reads only the targets whose deps hold a select(): storage (select) and
+    # mapped (select_map over a select) differ by platform, the rest are shared with the any view.
+    everywhere = DependencyTable.of(graph)
+    assert everywhere.configurable == {"//slim:storage", "//slim:mapped"}
+    for platform in (ANDROID_ARM64, LINUX_X86_64, LINUX_X86_64_CUDA):
+        assert everywhere.on(graph, platform) == DependencyTable.of(graph, platform)
+    assert everywhere.on(graph, ANDROID_ARM64).exported["//slim:storage"] == ("//slim:core",)
+    assert everywhere.on(graph, LINUX_X86_64_CUDA).deps["//slim:mapped"] == (
+        "//slim:core_static",
+        "//slim:cuda_guard_static",
+    )
+
+
 def test_the_headers_a_target_sees_are_a_fact_of_the_platform():
     # tensor -> storage -exported-> cuda_guard under select(has_cuda): cuda_guard's headers reach
     # tensor with CUDA only. uses_guard needs cuda_guard everywhere, so it builds with CUDA only.

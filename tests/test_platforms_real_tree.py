@@ -18,6 +18,7 @@ from bot.buck import platforms
 from bot.buck.cells import cell_named
 from bot.buck.graph_cache import EvaluationCache, evaluate_cell
 from bot.buck.targets import Select, normalize_label
+from bot.facts.header_deps import DependencyTable
 from bot.repo import GitRepository
 
 CPU_ONLY = [p for p in cell_named("xplat").platforms if not p.satisfies("ovr_config//cuda:has_cuda")]
@@ -112,3 +113,12 @@ def test_incompatible_targets_per_package_are_what_their_attributes_make_them(xp
     assert "//runtime/core:core" not in model
     if "//backends/cadence/vision/kernels:cadence_kernels" in xplat.targets:
         assert "//backends/cadence/vision/kernels:cadence_kernels" not in model
+
+
+def test_a_configured_dependency_table_is_the_any_configuration_one_with_its_selects_resolved(xplat):
+    # The shortcut every per-platform view takes (DependencyTable.on) against the full computation,
+    # on every xplat target of the tree, for each platform the cell builds for.
+    everywhere = DependencyTable.of(xplat)
+    assert everywhere.configurable  # the tree selects deps (SlimTensor's storage, among others)
+    for platform in cell_named("xplat").platforms:
+        assert everywhere.on(xplat, platform) == DependencyTable.of(xplat, platform), platform.name

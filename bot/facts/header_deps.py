@@ -51,6 +51,19 @@ class DependencyTable:
             kinds[label] = target.kind
         return cls(deps, exported, kinds, frozenset(configurable))
 
+    def on(self, graph: CellGraph, platform: Platform) -> DependencyTable:
+        """This any-configuration table of `graph` configured for `platform`: equal to
+        `DependencyTable.of(graph, platform)`, computed from this one. Only the targets whose
+        dependency attributes hold a select() can differ, so only they are read again (a cell
+        builds for several platforms, and most of its targets select nothing)."""
+        deps, exported = dict(self.deps), dict(self.exported)
+        for label in self.configurable:
+            target = graph.targets[label]
+            labels = {a: target.labels(a, platform) for a in DEP_ATTRIBUTES}
+            deps[label] = tuple(dict.fromkeys(item for a in DEP_ATTRIBUTES for item in labels[a]))
+            exported[label] = tuple(dict.fromkeys(item for a in EXPORTED_DEP_ATTRIBUTES for item in labels[a]))
+        return DependencyTable(deps, exported, self.kinds, self.configurable)
+
 
 def _has_select(value: object) -> bool:
     if isinstance(value, Select):
@@ -244,7 +257,8 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
 
 
 def _configured_table(model, cell: str, platform: Platform) -> DependencyTable:
-    return model.graph_memo(cell, ("dependency-table", platform), lambda graph: DependencyTable.of(graph, platform))
+    everywhere = model.graph_memo(cell, ("dependency-table",), DependencyTable.of)
+    return model.graph_memo(cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform))
 
 
 _WRAPPER_FILE = "build/runtime_wrapper.bzl"
