@@ -80,8 +80,11 @@ class BuildModel:
 
     def incompatible(self, cell: str, platform: Platform) -> Mapping[str, platforms.Incompatibility]:
         """label -> why the target is incompatible with `platform` (itself or through a dep)."""
+        reversed_deps = self.graph_memo(cell, ("reversed-deps",), platforms.ReversedDependencies.of, persist=False)
         return self.graph_memo(
-            cell, ("incompatible", platform), lambda graph: platforms.incompatible_targets(graph, platform)
+            cell,
+            ("incompatible", platform),
+            lambda graph: platforms.incompatible_targets(graph, platform, reversed_deps),
         )
 
     def header_owners(self, cell: str):

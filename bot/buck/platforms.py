@@ -59,35 +59,73 @@ def explicitly_compatible(target: BuckTarget, platform: Platform) -> bool:
     return named and own_incompatibility(target, platform) is None
 
 
-def dependencies(target: BuckTarget, platform: Platform) -> tuple[str, ...]:
-    """The target's dependency labels as configured on `platform`."""
+def dependencies(target: BuckTarget, platform: Platform | None) -> tuple[str, ...]:
+    """The target's dependency labels as configured on `platform` (None: in any configuration)."""
     return tuple(label for attribute in DEPENDENCY_ATTRIBUTES for label in target.labels(attribute, platform))
 
 
-def incompatible_targets(graph: CellGraph, platform: Platform) -> Mapping[str, Incompatibility]:
+@dataclass(frozen=True, slots=True)
+class ReversedDependencies:
+    """A cell's dependency edges reversed, in any configuration (every select() branch taken):
+    label -> its dependents in label order, and the targets whose dependency attributes hold a
+    select(). Configured on a platform, an edge of a target without a select() is there as it is;
+    one of a target with a select() is there when the chosen branch names it (a subset)."""
+
+    dependents: Mapping[str, tuple[str, ...]]
+    configurable: frozenset[str]
+
+    @classmethod
+    def of(cls, graph: CellGraph) -> ReversedDependencies:
+        dependents: dict[str, list[str]] = {}
+        configurable = set()
+        for label in sorted(graph.targets):
+            target = graph.targets[label]
+            if any(_holds_select(target.attrs.get(attribute)) for attribute in DEPENDENCY_ATTRIBUTES):
+                configurable.add(label)
+            for dep in dict.fromkeys(dependencies(target, None)):
+                if dep != label:
+                    dependents.setdefault(dep, []).append(label)
+        return cls({label: tuple(found) for label, found in dependents.items()}, frozenset(configurable))
+
+
+def _holds_select(value: object) -> bool:
+    return isinstance(value, Select) or (isinstance(value, list | tuple) and any(_holds_select(v) for v in value))
+
+
+def incompatible_targets(
+    graph: CellGraph, platform: Platform, reversed_deps: ReversedDependencies | None = None
+) -> Mapping[str, Incompatibility]:
     """label -> why it is incompatible with `platform`, for every such target of the cell.
 
     Breadth-first from the targets that exclude the platform themselves, along reversed
     configured deps, so each chain is a shortest one and the result does not depend on dict order.
+    `reversed_deps` (the graph's, in any configuration) is shared by the platforms a cell builds
+    for; only the edges of targets that select their deps are configured again here.
     """
     found: dict[str, Incompatibility] = {}
-    dependents: dict[str, list[str]] = {}
     for label in sorted(graph.targets):
-        target = graph.targets[label]
-        attribute = own_incompatibility(target, platform)
+        attribute = own_incompatibility(graph.targets[label], platform)
         if attribute is not None:
             found[label] = Incompatibility((label,), attribute)
-        for dep in dependencies(target, platform):
-            if dep != label:
-                dependents.setdefault(dep, []).append(label)
+    if not found:
+        return found  # nothing excludes the platform, so nothing inherits an exclusion
+    if reversed_deps is None:
+        reversed_deps = ReversedDependencies.of(graph)
+    configured: dict[str, frozenset[str]] = {}  # a configurable dependent -> its deps on the platform
     queue = deque(sorted(found))
     while queue:
         label = queue.popleft()
-        for dependent in dependents.get(label, ()):
-            if dependent not in found:
-                inner = found[label]
-                found[dependent] = Incompatibility((dependent, *inner.chain), inner.attribute)
-                queue.append(dependent)
+        for dependent in reversed_deps.dependents.get(label, ()):
+            if dependent in found:
+                continue
+            if dependent in reversed_deps.configurable:
+                if dependent not in configured:
+                    configured[dependent] = frozenset(dependencies(graph.targets[dependent], platform))
+                if label not in configured[dependent]:
+                    continue  # named only by a select() branch this platform does not take
+            inner = found[label]
+            found[dependent] = Incompatibility((dependent, *inner.chain), inner.attribute)
+            queue.append(dependent)
     return found
 
 

@@ -258,7 +258,10 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
 
 def _configured_table(model, cell: str, platform: Platform) -> DependencyTable:
     everywhere = model.graph_memo(cell, ("dependency-table",), DependencyTable.of)
-    return model.graph_memo(cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform))
+    # Not stored: derived from the stored any-configuration table faster than read back.
+    return model.graph_memo(
+        cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform), persist=False
+    )
 
 
 _WRAPPER_FILE = "build/runtime_wrapper.bzl"
