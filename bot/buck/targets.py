@@ -10,15 +10,19 @@ import dataclasses
 import functools
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+_NOT_DERIVED = object()
 
 
 @functools.cache
 def _fields_of(cls: type) -> tuple:
-    return dataclasses.fields(cls)
+    """The fields a value is built from (its constructor's): what pickling it keeps."""
+    return tuple(f for f in dataclasses.fields(cls) if f.init)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,21 @@ class BuckTarget:
     line: int
     end_line: int
     stack: tuple[Frame, ...] = ()
+    # Views of the attributes (configured labels, source paths) as computed on first use: every
+    # rule asks for the same few of each target, several times per review. Not part of the value:
+    # neither compared nor pickled.
+    _derived: dict | None = field(default=None, init=False, repr=False, compare=False)
+
+    def derived(self, key: Any, compute: Callable[[], T]) -> T:
+        """`compute()`, a pure function of this target's fields named by `key`, computed once."""
+        derived = self._derived
+        if derived is None:
+            derived = {}
+            object.__setattr__(self, "_derived", derived)  # frozen: the value itself never changes
+        found = derived.get(key, _NOT_DERIVED)
+        if found is _NOT_DERIVED:
+            found = derived[key] = compute()
+        return found
 
     @property
     def label(self) -> str:
@@ -160,6 +179,8 @@ class BuckTarget:
         branch name this file); a fact of one build takes the platform it is built for.
         """
         value = self.attrs.get(name)
+        if value is None:
+            return ()
         if type(value) is list and all(type(item) is str for item in value):
             return tuple(value)  # the common case, without flatten()'s generators
         if platform is not None:
@@ -168,10 +189,15 @@ class BuckTarget:
 
     def labels(self, name: str, platform: Platform | None = None) -> tuple[str, ...]:
         """An attribute's dependency labels on `platform` (None: in any configuration), normalized."""
-        return tuple(
-            normalize_label(item, self.package)
-            for item in self.values(name, platform)
-            if isinstance(item, str) and (":" in item or item.startswith("//"))
+        if name not in self.attrs:
+            return ()
+        return self.derived(
+            ("labels", name, platform),
+            lambda: tuple(
+                normalize_label(item, self.package)
+                for item in self.values(name, platform)
+                if isinstance(item, str) and (":" in item or item.startswith("//"))
+            ),
         )
 
 

@@ -41,11 +41,15 @@ class CudaReason:
 def source_paths(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
     """Repository paths of a target's sources (srcs, with (path, flags) pairs unwrapped), on
     `platform` (None: in any configuration)."""
-    paths = []
-    for item in target.values("srcs", platform):
-        if isinstance(item, str) and not item.startswith((":", "//")):
-            paths.append(posixpath.normpath(posixpath.join(target.package, item)))
-    return tuple(paths)
+
+    def compute() -> tuple[str, ...]:
+        paths = []
+        for item in target.values("srcs", platform):
+            if isinstance(item, str) and not item.startswith((":", "//")):
+                paths.append(posixpath.normpath(posixpath.join(target.package, item)))
+        return tuple(paths)
+
+    return target.derived(("source_paths", platform), compute) if "srcs" in target.attrs else ()
 
 
 # Cell prefixes under which a label names this repository: (prefix, in the repository-under-
@@ -111,6 +115,12 @@ def label_source_paths(target: BuckTarget, graph: CellGraph) -> tuple[str, ...]:
 def header_entries(target: BuckTarget, attribute: str, platform: Platform | None = None) -> tuple[tuple[str, str], ...]:
     """(include path as dependents write it, repository path) for `headers`/`exported_headers`,
     on `platform` (None: in any configuration, every select() branch)."""
+    if attribute not in target.attrs:
+        return ()
+    return target.derived(("header_entries", attribute, platform), lambda: _header_entries(target, attribute, platform))
+
+
+def _header_entries(target: BuckTarget, attribute: str, platform: Platform | None) -> tuple[tuple[str, str], ...]:
     value = target.attr(attribute)
     if platform is not None:
         value = resolve(value, platform)
