@@ -148,16 +148,22 @@ class BuildModel:
         lists_key = facts.digest(*extracted) if extracted else ""
         key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs(), lists_key)
 
-        def compute():
+        def evaluate():
             from bot import cmake  # imported on use: Buck-only reviews never pay for it
 
             profile = cmake.profile_named(profile_name, self.config.cmake_defined)
             by_config = {lists.config: lists for lists in extracted}
-            return cmake.evaluate_cmake(
+            return cmake.evaluate_cmake_reads(
                 self.tree, profile.with_variables(**variables) if variables else profile, extracted=by_config
             )
 
-        return facts.fact("cmake-model", key, compute, persist=True)
+        # Stored by what the evaluation read (the files, paths and globs it asked about), not by the
+        # whole tree: a later tree whose answers are the same gets it without evaluating, though
+        # files elsewhere (Buck files, sources no glob lists) changed. The review's memo keeps it by tree.
+        reused_key = key[:3] + key[4:]  # everything but the tree's CMake inputs, which the reads cover
+        return facts.fact(
+            "cmake-model", key, lambda: facts.by_reads("cmake-model", reused_key, self.tree, evaluate), persist=False
+        )
 
     def extracted_source_lists(self) -> tuple:
         """The source lists extract_sources.py would write for CMake (trees before 2a692c2da9 that

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from bot.cmake.blocks import clear_caches
 from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
-from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs, evaluate_cmake_reads
 from bot.cmake.model import (
     BINARY_ROOT,
     SOURCE_ROOT,
@@ -71,6 +71,7 @@ __all__ = [
     "define_profiles",
     "evaluate_cmake",
     "evaluate_cmake_dirs",
+    "evaluate_cmake_reads",
     "evaluate_generator_expressions",
     "expand_references",
     "is_false_value",

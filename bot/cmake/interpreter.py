@@ -32,6 +32,7 @@ from bot.cmake.commands import HANDLERS
 from bot.cmake.commands.variables import define_option
 from bot.cmake.model import BINARY_ROOT, SOURCE_ROOT, CMakeModel, ExtractedSources, InstalledFile
 from bot.cmake.profiles import DEFAULT_PROFILE, CMakeProfile, platform_variables
+from bot.cmake.reads import Reads, TreeReads
 from bot.cmake.regexes import RegexGuard
 from bot.cmake.state import Definition, Directory, Flow, Frame, Item, Origins, Scope, TargetBuilder
 from bot.cmake.syntax import Arg, Command, ParseProblem
@@ -61,7 +62,8 @@ class Evaluation:
     def __init__(
         self, tree: FileTree, profile: CMakeProfile, extracted: Mapping[str, ExtractedSources] = _NONE_EXTRACTED
     ) -> None:
-        self.tree = tree
+        # Every question asked of the tree goes through this, which records the answers (reads.py).
+        self.tree = TreeReads(tree)
         self.profile = profile
         # config path -> the lists extract_sources.py would write from it; model path -> what a
         # run of that script wrote there, for include() to read (commands/processes.py).
@@ -99,7 +101,6 @@ class Evaluation:
         self.top_scope = Scope(None)
         self.handlers = HANDLERS
         self.regexes = RegexGuard()
-        self._all_paths: tuple[str, ...] | None = None
 
     def guarded(self, action: Callable[[], object]) -> None:
         """Run `action`; a budget that ends the evaluation is reported (once) and stops it."""
@@ -404,12 +405,6 @@ class Evaluation:
             return self.targets.get(target.alias_of)
         return target
 
-    def paths(self) -> tuple[str, ...]:
-        """Every path in the tree (for file(GLOB) and install(DIRECTORY)), listed once."""
-        if self._all_paths is None:
-            self._all_paths = self.tree.paths()
-        return self._all_paths
-
 
 def _top_frame(evaluation: Evaluation) -> Frame:
     """The root directory's frame, with the variables project() would set."""
@@ -469,6 +464,17 @@ def evaluate_cmake(
     """Evaluate `<dir>/CMakeLists.txt` of each root dir (the repository root by default),
     following add_subdirectory and include. `extracted`: the source lists extract_sources.py
     would write, by config path (bot/facts/extracted_sources.py), for trees that run it."""
+    return evaluate_cmake_reads(tree, profile, root_dirs, extracted)[0]
+
+
+def evaluate_cmake_reads(
+    tree: FileTree,
+    profile: CMakeProfile = DEFAULT_PROFILE,
+    root_dirs: tuple[str, ...] = ("",),
+    extracted: Mapping[str, ExtractedSources] = _NONE_EXTRACTED,
+) -> tuple[CMakeModel, Reads]:
+    """`evaluate_cmake`, and every answer the tree gave it: any tree that gives the same answers
+    has the same model (reads.py)."""
     evaluation = Evaluation(tree, profile, extracted)
     top = _top_frame(evaluation)
     for directory in root_dirs:
@@ -476,7 +482,7 @@ def evaluate_cmake(
             evaluation.run_directory_file("", top, None)
         else:
             evaluation.add_subdirectory(directory.strip("/"), top, None)
-    return _freeze(evaluation)
+    return _freeze(evaluation), evaluation.tree.reads()
 
 
 def evaluate_cmake_dirs(

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from bot import tree as tree_module
 
@@ -421,6 +421,48 @@ def peek(name: str, inputs: Any) -> Any:
 def many(name: str, keys: Iterable[Any], compute, *, persist: bool = False) -> dict[Any, Any]:
     """`FactCache.many` on the current cache."""
     return current().many(name, keys, compute, persist=persist)
+
+
+class Answerable(Protocol):
+    """What a fact computed by reading a tree recorded of it (bot/cmake/reads.py's `Reads`)."""
+
+    @property
+    def digest(self) -> str: ...
+
+    def hold_for(self, tree: Any) -> bool: ...
+
+
+_READ_VARIANTS = 8  # stored variants of one fact's reads: the base and heads of a few pull requests
+
+
+def by_reads(name: str, inputs: Any, tree: Any, compute: Callable[[], tuple[T, Answerable]]) -> T:
+    """A fact whose inputs are known only once it is computed: the parts of `tree` it read.
+
+    `compute()` returns the value and what it read (`Answerable`); both are stored, and a later
+    tree that answers every read the same way is served the stored value, whatever else differs
+    (a CMake model does not change when only Buck files do). Up to `_READ_VARIANTS` variants are
+    kept per (name, inputs), the most recent first. Without a store, this is `compute()`'s value."""
+    store = current().store
+    if store is None:
+        return compute()[0]
+    variants_key = _store_key((name, "variants"), inputs)
+    variants = store.get(variants_key)
+    if not isinstance(variants, list):
+        variants = []
+    for reads, value_key in variants:
+        if reads.hold_for(tree):
+            value = store.get(value_key)
+            if value is not _MISS:
+                return value
+    missing_before = tree_module.missing_reads()
+    value, reads = compute()
+    if tree_module.missing_reads() != missing_before:
+        return value  # derived while a blob was missing: not a fact about the content
+    value_key = _store_key((name, "value"), (inputs, reads.digest))
+    store.put(value_key, value)
+    kept = [(old, key) for old, key in variants if key != value_key][: _READ_VARIANTS - 1]
+    store.put(variants_key, [(reads, value_key), *kept])
+    return value
 
 
 def digest(*parts: Any) -> str:

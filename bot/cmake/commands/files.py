@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from bot.cmake.model import SOURCE_ROOT, repo_path
+from bot.cmake.reads import literal_directory
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command
 
@@ -61,10 +62,9 @@ def _glob(ev: Evaluation, patterns: list[str], recursive: bool) -> list[str]:
         # GLOB_RECURSE matches the file pattern in every directory below the given one.
         middle = "(?:.*/)?" if recursive else ""
         prefix = _glob_regex(directory) + "/" if directory else ""
-        regex = re.compile(prefix + middle + _glob_regex(name) + r"\Z")
-        for path in ev.paths():
-            if regex.match(path):
-                found[posixpath.join(SOURCE_ROOT, path)] = None
+        # Asked of the tree (recorded: a model is reused only where every glob matches the same).
+        for path in ev.tree.glob(literal_directory(directory), prefix + middle + _glob_regex(name) + r"\Z"):
+            found[posixpath.join(SOURCE_ROOT, path)] = None
     return sorted(found)
 
 

@@ -113,9 +113,7 @@ def _directory_files(ev: Evaluation, directory: str, words: list[str], frame: Fr
         return fnmatch.fnmatchcase(posixpath.basename(path), pattern) or fnmatch.fnmatchcase(path, "*/" + pattern)
 
     chosen = []
-    for path in ev.paths():
-        if not path.startswith(prefix):
-            continue
+    for path in ev.tree.paths_under(prefix):
         if files_matching and not any(matches(path, rule) for rule in include):
             continue
         if any(matches(path, rule) for rule in exclude):
