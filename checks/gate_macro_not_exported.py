@@ -39,7 +39,7 @@ from bot.buck.evaluation import BuckTarget
 from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake import edits as cmake_edits
-from bot.facts import gating, xref
+from bot.facts import gating, linkage, xref
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, configured_table
 from bot.facts.header_graph import dependency_table
 from bot.fixes import fix_between
@@ -284,7 +284,7 @@ def _cell_hits(model: BuildModel, cell: str) -> dict[tuple[str, str], tuple]:
     for key, entries in holding.items():
         platform, entry = entries[0]
         target = entry[1]
-        builds = [p for p in platforms if p is None or target.label not in model.incompatible(cell, p)]
+        builds = linkage.built_on(model, cell, target.label)
         # Holding wherever the library builds, it is the finding of any configuration.
         named = () if len(entries) == len(builds) else tuple(p.name for p, _entry in entries if p is not None)
         found[key] = (*entry, named)
