@@ -11,6 +11,14 @@ Reported only when a dependent is seen including the header without defining the
 itself, and when the `#if` changes declarations. Export-attribute macros (`#ifdef
 BUILDING_X` choosing `dllexport` or `dllimport`) are private on purpose and never reported.
 
+On the Buck side each fact is one configuration's: the library's `preprocessor_flags` and
+`exported_preprocessor_flags`, its exported headers, and the dependent's sources, deps and
+flags are taken per platform the cell builds for, and a target incompatible with a platform is
+not judged there. A flag exported only under `select({"ovr_config//cuda:has_cuda": [...],
+"DEFAULT": []})` is private on xplat's CPU-only platforms; a dependent that links the library
+only in another platform's branch is no dependent where the macro is private. A finding that
+holds on only some of the platforms the library builds on names them.
+
 Example (bad): `target_compile_definitions(aoti_cuda_backend PRIVATE
 EXECUTORCH_BUILD_EXTENSION_LLM)` while `cuda_kv_cache.h` declares its cache API under
 `#if defined(EXECUTORCH_BUILD_EXTENSION_LLM)` and `test_cuda_kv_cache` includes it.
@@ -27,10 +35,13 @@ from collections.abc import Iterator
 
 from bot.buck import edits as buck_edits
 from bot.buck.cells import CELLS
+from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake import edits as cmake_edits
-from bot.facts import gating, xref
-from bot.facts.header_deps import CXX_KINDS, DependencyIndex, DependencyTable
+from bot.facts import gating, linkage, xref
+from bot.facts.header_deps import CXX_KINDS, DependencyIndex, configured_table
+from bot.facts.header_graph import dependency_table
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -222,83 +233,142 @@ def _defined_macro(item: str) -> str:
 def _buck_hits(model: BuildModel) -> list[Hit]:
     found: dict[tuple[str, str], tuple] = {}
     for cell in CELLS:
-        graph = model.cell(cell)
-        private = gating.cell_defines(model, cell, ("preprocessor_flags",))
-        exported = gating.cell_defines(model, cell, ("exported_preprocessor_flags",))
-        candidates = {m: labels for m, labels in private.items() if m not in exported}
-        if not candidates:
-            continue
-        tested = gating.headers_testing(model, candidates)
-        if not tested:
-            continue
-        index = includers = None
-        for macro, labels in sorted(candidates.items()):
+        for key, entry in _cell_hits(model, cell).items():
+            found.setdefault(key, entry)  # the first cell's, as the same target in another cell is the same defect
+    return [_buck_hit(model, *entry) for _key, entry in sorted(found.items())]
+
+
+def _cell_hits(model: BuildModel, cell: str) -> dict[tuple[str, str], tuple]:
+    """(library, macro) -> what makes the case, per platform of the cell where it holds.
+
+    Every fact is one configuration's: the library's private and exported flags, its exported
+    headers, the dependent's sources, its reach and the macros it gets. A macro exported only
+    with CUDA is private on the CPU-only platforms; a dependent that reaches the library only
+    through a select() branch of another platform is no dependent here. A target incompatible
+    with a platform is not judged on it. (No platform given for the cell: any configuration.)"""
+    graph = model.cell(cell)
+    platforms: tuple[Platform | None, ...] = model.platforms(cell) or (None,)
+    candidates = {}
+    for platform in platforms:
+        private = gating.cell_defines(model, cell, ("preprocessor_flags",), platform)
+        exported = gating.cell_defines(model, cell, ("exported_preprocessor_flags",), platform)
+        candidates[platform] = {m: labels for m, labels in private.items() if m not in exported}
+    if not any(candidates.values()):
+        return {}
+    tested = gating.headers_testing(model, {m for found in candidates.values() for m in found})
+    if not tested:
+        return {}
+    holding: dict[tuple[str, str], list[tuple[Platform | None, tuple]]] = {}
+    for platform in platforms:
+        incompatible = model.incompatible(cell, platform) if platform is not None else {}
+        consumers = None
+        for macro, labels in sorted(candidates[platform].items()):
             for label in labels:
                 target = graph.targets[label]
-                if label in exported.get(macro, ()):
+                key = (target.primary_label, macro)
+                if label in incompatible or any(p == platform for p, _entry in holding.get(key, ())):
                     continue
-                for include_name, header in xref.header_entries(target, "exported_headers"):
-                    if macro not in tested.get(header, ()) or (target.primary_label, macro) in found:
+                for include_name, header in xref.header_entries(target, "exported_headers", platform):
+                    if macro not in tested.get(header, ()):
                         continue
                     block = _gating_declarations(model, header, macro)
                     if block is None:
                         continue
-                    if index is None:
-                        index = DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), {})
-                        includers = _includers(model, graph)
-                    consumer = _buck_consumer(model, graph, index, target, include_name, macro, includers)
+                    if consumers is None:
+                        consumers = _Consumers(model, cell, platform)
+                    consumer = consumers.without(target, include_name, macro)
                     if consumer is not None:
-                        found[(target.primary_label, macro)] = (cell, target, macro, header, block, consumer)
-    return [_buck_hit(model, *entry) for _key, entry in sorted(found.items())]
-
-
-def _buck_consumer(model, graph, index, library, include_name: str, macro: str, includers):
-    """(target, file, line) of a dependent that includes the header and does not get the macro."""
-    for target, path, line in includers.get(include_name, ()):
-        if target.label == library.label or not index.reaches(target.label, [library.label]):
-            continue
-        if macro in index.defines(target.label, index.visible(target.label)):
-            continue
-        return target, path, line
-    return None
-
-
-def _includers(model: BuildModel, graph) -> dict[str, list]:
-    """include path -> (target, file, line) for every C++ target's sources of the cell."""
-    candidates = [t for t in graph.targets.values() if CXX_KINDS.search(t.kind)]
-    files_of = {t.label: xref.source_paths(t) for t in candidates}
-    includes = model.includes({p for files in files_of.values() for p in files})
-    found: dict[str, list] = {}
-    for target in sorted(candidates, key=lambda t: t.label):
-        for path in files_of[target.label]:
-            for included, line in includes.get(path, ()):
-                found.setdefault(included, []).append((target, path, line))
+                        holding.setdefault(key, []).append((platform, (cell, target, macro, header, block, consumer)))
+                        break
+    found = {}
+    for key, entries in holding.items():
+        platform, entry = entries[0]
+        target = entry[1]
+        builds = linkage.built_on(model, cell, target.label)
+        # Holding wherever the library builds, it is the finding of any configuration.
+        named = () if len(entries) == len(builds) else tuple(p.name for p, _entry in entries if p is not None)
+        found[key] = (*entry, named)
     return found
 
 
-def _buck_hit(model, cell, target, macro, header, block, consumer) -> Hit:
+class _Consumers:
+    """The cell's dependents as configured on one platform (None: any configuration)."""
+
+    def __init__(self, model: BuildModel, cell: str, platform: Platform | None) -> None:
+        graph = model.cell(cell)
+        table = configured_table(model, cell, platform) if platform is not None else dependency_table(model, cell)
+        self._platform = platform
+        self._index = DependencyIndex.build(graph, table, None, frozenset(), {})
+        self._includers = _includers(model, graph)
+        self._incompatible = model.incompatible(cell, platform) if platform is not None else {}
+
+    def without(self, library: BuckTarget, include_name: str, macro: str):
+        """(target, file, line) of a dependent built here that compiles a file including the header
+        and does not get the macro here."""
+        index, platform = self._index, self._platform
+        for target, path, line in self._includers.get(include_name, ()):
+            if target.label == library.label or target.label in self._incompatible:
+                continue
+            if not index.reaches(target.label, [library.label]):
+                continue
+            if platform is not None and path not in xref.source_paths(target, platform):
+                continue  # a source a select() compiles on another platform only
+            if macro in index.defines(target.label, index.visible(target.label), platform):
+                continue
+            return target, path, line
+        return None
+
+
+def _includers(model: BuildModel, graph) -> dict[str, list]:
+    """include path -> (target, file, line) for every C++ target's sources of the cell (in any
+    configuration; a dependent's files on a platform are a subset)."""
+
+    def compute() -> dict[str, list]:
+        candidates = [t for t in graph.targets.values() if CXX_KINDS.search(t.kind)]
+        files_of = {t.label: xref.source_paths(t) for t in candidates}
+        includes = model.includes({p for files in files_of.values() for p in files})
+        found: dict[str, list] = {}
+        for target in sorted(candidates, key=lambda t: t.label):
+            for path in files_of[target.label]:
+                for included, line in includes.get(path, ()):
+                    found.setdefault(included, []).append((target, path, line))
+        return found
+
+    return model.memo(("gate-macro-not-exported:includers", graph.cell), compute)
+
+
+def _buck_hit(model, cell, target, macro, header, block, consumer, platforms: tuple[str, ...] = ()) -> Hit:
+    """The finding; `platforms` names where it holds when that is not every platform the library builds on."""
     consumer_target, consumer_path, consumer_line = consumer
     text = model.text(target.path) or ""
     line = item_line(text, target, f"-D{macro}") or attribute_line(text, target, "preprocessor_flags") or target.line
     call = call_of(text, target)
     fix = None if call is None else _export_flag_fix(text, target.path, call, macro)
+    named = ", ".join(f"`{platform}`" for platform in platforms)
+    where = (
+        f"on {named} (in `{cell}`; a `select()` makes its other platforms differ)" if platforms else f"(in `{cell}`)"
+    )
     return Hit(
         path=target.path,
         line=line,
         message=(
             f"`-D{macro}` is in `preprocessor_flags` of `{target.primary_label}`, but its exported header "
             f"`{posixpath.basename(header)}` changes declarations under `{macro}` and `{consumer_target.primary_label}` "
-            f"includes it without the flag (in `{cell}`): the library and its dependents compile different "
-            "declarations. Put the flag in `exported_preprocessor_flags`."
+            f"includes it without the flag {where}: the library and its dependents compile different "
+            "declarations. Put the flag in `exported_preprocessor_flags`"
+            + (" wherever it is defined." if platforms else ".")
         ),
-        key=f"buck:{target.primary_label}:{macro}",
+        key=f"buck:{target.primary_label}:{macro}" + (f"|{platforms[0]}" if platforms else ""),
         target=target.primary_label,
         cell=cell,
         offending_text=f"-D{macro}",
         evidence=(
             Evidence(header, block.line, f"`{posixpath.basename(header)}` tests `{macro}` around declarations"),
             Evidence(
-                consumer_path, consumer_line, f"`{consumer_target.primary_label}` includes it without `-D{macro}`"
+                consumer_path,
+                consumer_line,
+                f"`{consumer_target.primary_label}` includes it without `-D{macro}`"
+                + (f" on {named}" if platforms else ""),
             ),
         ),
         fix=fix,
@@ -369,6 +439,49 @@ def _files(scope: str, marker: str) -> dict[str, str]:
     }
 
 
+_STREAM_HEADERS = {
+    # The pool member and function exist only where the macro is defined.
+    "CUDA_CALLER_STREAM_POOL": ("  void* pool;\n", "void* pooled_stream();\n"),
+    # Without CUDA the library emulates streams with an id of its own.
+    "ET_CALLER_STREAM_EMULATED": ("  int emulated_id;\n", "int emulated_stream_id();\n"),
+}
+
+
+def _caller_stream(macro: str, flags: str, user: str = '    deps = [":caller_stream"],\n') -> dict[str, str]:
+    """caller_stream, whose exported header changes its struct under `macro`, with the given flag
+    attributes, and a user with the given attributes that includes the header."""
+    member, function = _STREAM_HEADERS[macro]
+    return {
+        ".buckconfig": "[repositories]\n  root = .\n",
+        "extension/cuda/BUCK": (
+            "cxx_library(\n"
+            '    name = "caller_stream",\n'
+            '    srcs = ["caller_stream.cpp"],\n'
+            '    exported_headers = ["caller_stream.h"],\n'
+            f"{flags}"
+            '    visibility = ["PUBLIC"],\n'
+            ")\n"
+            "cxx_library(\n"
+            '    name = "user",\n'
+            '    srcs = ["user.cpp"],\n'
+            f"{user}"
+            ")\n"
+        ),
+        "extension/cuda/caller_stream.h": (
+            f"#pragma once\nstruct CallerStream {{\n  void* stream;\n#ifdef {macro}\n{member}#endif\n}};\n"
+            f"#ifdef {macro}\n{function}#endif\n"
+        ),
+        "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+        "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
+    }
+
+
+_POOL_PRIVATE = '    preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
+_EMULATED_WITHOUT_CUDA = (
+    '    preprocessor_flags = select({"ovr_config//cuda:has_cuda": [], "DEFAULT": ["-DET_CALLER_STREAM_EMULATED"]}),\n'
+)
+
+
 CHECK = Check(
     id="gate-macro-not-exported",
     fixable=True,
@@ -426,92 +539,55 @@ CHECK = Check(
             },
         ),
         Example(
-            head={
-                ".buckconfig": "[repositories]\n  root = .\n",
-                "extension/cuda/BUCK": (
-                    "cxx_library(\n"
-                    '    name = "caller_stream",\n'
-                    '    srcs = ["caller_stream.cpp"],\n'
-                    '    exported_headers = ["caller_stream.h"],\n'
-                    '    preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
-                    '    visibility = ["PUBLIC"],\n'
-                    ")\n"
-                    "cxx_library(\n"
-                    '    name = "user",\n'
-                    '    srcs = ["user.cpp"],\n'
-                    '    deps = [":caller_stream"],\n'
-                    ")\n"
-                ),
-                "extension/cuda/caller_stream.h": (
-                    "#pragma once\nstruct CallerStream {\n  void* stream;\n#ifdef CUDA_CALLER_STREAM_POOL\n  void* pool;\n#endif\n};\n"
-                    "#ifdef CUDA_CALLER_STREAM_POOL\nvoid* pooled_stream();\n#endif\n"
-                ),
-                "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-                "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-            },
+            head=_caller_stream("CUDA_CALLER_STREAM_POOL", _POOL_PRIVATE),
             fixed={
-                "extension/cuda/BUCK": (
-                    "cxx_library(\n"
-                    '    name = "caller_stream",\n'
-                    '    srcs = ["caller_stream.cpp"],\n'
-                    '    exported_headers = ["caller_stream.h"],\n'
-                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n'
-                    '    visibility = ["PUBLIC"],\n'
-                    ")\n"
-                    "cxx_library(\n"
-                    '    name = "user",\n'
-                    '    srcs = ["user.cpp"],\n'
-                    '    deps = [":caller_stream"],\n'
-                    ")\n"
-                ),
+                "extension/cuda/BUCK": _caller_stream(
+                    "CUDA_CALLER_STREAM_POOL",
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n',
+                )["extension/cuda/BUCK"],
             },
         ),
         # With other flags beside it, only the macro's flag moves.
         Example(
-            head={
-                ".buckconfig": "[repositories]\n  root = .\n",
-                "extension/cuda/BUCK": (
-                    "cxx_library(\n"
-                    '    name = "caller_stream",\n'
-                    '    srcs = ["caller_stream.cpp"],\n'
-                    '    exported_headers = ["caller_stream.h"],\n'
-                    "    preprocessor_flags = [\n"
-                    '        "-DCUDA_CALLER_STREAM_POOL",  # expect: gate-macro-not-exported\n'
-                    '        "-DET_LOG_ENABLED=0",\n'
-                    "    ],\n"
-                    '    visibility = ["PUBLIC"],\n'
-                    ")\n"
-                    "cxx_library(\n"
-                    '    name = "user",\n'
-                    '    srcs = ["user.cpp"],\n'
-                    '    deps = [":caller_stream"],\n'
-                    ")\n"
-                ),
-                "extension/cuda/caller_stream.h": (
-                    "#pragma once\nstruct CallerStream {\n  void* stream;\n#ifdef CUDA_CALLER_STREAM_POOL\n  void* pool;\n#endif\n};\n"
-                    "#ifdef CUDA_CALLER_STREAM_POOL\nvoid* pooled_stream();\n#endif\n"
-                ),
-                "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-                "extension/cuda/user.cpp": "#include <executorch/extension/cuda/caller_stream.h>\n",
-            },
+            head=_caller_stream(
+                "CUDA_CALLER_STREAM_POOL",
+                "    preprocessor_flags = [\n"
+                '        "-DCUDA_CALLER_STREAM_POOL",  # expect: gate-macro-not-exported\n'
+                '        "-DET_LOG_ENABLED=0",\n'
+                "    ],\n",
+            ),
             fixed={
-                "extension/cuda/BUCK": (
-                    "cxx_library(\n"
-                    '    name = "caller_stream",\n'
-                    '    srcs = ["caller_stream.cpp"],\n'
-                    '    exported_headers = ["caller_stream.h"],\n'
-                    "    preprocessor_flags = [\n"
-                    '        "-DET_LOG_ENABLED=0",\n'
-                    "    ],\n"
-                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],\n'
-                    '    visibility = ["PUBLIC"],\n'
-                    ")\n"
-                    "cxx_library(\n"
-                    '    name = "user",\n'
-                    '    srcs = ["user.cpp"],\n'
-                    '    deps = [":caller_stream"],\n'
-                    ")\n"
-                ),
+                "extension/cuda/BUCK": _caller_stream(
+                    "CUDA_CALLER_STREAM_POOL",
+                    '    preprocessor_flags = [\n        "-DET_LOG_ENABLED=0",\n    ],\n'
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],\n',
+                )["extension/cuda/BUCK"],
+            },
+        ),
+        # Exported only with CUDA: on xplat's CPU-only platforms the user compiles the struct without the pool.
+        Example(
+            head=_caller_stream(
+                "CUDA_CALLER_STREAM_POOL",
+                _POOL_PRIVATE
+                + '    exported_preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DCUDA_CALLER_STREAM_POOL"],'
+                ' "DEFAULT": []}),\n',
+            )
+        ),
+        # The user defines the macro itself, but only with CUDA: without CUDA it misses it.
+        Example(
+            head=_caller_stream(
+                "CUDA_CALLER_STREAM_POOL",
+                _POOL_PRIVATE,
+                '    preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DCUDA_CALLER_STREAM_POOL"], "DEFAULT": []}),\n'
+                '    deps = [":caller_stream"],\n',
+            ),
+            fixed={
+                "extension/cuda/BUCK": _caller_stream(
+                    "CUDA_CALLER_STREAM_POOL",
+                    '    exported_preprocessor_flags = ["-DCUDA_CALLER_STREAM_POOL"],  # expect: gate-macro-not-exported\n',
+                    '    preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DCUDA_CALLER_STREAM_POOL"], "DEFAULT": []}),\n'
+                    '    deps = [":caller_stream"],\n',
+                )["extension/cuda/BUCK"],
             },
         ),
     ),
@@ -546,6 +622,23 @@ CHECK = Check(
                 "extension/cuda/caller_stream.cpp": "#include <executorch/extension/cuda/export.h>\n",
                 "extension/cuda/user.cpp": "#include <executorch/extension/cuda/export.h>\n",
             }
+        ),
+        # Emulated streams only without CUDA, and the user links the library only with CUDA: on no
+        # platform does a dependent see the header while the macro is private.
+        Example(
+            head=_caller_stream(
+                "ET_CALLER_STREAM_EMULATED",
+                _EMULATED_WITHOUT_CUDA,
+                '    deps = select({"ovr_config//cuda:has_cuda": [":caller_stream"], "DEFAULT": []}),\n',
+            )
+        ),
+        # The one user is CUDA-only: it is not built where the library emulates streams.
+        Example(
+            head=_caller_stream(
+                "ET_CALLER_STREAM_EMULATED",
+                _EMULATED_WITHOUT_CUDA,
+                '    target_compatible_with = ["ovr_config//cuda:has_cuda"],\n    deps = [":caller_stream"],\n',
+            )
         ),
     ),
 )

@@ -21,6 +21,13 @@ flag, with the flag neither in its own `linker_flags` nor in its closure's
 `exported_linker_flags`, is reported (the #24643 author's fbcode test failed with
 `undefined symbol: aoti_torch_dtype_float32` without it).
 
+Each fact is one configuration's, per platform the cell builds for: `linker_flags`,
+`exported_linker_flags`, the dependency closure, `link_style`, `preferred_linkage`,
+`force_static` and `link_whole`. A flag exported under `select({"ovr_config//os:linux": [...],
+"DEFAULT": []})` counts only on Linux, a dep under `select(has_cuda)` only with CUDA, and a
+platform a target is incompatible with is not judged. A gap on only some of the platforms the
+target builds on names them.
+
 Example (bad): `cxx_library(name = "cuda_backend", srcs = ["cuda_backend.cpp"])` in a package
 xplat builds, while CMake says `target_link_options(aoti_cuda_backend PUBLIC -Wl,--export-dynamic)`.
 
@@ -36,11 +43,12 @@ from bot import cmake
 from bot.buck import edits
 from bot.buck.cells import cell_named, cells_where
 from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform, attribute_on
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts import linkage, pairing
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
-from bot.snapshot import Snapshot
+from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import call_of
 
 _EXPORTING_SCOPES = ("PUBLIC", "INTERFACE")
@@ -72,37 +80,94 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
         return
     reported: set[str] = set()
     for cell in (*options.static_cells, *options.force_static_cells):
-        graph = snap.head.cell(cell)
-        missing: dict[str, tuple[BuckTarget, tuple[str, str]]] = {}
-        for label, cmake_target in sorted(exporting.items()):
-            target = graph.targets.get(label)
-            if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
-                continue
-            if target.attr("preferred_linkage") == "shared":
-                continue  # linked as a shared object even here
-            if (
-                cell in options.force_static_cells
-                and cell not in options.static_cells
-                and target.attr("force_static") is not True
-            ):
-                continue
-            if not _flag_in_closure(snap, cell, label):
-                missing[label] = (target, cmake_target)
-        for label, (target, cmake_target) in sorted(missing.items()):
+        force_static_only = cell in options.force_static_cells and cell not in options.static_cells
+        missing = _missing_libraries(snap.head, cell, exporting, force_static_only)
+        for label, gap in sorted(missing.items()):
             if label in reported:
                 continue
-            closure = linkage.dependency_closure(snap.head, cell, label)
-            if any(other != label and other in closure for other in missing):
-                continue  # a library below it misses the flag too; that one is reported
-            above = sorted(o for o in missing if o != label and label in linkage.dependency_closure(snap.head, cell, o))
+            if _below(snap.head, cell, label, gap, missing):
+                continue  # a library below it misses the flag too, on each platform where it does; that one is reported
+            above = sorted(
+                other
+                for other, higher in missing.items()
+                if other != label
+                and any(
+                    p in higher.platforms and label in linkage.dependency_closure(snap.head, cell, other, p)
+                    for p in gap.platforms
+                )
+            )
             reported.update([label, *above])
-            yield _hit(snap, cell, target, cmake_target, above)
+            yield _hit(snap, cell, gap, above)
     for cell in options.static_binary_cells:
         broken: list[Mapping[str, str | None]] = []  # dependency closures of the static binaries reported at major
-        for hit, closure in _static_binaries(snap, cell, exporting):
-            broken.append(closure)
+        for hit, closures in _static_binaries(snap, cell, exporting):
+            broken.extend(closures)
             yield hit
         yield from _newly_force_linked(snap, cell, exporting, broken)
+
+
+@dataclass(frozen=True)
+class _Gap:
+    """A statically linked library that lacks the flag on `platforms` (every platform where it
+    builds, when `everywhere`)."""
+
+    target: BuckTarget
+    twin: tuple[str, str]  # (CMake profile, CMake target that exports the flag)
+    platforms: tuple[Platform | None, ...]
+    everywhere: bool
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """The platforms to name: none where the gap is on every platform the library builds on."""
+        return () if self.everywhere else tuple(p.name for p in self.platforms if p is not None)
+
+
+def _missing_libraries(
+    model: BuildModel, cell: str, exporting: dict[str, tuple[str, str]], force_static_only: bool
+) -> dict[str, _Gap]:
+    """label -> where it links statically without the flag in its closure, for every library of
+    the cell whose twin exports the flag."""
+    graph = model.cell(cell)
+    missing: dict[str, _Gap] = {}
+    for label, cmake_target in sorted(exporting.items()):
+        target = graph.targets.get(label)
+        if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
+            continue
+        static = []
+        for platform in linkage.built_on(model, cell, label):
+            if attribute_on(target, "preferred_linkage", platform) == "shared":
+                continue  # linked as a shared object even here
+            if force_static_only and attribute_on(target, "force_static", platform) is not True:
+                continue
+            static.append(platform)
+        lacking = tuple(p for p in static if label not in _carrying(model, cell, p))
+        if lacking:
+            missing[label] = _Gap(
+                target, cmake_target, lacking, len(lacking) == len(linkage.built_on(model, cell, label))
+            )
+    return missing
+
+
+def _below(model: BuildModel, cell: str, label: str, gap: _Gap, missing: dict[str, _Gap]) -> bool:
+    """Whether, on each platform where `label` lacks the flag, a library it links lacks it too."""
+    return all(
+        any(
+            other != label
+            and platform in lower.platforms
+            and other in linkage.dependency_closure(model, cell, label, platform)
+            for other, lower in missing.items()
+        )
+        for platform in gap.platforms
+    )
+
+
+def _where(platforms: tuple[str, ...]) -> str:
+    return " on " + ", ".join(f"`{name}`" for name in platforms) if platforms else ""
+
+
+def _key_suffix(platforms: tuple[str, ...]) -> str:
+    """As dep-private-for-exported-header: a finding on some platforms only is keyed by the first."""
+    return f"|{platforms[0]}" if platforms else ""
 
 
 _STATIC_LINK_STYLES = ("static", "static_pic")
@@ -118,25 +183,36 @@ def _newly_force_linked(
     cell links the library as a shared object by default, so no build breaks yet (hence minor),
     but every binary or test that links it statically has to rediscover the flag (#24643's review,
     item 2; its author's fbcode test failed with `undefined symbol: aoti_torch_dtype_float32`).
+    Per platform: `link_whole`, the flag and the closures are those of one configuration.
     """
     if snap.base is snap.head:
         return
     graph, before = snap.head.cell(cell), snap.base.cell(cell).targets
     for label, target in sorted(graph.targets.items()):
         earlier = before.get(label)
-        if target.attr("link_whole") is not True or earlier is None or earlier.attr("link_whole") is True:
-            continue
-        if "library" not in target.kind or _flag_in_closure(snap, cell, label):
+        if target.attr("link_whole") in (None, False) or earlier is None or "library" not in target.kind:
             continue
         if any(label in closure for closure in broken):
             continue  # a static binary linking it already fails, at major: not "nothing breaks yet"
-        above = [
-            e
-            for e in sorted(exporting)
-            if e in graph.targets and (e == label or label in linkage.dependency_closure(snap.head, cell, e))
-        ]
-        if above:
-            yield _force_linked_hit(snap, cell, target, above[0], exporting[above[0]])
+        holding: list[tuple[Platform | None, str]] = []
+        built_on = linkage.built_on(snap.head, cell, label)
+        for platform in built_on:
+            if attribute_on(target, "link_whole", platform) is not True:
+                continue
+            if attribute_on(earlier, "link_whole", platform) is True or label in _carrying(snap.head, cell, platform):
+                continue
+            above = [
+                e
+                for e in sorted(exporting)
+                if e in graph.targets
+                and (e == label or label in linkage.dependency_closure(snap.head, cell, e, platform))
+            ]
+            if above:
+                holding.append((platform, above[0]))
+        if holding:
+            named = () if len(holding) == len(built_on) else tuple(p.name for p, _e in holding if p is not None)
+            exporter = holding[0][1]
+            yield _force_linked_hit(snap, cell, target, exporter, exporting[exporter], named)
 
 
 def _export_flag_fix(text: str, target: BuckTarget, why: str) -> Fix | None:
@@ -152,7 +228,9 @@ def _export_flag_fix(text: str, target: BuckTarget, why: str) -> Fix | None:
     )
 
 
-def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str]) -> Hit:
+def _force_linked_hit(
+    snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str], platforms: tuple[str, ...] = ()
+) -> Hit:
     profile, cmake_name = twin
     option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
     assert option is not None  # `exporting` holds only the twins that export the flag
@@ -164,7 +242,11 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
         else f"`{cmake_name}`, the CMake twin of `{exporter}`, which links it,"
     )
     evidence = [
-        Evidence(target.path, target.line, f"`{target.label}` is made `link_whole` by this change in `{cell}`"),
+        Evidence(
+            target.path,
+            target.line,
+            f"`{target.label}` is made `link_whole` by this change in `{cell}`{_where(platforms)}",
+        ),
         _exporting_evidence(cmake_name, option),
     ]
     return Hit(
@@ -172,14 +254,14 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
         line=target.line,
         end_line=target.end_line,
         message=(
-            f"`{target.label}` is now force-linked so that AOTInductor libraries can bind to its symbols when "
-            f"loaded; CMake also makes their host export them: {twin_of} gives its consumers `{option.value}` "
+            f"`{target.label}` is now force-linked{_where(platforms)} so that AOTInductor libraries can bind to its "
+            f"symbols when loaded; CMake also makes their host export them: {twin_of} gives its consumers `{option.value}` "
             f"({option.scope}). `{cell}` links the library as a shared object by default, so "
             "nothing breaks yet, but a binary or test that links it statically fails to load a model "
             "(`undefined symbol: aoti_torch_...`) unless it adds the flag itself. "
             f"Fix: add `exported_linker_flags = [{_FLAG}]` here, or say on the target that static consumers need it."
         ),
-        key=f"{target.primary_label}|{cell}|force-linked",
+        key=f"{target.primary_label}|{cell}|force-linked" + _key_suffix(platforms),
         target=target.label,
         cell=cell,
         offending_text=cmake_name,
@@ -191,9 +273,9 @@ def _force_linked_hit(snap: Snapshot, cell: str, target: BuckTarget, exporter: s
 
 def _static_binaries(
     snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]
-) -> Iterator[tuple[Hit, Mapping[str, str | None]]]:
-    """Binaries and tests of `cell` that link statically a library whose twin exports the flag, each
-    with its dependency closure."""
+) -> Iterator[tuple[Hit, tuple[Mapping[str, str | None], ...]]]:
+    """Binaries and tests of `cell` that link statically a library whose twin exports the flag,
+    each with its dependency closures on the platforms where it does so without the flag."""
     graph = snap.head.cell(cell)
     linked_libraries = [label for label in sorted(exporting) if label in graph.targets]
     if not linked_libraries:
@@ -201,21 +283,38 @@ def _static_binaries(
     for label, target in sorted(graph.targets.items()):
         if not ("binary" in target.kind or "test" in target.kind):  # a python_binary's native code too
             continue
-        if target.attr("link_style") not in _STATIC_LINK_STYLES:
+        if target.attr("link_style") is None:
+            continue  # the cell's default: linked dynamically on every platform
+        built_on = linkage.built_on(snap.head, cell, label)
+        holding = []
+        for platform in built_on:
+            if attribute_on(target, "link_style", platform) not in _STATIC_LINK_STYLES:
+                continue
+            if label in _carrying(snap.head, cell, platform) or any(
+                isinstance(f, str) and exports_dynamic(f) for f in target.values("linker_flags", platform)
+            ):
+                continue
+            closure = linkage.dependency_closure(snap.head, cell, label, platform)
+            shims = [library for library in linked_libraries if library in closure]
+            if shims:
+                holding.append((platform, closure, shims[0]))
+        if not holding:
             continue
-        if any(isinstance(f, str) and exports_dynamic(f) for f in target.values("linker_flags")):
-            continue
-        closure = linkage.dependency_closure(snap.head, cell, label)
-        shims = [library for library in linked_libraries if library in closure]
-        if not shims or _flag_in_closure(snap, cell, label):
-            continue
-        yield (
-            _binary_hit(snap, cell, target, shims[0], exporting[shims[0]], linkage.path_to(closure, shims[0])),
-            closure,
-        )
+        _platform, closure, shim = holding[0]
+        named = () if len(holding) == len(built_on) else tuple(p.name for p, _c, _s in holding if p is not None)
+        hit = _binary_hit(snap, cell, target, shim, exporting[shim], linkage.path_to(closure, shim), named)
+        yield hit, tuple(closure for _p, closure, _s in holding)
 
 
-def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twin: tuple[str, str], chain) -> Hit:
+def _binary_hit(
+    snap: Snapshot,
+    cell: str,
+    target: BuckTarget,
+    library: str,
+    twin: tuple[str, str],
+    chain,
+    platforms: tuple[str, ...] = (),
+) -> Hit:
     profile, cmake_name = twin
     option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
     assert option is not None, "only twins that export are paired (_exporting_targets)"
@@ -235,7 +334,8 @@ def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twi
         Evidence(
             target.path,
             target.line,
-            f'`{target.label}` links statically (`link_style = "{target.attr("link_style")}"`) in `{cell}`',
+            f"`{target.label}` links statically (`link_style = {_written(target.attr('link_style'))}`) in `{cell}`"
+            + _where(platforms),
         ),
         _exporting_evidence(cmake_name, option),
     ]
@@ -244,13 +344,14 @@ def _binary_hit(snap: Snapshot, cell: str, target: BuckTarget, library: str, twi
         line=target.line,
         end_line=target.end_line,
         message=(
-            f"`{target.label}` links `{library}` statically ({' -> '.join(f'`{c}`' for c in chain)}), whose CMake twin "
+            f"`{target.label}` links `{library}` statically{_where(platforms)} "
+            f"({' -> '.join(f'`{c}`' for c in chain)}), whose CMake twin "
             f"`{cmake_name}` gives its consumers `{option.value}` ({option.scope}); nothing in its `linker_flags` or its "
             "closure's `exported_linker_flags` exports the executable's symbols, so an AOTInductor library it loads "
             "fails with `undefined symbol: aoti_torch_...`. "
             f"Fix: add `linker_flags = [{_FLAG}]` here, or `exported_linker_flags` with it on `{library}`."
         ),
-        key=f"{target.primary_label}|{cell}|static-binary",
+        key=f"{target.primary_label}|{cell}|static-binary" + _key_suffix(platforms),
         target=target.label,
         cell=cell,
         offending_text=cmake_name,
@@ -284,19 +385,22 @@ def _exported_option(target: cmake.CMakeTarget) -> cmake.Scoped | None:
     return None
 
 
-def _flag_in_closure(snap: Snapshot, cell: str, label: str) -> bool:
-    graph = snap.head.cell(cell)
-    for member in linkage.dependency_closure(snap.head, cell, label):
-        target = graph.targets.get(member)
-        if target is not None and any(
-            isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags")
-        ):
-            return True
-    return False
+def _carrying(model: BuildModel, cell: str, platform: Platform | None) -> frozenset[str]:
+    """Labels of the cell whose closure on `platform` exports the executable's symbols."""
+    return linkage.carried(model, cell, platform, "exports-dynamic", _exports_dynamic)
 
 
-def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], above: list[str]) -> Hit:
-    profile, cmake_name = twin
+def _exports_dynamic(target: BuckTarget, platform: Platform | None) -> bool:
+    return any(isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags", platform))
+
+
+def _written(value) -> str:
+    """An attribute value as the message quotes it."""
+    return f'"{value}"' if isinstance(value, str) else "select(...)"
+
+
+def _hit(snap: Snapshot, cell: str, gap: _Gap, above: list[str]) -> Hit:
+    target, (profile, cmake_name), platforms = gap.target, gap.twin, gap.named
     cmake_target = snap.head.cmake(profile).targets[cmake_name]
     option = _exported_option(cmake_target)
     assert option is not None, "only twins that export are paired (_exporting_targets)"
@@ -308,7 +412,12 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
         verbs = "links it and misses" if len(above) == 1 else "link it and miss"
         also = f" `{'`, `'.join(above)}` {verbs} the flag too."
     evidence = [
-        Evidence(target.path, target.line, f"`{target.label}` is defined in `{cell}`, which {static}"),
+        Evidence(
+            target.path,
+            target.line,
+            f"`{target.label}` is defined in `{cell}`, which {static}"
+            + (f"; its closure lacks the flag{_where(platforms)}" if platforms else ""),
+        ),
         _exporting_evidence(cmake_name, option),
     ]
     return Hit(
@@ -317,12 +426,12 @@ def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: tuple[str, str], a
         end_line=target.end_line,
         message=(
             f"`{target.label}` compiles the same sources as the CMake target `{cmake_name}`, which gives its "
-            f"consumers `{option.value}` ({option.scope}); in `{cell}` Buck links it statically and nothing in its "
-            "dependency closure sets `exported_linker_flags` with the flag, so an executable that links it cannot "
-            f"load an AOTInductor library (`undefined symbol: aoti_torch_...`).{also} "
-            f"Fix: add `exported_linker_flags = [{_FLAG}]`."
+            f"consumers `{option.value}` ({option.scope}); in `{cell}` Buck links it statically and{_where(platforms)} "
+            "nothing in its dependency closure sets `exported_linker_flags` with the flag, so an executable that "
+            f"links it cannot load an AOTInductor library (`undefined symbol: aoti_torch_...`).{also} "
+            f"Fix: add `exported_linker_flags = [{_FLAG}]`" + (" on those platforms too." if platforms else ".")
         ),
-        key=f"{target.primary_label}|{cell}",  # the same gap in another cell is another defect
+        key=f"{target.primary_label}|{cell}" + _key_suffix(platforms),  # the same gap in another cell is another defect
         target=target.label,
         cell=cell,
         offending_text=cmake_name,
@@ -388,6 +497,27 @@ def _fbcode_shims(shim_attributes: str, marker: str = "") -> dict[str, str]:
     }
 
 
+def _xplat_backend(attributes: str, shims: str = "") -> dict[str, str]:
+    """The CUDA backend in a package every cell builds (xplat links it statically), with the given
+    attributes and, when given, a shim library with the given attributes beside it."""
+    library = f'cxx_library(\n    name = "shims",\n    srcs = ["shims.cpp"],\n{shims})\n' if shims else ""
+    return {
+        "CMakeLists.txt": "add_subdirectory(backends/cuda)\n",
+        "backends/cuda/CMakeLists.txt": _CMAKE,
+        "backends/cuda/runtime/BUCK": (
+            f"{library}cxx_library(  # expect: link-export-dynamic-missing\n"
+            '    name = "cuda_backend",\n'
+            '    srcs = ["cuda_backend.cpp"],\n'
+            "    link_whole = True,\n"
+            f"{attributes}"
+            ")\n"
+        ),
+    }
+
+
+_EXPORTED = '    exported_linker_flags = ["-Wl,--export-dynamic"],\n'
+
+
 CHECK = Check(
     id="link-export-dynamic-missing",
     tags=frozenset({SMOKE_VERIFIED}),
@@ -442,8 +572,31 @@ CHECK = Check(
                 )["backends/cuda/runtime/targets.bzl"],
             },
         ),
+        # Exported only on Linux: xplat's Android and iOS builds link the backend statically without it.
+        Example(
+            head=_xplat_backend(
+                '    exported_linker_flags = select({"ovr_config//os:linux": ["-Wl,--export-dynamic"], "DEFAULT": []}),\n'
+            )
+        ),
+        # The shims that carry the flag are linked only with CUDA: xplat's CPU-only builds lack it.
+        Example(
+            head=_xplat_backend(
+                '    deps = select({"ovr_config//cuda:has_cuda": [":shims"], "DEFAULT": []}),\n', _EXPORTED
+            ),
+            fixed={
+                "backends/cuda/runtime/BUCK": _xplat_backend(
+                    _EXPORTED + '    deps = select({"ovr_config//cuda:has_cuda": [":shims"], "DEFAULT": []}),\n',
+                    _EXPORTED,
+                )["backends/cuda/runtime/BUCK"],
+            },
+        ),
     ),
     good=(
+        # Force-linked with CUDA before this change, and fbcode always builds with CUDA: nothing new there.
+        Example(
+            base=_fbcode_shims('        link_whole = select({"ovr_config//cuda:has_cuda": True, "DEFAULT": False}),\n'),
+            head=_fbcode_shims("        link_whole = True,\n"),
+        ),
         Example(
             head=_fbcode_targets('        link_style = "static",\n        linker_flags = ["-Wl,--export-dynamic"],\n')
         ),

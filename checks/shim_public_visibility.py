@@ -13,6 +13,12 @@ Python extensions that force-link such a library (`link_whole` somewhere in thei
 the seed case is `//extension/pybindings:cuda_lib`, a Python extension that a Python binary
 using torch can import.
 
+Each fact is one configuration's, per platform the cell builds for: `visibility`, the sources
+and flags that define the shims, the extension's closure and `link_whole`. A target PUBLIC only
+in a `select()` branch no platform it builds on takes is not reported; shims compiled only
+under `select(has_cuda)` count where CUDA is. A finding on only some of the platforms the
+target builds on names them.
+
 Example (bad): `executorch_pybindings(name = "cuda_lib", deps = [".../cuda:cuda_backend"], visibility = ["PUBLIC"])`.
 
 Use instead: `visibility = ["//executorch/extension/pybindings/..."]` and a comment saying that
@@ -25,10 +31,11 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import Platform, attribute_on
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import linkage, pairing, symbols
+from bot.facts import linkage, pairing, symbols, xref
 from bot.model import Evidence, Hit, Severity
-from bot.snapshot import Snapshot
+from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
 
 SHIM_PREFIX = "aoti_torch_"
@@ -40,66 +47,102 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 
 def _run(snap: Snapshot) -> Iterator[Hit]:
+    model = snap.head
     reported: set[str] = set()
-    checked: dict[str, list] = {}  # label -> attributes already looked at in an earlier cell
+    checked: dict[str, list] = {}  # label -> (kind, attributes, platform) already judged in an earlier cell
     for cell in CELLS:
-        public = [t for t in pairing.cell_primary_targets(snap.head, cell) if "PUBLIC" in t.values("visibility")]
-        symbols.prefetch_sources(snap.head, public, headers=False)
+        # PUBLIC in some configuration: every target PUBLIC on one of the cell's platforms is among them.
+        public = [t for t in pairing.cell_primary_targets(model, cell) if "PUBLIC" in t.values("visibility")]
+        symbols.prefetch_sources(model, public, headers=False)
         for target in public:
-            if target.primary_label in reported:
+            if target.primary_label in reported or not _may_hold_shims(model, target):
                 continue
-            shape = (target.kind, target.attrs)
-            if shape in checked.setdefault(target.label, []):
-                continue  # the same target as in an earlier cell: same verdict
-            checked[target.label].append(shape)
-            found = _shims(snap, cell, target)
-            if found is None:
+            platforms = linkage.built_on(model, cell, target.label)
+            holding = []
+            for platform in platforms:
+                shape = (target.kind, target.attrs, platform)
+                if shape in checked.setdefault(target.label, []):
+                    continue  # the same target on the same platform in an earlier cell: same verdict
+                checked[target.label].append(shape)
+                if "PUBLIC" not in target.values("visibility", platform):
+                    continue
+                found = _shims(snap, cell, target, platform)
+                if found is not None:
+                    holding.append((platform, found))
+            if not holding:
                 continue
             reported.add(target.primary_label)
-            yield _hit(snap, cell, target, *found)
+            # Holding on every platform the target builds on, it is the finding of any configuration.
+            named = () if len(holding) == len(platforms) else tuple(p.name for p, _found in holding if p is not None)
+            shim, chain = holding[0][1]
+            yield _hit(snap, cell, target, shim, chain, named)
 
 
-def _shims(snap: Snapshot, cell: str, target: BuckTarget) -> tuple[symbols.Definition, tuple[str, ...]] | None:
-    """The first shim the target defines (or force-links, for a Python extension) and the chain to it."""
+def _may_hold_shims(model: BuildModel, target: BuckTarget) -> bool:
+    """Whether the target can define or force-link a shim on some platform: a Python extension,
+    or a library with a source (in any configuration) that names one. Cheap: most public
+    targets are neither, and need not be asked platform by platform."""
+    if "python_extension" in target.kind:
+        return True
+    if "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
+        return False
+    prefix = SHIM_PREFIX.encode()
+    return any(prefix in (model.tree.read(path) or b"") for path in xref.source_paths(target))
+
+
+def _shims(
+    snap: Snapshot, cell: str, target: BuckTarget, platform: Platform | None
+) -> tuple[symbols.Definition, tuple[str, ...]] | None:
+    """The first shim the target defines (or force-links, for a Python extension) on `platform`,
+    and the chain to it."""
     if "library" in target.kind and not target.kind.startswith(("python", "prebuilt")):
-        own = _first_shim(snap, target)
+        own = _first_shim(snap, target, platform)
         return None if own is None else (own, (target.label,))
     if "python_extension" not in target.kind:
         return None
-    own = _first_shim(snap, target)
+    own = _first_shim(snap, target, platform)
     if own is not None:
         return own, (target.label,)
     graph = snap.head.cell(cell)
-    closure = linkage.dependency_closure(snap.head, cell, target.label)
+    closure = linkage.dependency_closure(snap.head, cell, target.label, platform)
     for label in sorted(closure):
         member = graph.targets.get(label)
-        if member is None or label == target.label or member.attr("link_whole") is not True:
+        if member is None or label == target.label or attribute_on(member, "link_whole", platform) is not True:
             continue
-        shim = _first_shim(snap, member)
+        shim = _first_shim(snap, member, platform)
         if shim is not None:
             return shim, linkage.path_to(closure, label)
     return None
 
 
-def _first_shim(snap: Snapshot, target: BuckTarget) -> symbols.Definition | None:
-    found = symbols.target_definitions(snap.head, target, name_prefix=SHIM_PREFIX)
+def _first_shim(snap: Snapshot, target: BuckTarget, platform: Platform | None) -> symbols.Definition | None:
+    found = symbols.target_definitions(snap.head, target, name_prefix=SHIM_PREFIX, platform=platform)
     return found[0] if found else None
 
 
-def _hit(snap: Snapshot, cell: str, target: BuckTarget, shim: symbols.Definition, chain: tuple[str, ...]) -> Hit:
+def _hit(
+    snap: Snapshot,
+    cell: str,
+    target: BuckTarget,
+    shim: symbols.Definition,
+    chain: tuple[str, ...],
+    platforms: tuple[str, ...] = (),
+) -> Hit:
+    """The finding; `platforms` names where it holds when that is not every platform the target builds on."""
     text = snap.head.text(target.path) or ""
     line = attribute_line(text, target, "visibility") or target.line
     how = "defines" if len(chain) == 1 else f"force-links `{chain[-1]}` ({' -> '.join(chain)}), which defines"
+    where = f" on {', '.join(f'`{platform}`' for platform in platforms)} (in `{cell}`)" if platforms else ""
     return Hit(
         path=target.path,
         line=line,
         message=(
             f"`{target.label}` {how} LibTorch's C shim `{shim.symbol}` ({shim.path}:{shim.line}) and is "
-            '`visibility = ["PUBLIC"]`: any package can link it next to LibTorch, and the binary then gets two '
+            f'`visibility = ["PUBLIC"]`{where}: any package can link it next to LibTorch, and the binary then gets two '
             f"definitions of the `{SHIM_PREFIX}*` functions with different tensor ABIs. Narrow the visibility to its "
             "known consumers and say at the target that it cannot share a binary with LibTorch."
         ),
-        key=target.primary_label,
+        key=target.primary_label + (f"|{platforms[0]}" if platforms else ""),
         target=target.label,
         cell=cell,
         offending_text="PUBLIC",
@@ -141,8 +184,36 @@ CHECK = Check(
                 ),
             }
         ),
+        # The shims are compiled only with CUDA (a select() in `srcs`): PUBLIC where they are.
+        Example(
+            head={
+                "backends/aoti/common.cpp": "int common_version(void) { return 1; }\n",
+                "backends/aoti/cuda_shims.cpp": _SHIMS,
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims",\n'
+                    '    srcs = ["common.cpp"] + select({"ovr_config//cuda:has_cuda": ["cuda_shims.cpp"], "DEFAULT": []}),\n'
+                    '    visibility = ["PUBLIC"],  # expect: shim-public-visibility\n'
+                    ")\n"
+                ),
+            }
+        ),
     ),
     good=(
+        # CUDA-only: the branch that makes it PUBLIC is taken on no platform where it builds.
+        Example(
+            head={
+                "backends/aoti/common_shims.cpp": _SHIMS,
+                "backends/aoti/BUCK": (
+                    "cxx_library(\n"
+                    '    name = "common_shims",\n'
+                    '    srcs = ["common_shims.cpp"],\n'
+                    '    target_compatible_with = ["ovr_config//cuda:has_cuda"],\n'
+                    '    visibility = select({"ovr_config//cuda:has_cuda": ["//executorch/backends/..."], "DEFAULT": ["PUBLIC"]}),\n'
+                    ")\n"
+                ),
+            }
+        ),
         Example(
             head={
                 "backends/aoti/common_shims.cpp": _SHIMS,

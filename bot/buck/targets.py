@@ -113,6 +113,18 @@ def resolve(value: Any, platform: Platform) -> Any:
     return value
 
 
+def attribute_on(target: BuckTarget, name: str, platform: Platform | None) -> Any:
+    """A scalar attribute's value on `platform` (`link_style`, `link_whole`); None: as written, a
+    select() left as it is. A select() of other than strings is recorded as a one-item list
+    holding it (bot/buck/host.py): the value is the branch taken."""
+    value = target.attrs.get(name)
+    if platform is None:
+        return value
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], Select):
+        return resolve(value[0], platform)
+    return resolve(value, platform)
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One frame of a macro call stack."""

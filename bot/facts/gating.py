@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.evaluation import CellGraph
+from bot.buck.targets import Platform
 from bot.cpp import Declaration, SourceFacts, defines_from_flags
 from bot.facts import xref
 from bot.facts.cache import digest, fact, many
@@ -451,16 +452,24 @@ def exported_in_cell(model, cell: str) -> Mapping[str, tuple[str, ...]]:
     return graph_fact(model, cell, "exported-headers", compute)
 
 
-def cell_defines(model, cell: str, attributes: tuple[str, ...] = FLAG_ATTRIBUTES) -> Mapping[str, tuple[str, ...]]:
-    """macro -> labels of the cell's targets whose flags (`attributes`) define it."""
-    return graph_fact(model, cell, "defines:" + ",".join(attributes), lambda graph: buck_defines(graph, attributes))
+def cell_defines(
+    model, cell: str, attributes: tuple[str, ...] = FLAG_ATTRIBUTES, platform: Platform | None = None
+) -> Mapping[str, tuple[str, ...]]:
+    """macro -> labels of the cell's targets whose flags (`attributes`) define it on `platform`
+    (None: in any configuration, every select() branch taken)."""
+    name = "defines:" + ",".join(attributes)
+    key = (name,) if platform is None else (name, platform)
+    return model.graph_memo(cell, key, lambda graph: buck_defines(graph, attributes, platform))
 
 
-def buck_defines(graph: CellGraph, attributes: Iterable[str] = FLAG_ATTRIBUTES) -> Mapping[str, tuple[str, ...]]:
-    """macro -> labels of the cell's targets whose flags (`attributes`) define it."""
+def buck_defines(
+    graph: CellGraph, attributes: Iterable[str] = FLAG_ATTRIBUTES, platform: Platform | None = None
+) -> Mapping[str, tuple[str, ...]]:
+    """macro -> labels of the cell's targets whose flags (`attributes`) define it on `platform`
+    (None: in any configuration)."""
     found: dict[str, list[str]] = {}
     for label, target in graph.targets.items():
-        flags = [f for attribute in attributes for f in target.values(attribute) if isinstance(f, str)]
+        flags = [f for attribute in attributes for f in target.values(attribute, platform) if isinstance(f, str)]
         if not flags:
             continue
         for name, value in defines_from_flags(flags).items():

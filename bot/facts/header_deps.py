@@ -243,9 +243,9 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
     graph = model.cell(cell)
     views = []
     for platform in model.platforms(cell):
-        table = _configured_table(model, cell, platform)
+        table = configured_table(model, cell, platform)
         # The OSS twin's deps are configured for the same platform: its select() branches too.
-        twin = _configured_table(model, "oss", platform) if index.twin is not None else None
+        twin = configured_table(model, "oss", platform) if index.twin is not None else None
         views.append(
             ConfiguredView(
                 platform,
@@ -256,7 +256,8 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
     return replace(index, configured=tuple(views), _varies={})
 
 
-def _configured_table(model, cell: str, platform: Platform) -> DependencyTable:
+def configured_table(model, cell: str, platform: Platform) -> DependencyTable:
+    """The cell's dependency table on `platform`, once per graph content (base and head share it)."""
     everywhere = model.graph_memo(cell, ("dependency-table",), DependencyTable.of)
     # Not stored: derived from the stored any-configuration table faster than read back.
     return model.graph_memo(

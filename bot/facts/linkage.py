@@ -10,13 +10,13 @@ branch counts (what links in some configuration).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from bot.facts.xref import dependency_labels
 
 if TYPE_CHECKING:
-    from bot.buck.targets import Platform
+    from bot.buck.targets import BuckTarget, Platform
     from bot.snapshot import BuildModel
 
 
@@ -38,6 +38,39 @@ def dependents_closure(
     return model.memo(
         ("linkage:dependents", cell, label, platform), lambda: _walk(_reverse_edges(model, cell, platform), label)
     )
+
+
+def built_on(model: BuildModel, cell: str, label: str) -> tuple[Platform | None, ...]:
+    """The platforms of the cell that `label` builds on (not incompatible); `(None,)` where the
+    cell names no platform: any configuration."""
+    platforms = model.platforms(cell)
+    if not platforms:
+        return (None,)
+    return tuple(p for p in platforms if label not in model.incompatible(cell, p))
+
+
+def carried(
+    model: BuildModel,
+    cell: str,
+    platform: Platform | None,
+    name: str,
+    carries: Callable[[BuckTarget, Platform | None], bool],
+) -> frozenset[str]:
+    """Labels of the cell whose dependency closure on `platform` (itself included) holds a target
+    for which `carries(target, platform)`; `name` names `carries` in the memo. One reverse walk
+    per graph content and platform: base and head share it."""
+
+    def compute(graph) -> frozenset[str]:
+        carriers = [label for label, target in graph.targets.items() if carries(target, platform)]
+        if not carriers:
+            return frozenset()
+        users: dict[str, list[str]] = {}
+        for label, target in graph.targets.items():
+            for dep in dependency_labels(target, platform):
+                users.setdefault(dep, []).append(label)
+        return frozenset(_walk(users, *carriers))
+
+    return model.graph_memo(cell, ("linkage:carried", name, platform), compute)
 
 
 def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
@@ -86,9 +119,11 @@ def _reverse_edges(model: BuildModel, cell: str, platform: Platform | None = Non
     return model.memo(("linkage:reverse-edges", cell, platform), compute)
 
 
-def _walk(edges: Mapping[str, tuple[str, ...]] | _LazyEdges, start: str) -> dict[str, str | None]:
-    reached: dict[str, str | None] = {start: None}
-    queue = deque([start])
+def _walk(
+    edges: Mapping[str, tuple[str, ...]] | Mapping[str, list[str]] | _LazyEdges, *starts: str
+) -> dict[str, str | None]:
+    reached: dict[str, str | None] = dict.fromkeys(starts)
+    queue = deque(starts)
     while queue:
         current = queue.popleft()
         for following in edges.get(current, ()):

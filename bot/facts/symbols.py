@@ -7,7 +7,8 @@ it), or when it is defined in a `.c` file. Definitions that cannot collide at li
 those under an `#if` the target's preprocessor flags turn off.
 
 Only a target's unconditional sources count (not those inside `select()`): branches of a
-select are alternatives, and two of them defining one symbol is the point of the select.
+select are alternatives, and two of them defining one symbol is the point of the select. On a
+given platform, the branch chosen there counts: that is what the target compiles there.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import BuckTarget, Select, flatten
+from bot.buck.evaluation import BuckTarget, Select
+from bot.buck.targets import Platform, resolve
 from bot.cpp import conditions_hold, defines_from_flags
 from bot.facts.xref import header_entries
 
@@ -32,6 +34,7 @@ _NOT_LINKED = re.compile(r"\b(static|inline|__inline__|__forceinline__|constexpr
 _WEAK = re.compile(r"\bweak\b|\bET_WEAK\b|\bweak_import\b")
 _PRAGMA_WEAK = re.compile(r"^\s*#\s*pragma\s+weak\s+(\w+)", re.M)
 _COMPILER_DEFINES = {"__cplusplus": "201703L"}
+_FLAG_ATTRIBUTES = ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +47,12 @@ class Definition:
     linkage: str
 
 
-def unconditional_sources(target: BuckTarget) -> tuple[str, ...]:
-    """Repository paths of the sources a target always compiles (select() branches left out)."""
+def unconditional_sources(target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    """Repository paths of the sources a target always compiles (select() branches left out), or,
+    on `platform`, of those it compiles there (the branch chosen there spliced in)."""
     value = target.attr("srcs")
+    if platform is not None:
+        value = resolve(value, platform)
     if not isinstance(value, (list, tuple)):
         return ()
     paths = []
@@ -60,15 +66,18 @@ def unconditional_sources(target: BuckTarget) -> tuple[str, ...]:
     return tuple(dict.fromkeys(paths))
 
 
-def _sources(model: BuildModel, target: BuckTarget) -> tuple[str, ...]:
-    return model.memo(("symbols:sources", target.cell, target.label), lambda: unconditional_sources(target))
+def _sources(model: BuildModel, target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
+    return model.memo(
+        ("symbols:sources", target.cell, target.label, platform), lambda: unconditional_sources(target, platform)
+    )
 
 
-def target_defines(target: BuckTarget) -> dict[str, str | None]:
-    """Macros the target's own flags set (select() branches included: a define in any branch counts)."""
+def target_defines(target: BuckTarget, platform: Platform | None = None) -> dict[str, str | None]:
+    """Macros the target's own flags set on `platform` (None: select() branches included, a define
+    in any branch counts)."""
     flags = []
-    for attribute in ("preprocessor_flags", "exported_preprocessor_flags", "compiler_flags"):
-        flags.extend(str(flag) for flag in flatten(target.attr(attribute)) if isinstance(flag, str))
+    for attribute in _FLAG_ATTRIBUTES:
+        flags.extend(str(flag) for flag in target.values(attribute, platform) if isinstance(flag, str))
     return {**_COMPILER_DEFINES, **defines_from_flags(flags)}
 
 
@@ -82,25 +91,30 @@ def prefetch_sources(model: BuildModel, targets: Iterable[BuckTarget], headers: 
     model.tree.prefetch(paths)
 
 
-def target_definitions(model: BuildModel, target: BuckTarget, name_prefix: str = "") -> tuple[Definition, ...]:
-    """Every C-linkage function the target's unconditional sources define, in source order.
+def target_definitions(
+    model: BuildModel, target: BuckTarget, name_prefix: str = "", platform: Platform | None = None
+) -> tuple[Definition, ...]:
+    """Every C-linkage function the target's unconditional sources define, in source order; on
+    `platform`, those of the sources, flags and headers it has there.
 
     With `name_prefix`, only functions whose name starts with it (sources that do not contain
     the prefix are not parsed at all).
     """
+    if platform is not None and not _configurable(target):
+        platform = None  # the same sources, flags and headers on every platform: one answer for all
     found: list[Definition] = []
     defines: dict[str, str | None] | None = None
     key: tuple = ()
     headers: dict[str, str] | None = None
-    for path in _sources(model, target):
+    for path in _sources(model, target, platform):
         if not path.endswith(_DEFINITION_SUFFIXES):
             continue
         data = model.tree.read(path)
         if data is None or (name_prefix and name_prefix.encode() not in data):
             continue
         if headers is None:
-            headers = own_c_declarations(model, target)
-            defines = target_defines(target)
+            headers = own_c_declarations(model, target, platform)
+            defines = target_defines(target, platform)
             key = tuple(sorted(defines.items(), key=lambda item: item[0]))
         c_linkage_possible = path.endswith(_C_SUFFIXES) or _EXTERN_C.search(data)
         if not c_linkage_possible and not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
@@ -113,15 +127,34 @@ def target_definitions(model: BuildModel, target: BuckTarget, name_prefix: str =
     return tuple(found)
 
 
-def own_c_declarations(model: BuildModel, target: BuckTarget) -> dict[str, str]:
-    """qualified name -> `header:line`, for functions the target's own headers declare `extern "C"`.
+_READ_ATTRIBUTES = ("srcs", "headers", "exported_headers", *_FLAG_ATTRIBUTES)
+
+
+def _configurable(target: BuckTarget) -> bool:
+    """Whether a select() chooses any of the attributes `target_definitions` reads."""
+    return any(_holds_select(target.attrs.get(attribute)) for attribute in _READ_ATTRIBUTES)
+
+
+def _holds_select(value: object) -> bool:
+    if isinstance(value, Select):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_holds_select(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_select(item) for item in value.values())
+    return False
+
+
+def own_c_declarations(model: BuildModel, target: BuckTarget, platform: Platform | None = None) -> dict[str, str]:
+    """qualified name -> `header:line`, for functions the target's own headers declare `extern "C"`
+    (on `platform`; None: every select() branch's headers).
 
     A library's shims are declared in the headers it lists (`headers`, `exported_headers`);
     the join stops there rather than following every include of every source.
     """
     found: dict[str, str] = {}
     for attribute in ("exported_headers", "headers"):
-        for _include, header in header_entries(target, attribute):
+        for _include, header in header_entries(target, attribute, platform):
             for name, where in _c_declarations(model, header).items():
                 found.setdefault(name, where)
     return found
