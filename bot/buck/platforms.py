@@ -155,15 +155,23 @@ class SelectFailure:
 def select_failures(target: BuckTarget, platform: Platform) -> tuple[SelectFailure, ...]:
     """The select()s of the target's attributes that fail on `platform`. A target that excludes
     the platform itself is skipped: buck2 resolves its compatibility first and goes no further."""
-    if own_incompatibility(target, platform) is not None:
+    selects = target.derived("selects", lambda: _selects_of(target))
+    if not selects or own_incompatibility(target, platform) is not None:
         return ()
     found: list[SelectFailure] = []
-    for attribute in sorted(target.attrs):
-        for select in _selects_in(target.attrs[attribute]):
-            failure = _failure(select, platform, attribute)
-            if failure is not None and failure not in found:
-                found.append(failure)
+    for attribute, select in selects:
+        failure = _failure(select, platform, attribute)
+        if failure is not None and failure not in found:
+            found.append(failure)
     return tuple(found)
+
+
+def _selects_of(target: BuckTarget) -> tuple[tuple[str, Select], ...]:
+    """(attribute, select) for every select() in the target's attributes, attributes by name: the
+    same for every platform, so found once per target (most targets have none)."""
+    return tuple(
+        (attribute, select) for attribute in sorted(target.attrs) for select in _selects_in(target.attrs[attribute])
+    )
 
 
 def _selects_in(value: object) -> Iterator[Select]:

@@ -108,6 +108,7 @@ class DependencyIndex:
     _exported: dict  # label -> frozenset of labels reachable through exported deps
     configured: tuple[ConfiguredView, ...] = ()  # per platform, where the cell's deps differ by platform
     _varies: dict = field(default_factory=dict)  # label -> whether its visible closure holds a select()
+    _visible: dict = field(default_factory=dict)  # label -> visible(label)
 
     @classmethod
     def build(
@@ -162,27 +163,21 @@ class DependencyIndex:
         return self._exported[label]
 
     def reaches(self, label: str, owners: Iterable[str]) -> bool:
-        """Whether any of `owners` is `label` itself or visible to it (cheaper than `visible`)."""
-        owners = tuple(owners)
-        if label in owners:
-            return True
-        direct = (label, *self.deps_of(label))
-        for dep in direct:
-            if dep in owners and dep != label:
-                return True
-            closure = self.exported_closure(dep)
-            if any(owner in closure for owner in owners):
-                return True
-        return False
+        """Whether any of `owners` is `label` itself or visible to it."""
+        visible = self.visible(label)
+        return any(owner in visible for owner in owners)
 
     def visible(self, label: str) -> frozenset[str]:
         """Targets whose exported headers `label`'s own files may include (itself included)."""
-        reached = {label}
-        for dep in self.deps_of(label):
-            reached.add(dep)
-            reached |= self.exported_closure(dep)
-        reached |= self.exported_closure(label)
-        return frozenset(reached)
+        found = self._visible.get(label)
+        if found is None:  # asked once per include of each of the target's files: kept
+            reached = {label}
+            for dep in self.deps_of(label):
+                reached.add(dep)
+                reached |= self.exported_closure(dep)
+            reached |= self.exported_closure(label)
+            found = self._visible[label] = frozenset(reached)
+        return found
 
     def dangling(self, labels: Iterable[str]) -> tuple[str, ...]:
         """Labels of this repository that the cell does not define (a variant never built here,
@@ -253,7 +248,7 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
                 DependencyIndex.build(graph, table, twin, index.repo_dirs, index.implicit, index.transitive),
             )
         )
-    return replace(index, configured=tuple(views), _varies={})
+    return replace(index, configured=tuple(views), _varies={}, _visible={})
 
 
 def configured_table(model, cell: str, platform: Platform) -> DependencyTable:
