@@ -125,6 +125,8 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
     failed_anywhere = frozenset(error.package for cell in CELLS for error in model.cell(cell).errors)
     # (importing file, module file) -> the targets shipping the file without the module, and the import
     gaps: dict[tuple[str, str], tuple[list[BuckTarget], _Import]] = {}
+    # (module, names) -> the files an import of them loads: the same in every cell, asked per target.
+    module_files: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
     for cell in CELLS:
         graph = model.cell(cell)
         failed = frozenset(error.package for error in graph.errors)
@@ -139,7 +141,10 @@ def _gaps(model: BuildModel) -> tuple[_Gap, ...]:
                 continue
             for path in _sources(target):
                 for found in imports.get(path, ()):
-                    for module_path in _module_files(model, found):
+                    loaded = module_files.get((found.module, found.names))
+                    if loaded is None:
+                        loaded = module_files[found.module, found.names] = tuple(_module_files(model, found))
+                    for module_path in loaded:
                         if module_path.endswith("__init__.py") and module_path not in owners:
                             continue  # a package no target lists: a namespace, not a missing source
                         lacking = gaps.get((path, module_path))
