@@ -106,7 +106,13 @@ def measure(repo: Path, commits: list[str], store: Path) -> list[dict]:
 
         started = time.perf_counter()
         report = review_repository(
-            repo, f"{sha}^", sha, cache_dir=store, checks=[wrap(c) for c in checks.ALL], stored_results=False
+            repo,
+            f"{sha}^",
+            sha,
+            cache_dir=store,
+            checks=[wrap(c) for c in checks.ALL],
+            stored_results=False,
+            check_jobs=1,
         )
         state["record"] = None
         rows.append(
