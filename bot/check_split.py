@@ -97,7 +97,10 @@ def run_checks(
             except Exception:  # noqa: BLE001 - each check that needs the cell meets the failure and
                 break  # reports it as its own internal-error finding, as in a serial run
     shared = [enabled[index] for index in theirs]
-    worker = worker_process.start(partial(_worker, snapshot, shared, run_one))
+    try:
+        worker = worker_process.start(partial(_worker, snapshot, shared, run_one))
+    except OSError:  # no fork to be had (a process or memory limit): every check runs here
+        return [run_one(check) for check in enabled]
     try:
         out = {index: run_one(enabled[index]) for index in mine}
         [(_finished, answer)] = worker_process.answers(

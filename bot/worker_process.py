@@ -63,10 +63,16 @@ def die_with_parent(parent: int) -> None:
 
 
 def start(work: Callable[[], Any]) -> Worker:
-    """Fork a worker that computes `work()` and sends it back pickled; the parent returns at once."""
+    """Fork a worker that computes `work()` and sends it back pickled; the parent returns at once.
+    OSError when no worker can be forked."""
     parent = os.getpid()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:  # no process to be had (a process or memory limit): the caller works alone
+        os.close(read_end)
+        os.close(write_end)
+        raise
     if pid == 0:  # the worker: compute, write, and leave without running the parent's exit handlers
         status = 1
         try:

@@ -88,8 +88,14 @@ def _evaluate_share(tree, cell, config, packages, limits, progress) -> list[Eval
 def _in_workers(tree, cell, config, packages, limits, shares):
     """(share, its results or None when its worker failed), as the workers finish."""
     workers = {}
+    unforked = []  # shares no worker could be forked for (a process or memory limit): failed ones
     for share in shares:
         work = partial(_evaluate_share, tree, cell, config, [packages[i] for i in share], limits, None)
-        workers[worker_process.start(work)] = share
+        try:
+            workers[worker_process.start(work)] = share
+        except OSError:
+            unforked.append(share)
     for worker, evaluated in worker_process.answers(workers, lambda answer: isinstance(answer, list)):
         yield workers[worker], evaluated
+    for share in unforked:
+        yield share, None
