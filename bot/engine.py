@@ -11,6 +11,10 @@ blamed on it. Two more rules keep old problems off the pull request:
   its check reports it as outside that scope on purpose (a package that fails to load): such a
   finding is kept at minor at most.
 A check that raises becomes an `internal-error` finding; the review goes on.
+
+The checks may run on two cores (bot/check_split.py): each check's runs are one `CheckOutcome`,
+computed here or in a worker process, and merged in the checks' order, so the result is the same
+wherever each ran.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import re
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from bot.buck.cells import cell_named
@@ -62,29 +67,29 @@ class EngineResult:
     not_blamed: tuple[tuple[str, Finding], ...] = ()
 
 
-def run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
-    """Run the enabled checks and keep what the pull request introduced."""
-    return _run(checks, snapshot)
+def run(checks: Iterable[Check], snapshot: Snapshot, *, jobs: int | None = None) -> EngineResult:
+    """Run the enabled checks and keep what the pull request introduced. `jobs`: 1 runs them all in
+    this process, 2 shares them with a forked worker whenever both shares hold a check, None
+    decides (bot/check_split.py)."""
+    return _run(checks, snapshot, jobs)
 
 
-def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
+def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -> EngineResult:
+    from bot.check_split import run_checks
     from bot.snapshot import Snapshot
 
     config = snapshot.config
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
     baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config, scope=snapshot)
+    outcomes = run_checks(enabled, snapshot, partial(_outcome, snapshot=snapshot, baseline=baseline), jobs=jobs)
     findings: dict[str, Finding] = {}
     not_blamed: list[tuple[str, Finding]] = []
-    for check in enabled:
-        head_findings = [f for f in _findings(check, snapshot) if not _outside_scope(f, snapshot, not_blamed)]
-        if snapshot.base is snapshot.head or not head_findings:
-            base_prints: set[str] = set()  # nothing at head, so nothing for the baseline to filter
-        else:
-            base_prints = {f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR}
-        for finding in head_findings:
-            if finding.fingerprint in base_prints or finding.fingerprint in findings:
+    for outcome in outcomes:  # in the checks' order, wherever each ran
+        not_blamed.extend(("outside-build-scope", finding) for finding in outcome.outside)
+        for finding, unseen in zip(outcome.head, outcome.unseen_at_base, strict=True):
+            if finding.fingerprint in outcome.base_prints or finding.fingerprint in findings:
                 continue
-            if _unseen_at_base(finding, snapshot):
+            if unseen:
                 not_blamed.append(("unseen-at-base", finding))
                 continue
             findings[finding.fingerprint] = finding
@@ -96,6 +101,33 @@ def _run(checks: Iterable[Check], snapshot: Snapshot) -> EngineResult:
         tuple(sorted(suppressed, key=_order)),
         tuple(c.id for c in enabled),
         tuple(not_blamed),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """One check's runs, as the merge into the review's findings needs them (a value, so that a
+    worker process can send it back: bot/check_split.py)."""
+
+    head: tuple[Finding, ...]  # the head run's findings within the build scope, in the check's order
+    outside: tuple[Finding, ...]  # those outside it (not blamed), in the same order
+    base_prints: frozenset[str]  # the baseline run's fingerprints (empty when it did not run)
+    unseen_at_base: tuple[bool, ...]  # per `head` finding new at head: on a target the base could not see
+
+
+def _outcome(check: Check, snapshot: Snapshot, baseline: Snapshot) -> CheckOutcome:
+    """Run one check on the head, and on the baseline where the head found something."""
+    outside: list[tuple[str, Finding]] = []
+    head = tuple(f for f in _findings(check, snapshot) if not _outside_scope(f, snapshot, outside))
+    if snapshot.base is snapshot.head or not head:
+        base_prints: frozenset[str] = frozenset()  # nothing at head, so nothing for the baseline to filter
+    else:
+        base_prints = frozenset(f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR)
+    return CheckOutcome(
+        head,
+        tuple(finding for _why, finding in outside),
+        base_prints,
+        tuple(f.fingerprint not in base_prints and _unseen_at_base(f, snapshot) for f in head),
     )
 
 

@@ -57,6 +57,7 @@ def review_repository(
     cache_dir: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     stored_results: bool = True,
+    check_jobs: int | None = None,
 ) -> Report:
     """Review base..head of a git repository (no checkout needed)."""
     with GitRepository(repo_path) as repo:
@@ -70,6 +71,7 @@ def review_repository(
             cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
             progress=progress,
             stored_results=stored_results,
+            check_jobs=check_jobs,
         )
 
 
@@ -83,9 +85,12 @@ def review_trees(
     progress: Callable[[str, int, int], None] | None = None,
     config: Config | None = None,
     stored_results: bool = True,
+    check_jobs: int | None = None,
 ) -> Report:
     """Review two trees; the configuration comes from the base tree unless given. `stored_results`
-    False: run the checks even when this review's result is stored (benchmarks of the checks)."""
+    False: run the checks even when this review's result is stored (benchmarks of the checks).
+    `check_jobs`: 1 runs every check in this process, 2 shares them with a forked worker, None
+    lets the engine decide (bot/check_split.py)."""
     started = time.perf_counter()
     # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
     # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
@@ -109,7 +114,7 @@ def review_trees(
         reviewing(cache.facts if cache is not None else FactCache(None)),
         noting_missing() as missing,
     ):
-        result = engine.run(checks, snapshot)
+        result = engine.run(checks, snapshot, jobs=check_jobs)
         smoke = classify(snapshot)
         unevaluated = unevaluated_packages(head_model, changes)
     cells = {

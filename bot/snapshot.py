@@ -60,6 +60,14 @@ class BuildModel:
             self._cells[name] = evaluate_cell(self.tree, name, cache=self._cache, progress=self._progress)
         return self._cells[name]
 
+    def cells_used(self) -> tuple[str, ...]:
+        """The cells evaluated (or read) so far, in the order they were first asked for."""
+        return tuple(self._cells)
+
+    def silence(self) -> None:
+        """Report no more progress: in a worker process, whose parent reports for the review."""
+        self._progress = None
+
     @property
     def cells(self) -> Mapping[str, CellGraph]:
         return {name: self.cell(name) for name in CELLS}

@@ -57,6 +57,14 @@ def noting_missing() -> Iterator[set[str]]:
             outer |= found
 
 
+def note_missing(blobs: Iterable[str]) -> None:
+    """Blobs another process of this review found missing (bot/check_split.py), for this thread's
+    `noting_missing`; facts this process derived are not affected, so its count stays."""
+    noted = getattr(_MISSING, "blobs", None)
+    if noted is not None:
+        noted.update(blobs)
+
+
 def _note_missing(blob: str) -> None:
     _MISSING.count = missing_reads() + 1
     blobs = getattr(_MISSING, "blobs", None)

@@ -32,6 +32,34 @@ def hoard_memory(request, phase) -> tuple:
         hoard.append(bytearray(64 << 20))
 
 
+def stuck_check_worker(request, phase) -> tuple:
+    """A real review whose check worker (bot/check_split.py) never finishes: each check of its
+    share, in the worker, writes the worker's pid to `request.report_path` and sleeps. The
+    deadline's kill of this child must take the worker with it."""
+    import dataclasses
+
+    import checks
+    from bot.check_split import WORKER_SHARE
+    from pr_check.review import review_repository
+
+    child = os.getpid()
+
+    def stuck(check):
+        def run(snapshot, options):
+            if os.getpid() != child:
+                with open(f"{request.report_path}.tmp", "w") as out:
+                    out.write(str(os.getpid()))
+                os.rename(f"{request.report_path}.tmp", request.report_path)
+                time.sleep(600)
+            yield from check.run(snapshot, options)
+
+        return dataclasses.replace(check, run=run)
+
+    shares = [stuck(c) if c.id in WORKER_SHARE else c for c in checks.ALL]
+    review_repository(request.repo_path, request.base_sha, request.head_sha, checks=shares, check_jobs=2)
+    return ("error", "unreachable: the worker never answers")
+
+
 FAULTS = {"segv": segv, "hang": hang, "memory": hoard_memory}
 
 

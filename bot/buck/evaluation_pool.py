@@ -5,24 +5,25 @@ interpreter's lock, so threads would not help. Each worker is forked after the c
 files were read into the tree (so it inherits them and asks git for little), evaluates its share
 with its own `CellEvaluator` (the .bzl modules its packages load are evaluated once per share),
 sends the results back (frozen values, pickled) and exits: the interpreter heaps go with it, so
-memory is bounded by the number of workers, not by the size of the tree.
+memory is bounded by the number of workers, not by the size of the tree. How the workers are
+forked, die with the review and answer: bot/worker_process.py.
 
 A share is every k-th package, so slow directories spread over the workers. A batch too small to
 pay for the forks (a warm review's changed packages) is evaluated in the process; so is a share
 whose worker failed (killed, out of memory), so a lost worker costs time, never a result.
 `PR_CHECK_JOBS` sets the number of workers (default: the cores this process may run on, at
-most `MAX_JOBS`); 1 turns the pool off.
+most `MAX_JOBS`); 1 turns the pool off, and so does a second thread in the process (a fork is
+safe only from a process whose one thread is the forking one).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import selectors
-import signal
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
+from bot import worker_process
 from bot.buck.buckconfig import BuckConfig
 from bot.buck.evaluation import CellEvaluator
 from bot.buck.targets import PackageResult
@@ -56,7 +57,7 @@ def evaluate(
 ) -> list[Evaluated]:
     """Evaluate `packages` ((package, build file) pairs) in `cell`; results in the same order."""
     jobs = min(default_jobs() if jobs is None else jobs, len(packages) // MIN_PACKAGES_PER_JOB)
-    if jobs <= 1 or not hasattr(os, "fork"):
+    if jobs <= 1 or not worker_process.can_fork():
         return _evaluate_share(tree, cell, config, packages, limits, progress)
     shares = [list(range(first, len(packages), jobs)) for first in range(jobs)]
     out: list[Evaluated | None] = [None] * len(packages)
@@ -86,47 +87,15 @@ def _evaluate_share(tree, cell, config, packages, limits, progress) -> list[Eval
 
 def _in_workers(tree, cell, config, packages, limits, shares):
     """(share, its results or None when its worker failed), as the workers finish."""
-    workers: dict[int, tuple[int, list[int], list[bytes]]] = {}  # read end -> (pid, share, chunks)
-    selector = selectors.DefaultSelector()
-    try:
-        for share in shares:
-            read_end, write_end = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: evaluate, write, and leave without running the parent's exit handlers
-                status = 1
-                try:
-                    os.close(read_end)
-                    evaluated = _evaluate_share(tree, cell, config, [packages[i] for i in share], limits, None)
-                    with os.fdopen(write_end, "wb") as pipe:
-                        pipe.write(pickle.dumps(evaluated, protocol=pickle.HIGHEST_PROTOCOL))
-                    status = 0
-                finally:
-                    os._exit(status)
-            os.close(write_end)
-            workers[read_end] = (pid, share, [])
-            selector.register(read_end, selectors.EVENT_READ)
-        while workers:  # read every pipe as it fills: a worker blocks on a full pipe until then
-            for key, _events in selector.select():
-                chunk = os.read(key.fd, 1 << 20)
-                if chunk:
-                    workers[key.fd][2].append(chunk)
-                    continue
-                selector.unregister(key.fd)
-                os.close(key.fd)
-                pid, share, chunks = workers.pop(key.fd)
-                _pid, status = os.waitpid(pid, 0)
-                yield share, _decoded(chunks) if status == 0 else None
-    finally:
-        for read_end, (pid, _share, _chunks) in workers.items():  # interrupted: leave no worker behind
-            os.close(read_end)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        selector.close()
-
-
-def _decoded(chunks: list[bytes]) -> list[Evaluated] | None:
-    try:
-        evaluated = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - a torn answer is a failed worker
-        return None
-    return evaluated if isinstance(evaluated, list) else None
+    workers = {}
+    unforked = []  # shares no worker could be forked for (a process or memory limit): failed ones
+    for share in shares:
+        work = partial(_evaluate_share, tree, cell, config, [packages[i] for i in share], limits, None)
+        try:
+            workers[worker_process.start(work)] = share
+        except OSError:
+            unforked.append(share)
+    for worker, evaluated in worker_process.answers(workers, lambda answer: isinstance(answer, list)):
+        yield workers[worker], evaluated
+    for share in unforked:
+        yield share, None
