@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.app_faults import FAULTS, stuck_check_worker
+from tests.processes import gone
 from tests.standin import gitrepos
 from tests.test_app_harness import BASE_FILES, BUCK_DEFECT, DEFECT_LINE, RULE
 from webhooks.failures import concerned_path, failure_finding
@@ -80,15 +81,6 @@ def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path,
     )
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or only its exit status left (a zombie no one has reaped yet)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return status.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def test_a_check_worker_dies_with_the_review_child_at_the_deadline(tmp_path):
     # The child forks a worker for a share of the checks (bot/check_split.py); the deadline kills
     # the child with SIGKILL, which no code of the child sees: the worker must go too.
@@ -99,9 +91,9 @@ def test_a_check_worker_dies_with_the_review_child_at_the_deadline(tmp_path):
     assert marker.is_file(), "the review child forked no check worker"
     worker = int(marker.read_text())
     deadline = time.monotonic() + 2
-    while not _gone(worker) and time.monotonic() < deadline:
+    while not gone(worker) and time.monotonic() < deadline:
         time.sleep(0.02)
-    if not _gone(worker):
+    if not gone(worker):
         os.kill(worker, signal.SIGKILL)  # leave nothing behind, then fail
         pytest.fail(f"the check worker {worker} outlived its review child")
 

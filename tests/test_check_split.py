@@ -30,6 +30,7 @@ from bot.repo import GitRepository
 from bot.snapshot import BuildModel, Snapshot
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import Report, load_config, review_repository
+from tests.processes import gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -116,15 +117,6 @@ review_repository(repo, base, head, checks=victims, cache_dir=cache, check_jobs=
 """
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or only its exit status left (a zombie no one has reaped yet)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return status.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_the_worker_dies_with_its_review_process(tmp_path):
     repo, base, head = build_case_repository("pr24817-cuda-outside-fbcode", tmp_path)
@@ -151,18 +143,18 @@ def test_the_worker_dies_with_its_review_process(tmp_path):
             assert time.monotonic() < deadline, "no worker started"
             time.sleep(0.05)
         worker = int(marker.read_text())
-        assert worker != review.pid and not _gone(worker)
+        assert worker != review.pid and not gone(worker)
         review.kill()  # what the App does at the deadline (webhooks/isolation.py)
         review.wait()
         deadline = time.monotonic() + 2
-        while not _gone(worker) and time.monotonic() < deadline:
+        while not gone(worker) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert _gone(worker)
+        assert gone(worker)
     finally:
         if review.poll() is None:
             review.kill()
             review.wait()
-        if worker and not _gone(worker):  # this test failed: leave no stuck worker behind
+        if worker and not gone(worker):  # this test failed: leave no stuck worker behind
             os.kill(worker, signal.SIGKILL)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot import worker_process
+from tests.processes import gone
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,15 +99,6 @@ list(worker_process.answers([worker], lambda answer: True))
 """
 
 
-def _gone(pid: int) -> bool:
-    """No such process, or only its exit status left (a zombie no one has reaped yet)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return status.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_a_worker_dies_when_its_parent_is_killed(tmp_path):
     marker = tmp_path / "worker-pid"
@@ -122,16 +114,16 @@ def test_a_worker_dies_when_its_parent_is_killed(tmp_path):
             assert parent.poll() is None and time.monotonic() < deadline, "the worker never started"
             time.sleep(0.02)
         worker = int(marker.read_text())
-        assert not _gone(worker)
+        assert not gone(worker)
         parent.kill()  # SIGKILL: no handler, no `finally` of the parent's runs
         parent.wait()
         deadline = time.monotonic() + 2
-        while not _gone(worker) and time.monotonic() < deadline:
+        while not gone(worker) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert _gone(worker)
+        assert gone(worker)
     finally:
         if parent.poll() is None:
             parent.kill()
             parent.wait()
-        if worker and not _gone(worker):  # this test failed: leave no stuck worker behind
+        if worker and not gone(worker):  # this test failed: leave no stuck worker behind
             os.kill(worker, signal.SIGKILL)
