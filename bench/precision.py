@@ -62,6 +62,20 @@ def judged_commits() -> set[str]:
     return named
 
 
+def overlaps_with_judged(sample: set[str], own: tuple[Path, ...]) -> dict[str, set[str]]:
+    """File name -> the picks of `sample` (short shas) it names, for the corpus and every judged file
+    and sample list of tests/real_tree but the sample's `own` files: empty for a sample of unseen commits."""
+    found: dict[str, set[str]] = {"corpus": sample & corpus_commits()}
+    for path in REAL_TREE.glob("*.toml"):
+        if path not in own:
+            entries = tomllib.loads(path.read_text()).get("finding", ())
+            found[path.name] = sample & {e["commit"][:10] for e in entries if "commit" in e}
+    for path in REAL_TREE.glob("precision_*_sample.txt"):
+        if path not in own:
+            found[path.name] = sample & {sha[:10] for sha in path.read_text().split()}
+    return {name: shas for name, shas in found.items() if shas}
+
+
 def earlier_picks(repo: Path, ref: str) -> set[str]:
     """The earlier samples' picks as this code draws them today, each with the commit after it
     (a pick the mirror could not review was replaced by the next). The corpus has grown since,

@@ -30,7 +30,7 @@ from bot.repo import GitRepository
 from bot.snapshot import BuildModel, Snapshot
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import Report, load_config, review_repository
-from tests.processes import gone
+from tests.processes import gone, kill_and_expect_worker_gone, leave_nothing_behind
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -144,18 +144,9 @@ def test_the_worker_dies_with_its_review_process(tmp_path):
             time.sleep(0.05)
         worker = int(marker.read_text())
         assert worker != review.pid and not gone(worker)
-        review.kill()  # what the App does at the deadline (webhooks/isolation.py)
-        review.wait()
-        deadline = time.monotonic() + 2
-        while not gone(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert gone(worker)
+        kill_and_expect_worker_gone(review, worker)  # what the App does at the deadline (webhooks/isolation.py)
     finally:
-        if review.poll() is None:
-            review.kill()
-            review.wait()
-        if worker and not gone(worker):  # this test failed: leave no stuck worker behind
-            os.kill(worker, signal.SIGKILL)
+        leave_nothing_behind(review, worker)
 
 
 def _engine_result(repo: Path, base: str, head: str, cache: Path, jobs: int) -> engine.EngineResult:

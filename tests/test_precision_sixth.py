@@ -5,10 +5,9 @@ before is checked; its findings are held on the real commits when a mirror is pr
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
-from bench.precision import corpus_commits, figures, loud_rows, verdicts
+from bench.precision import figures, loud_rows, overlaps_with_judged, verdicts
 
 REAL_TREE = Path(__file__).parent / "real_tree"
 VERDICTS = REAL_TREE / "precision_sixth.toml"
@@ -28,15 +27,7 @@ def test_first_measurement_figures():
 def test_the_sample_is_disjoint_from_everything_judged_before():
     sample = {sha[:10] for sha in SAMPLE.read_text().split()}
     assert len(sample) == 150
-    assert not sample & corpus_commits()
-    for path in REAL_TREE.glob("*.toml"):
-        if path == VERDICTS:
-            continue
-        judged = {e["commit"][:10] for e in tomllib.loads(path.read_text()).get("finding", ()) if "commit" in e}
-        assert not sample & judged, path.name
-    for path in REAL_TREE.glob("precision_*_sample.txt"):
-        if path != SAMPLE:
-            assert not sample & {sha[:10] for sha in path.read_text().split()}, path.name
+    assert overlaps_with_judged(sample, (VERDICTS, SAMPLE)) == {}
 
 
 def test_the_true_findings_are_still_raised(real_review):

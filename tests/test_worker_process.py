@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot import worker_process
-from tests.processes import gone
+from tests.processes import gone, kill_and_expect_worker_gone, leave_nothing_behind
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,15 +115,6 @@ def test_a_worker_dies_when_its_parent_is_killed(tmp_path):
             time.sleep(0.02)
         worker = int(marker.read_text())
         assert not gone(worker)
-        parent.kill()  # SIGKILL: no handler, no `finally` of the parent's runs
-        parent.wait()
-        deadline = time.monotonic() + 2
-        while not gone(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert gone(worker)
+        kill_and_expect_worker_gone(parent, worker)  # SIGKILL: no handler, no `finally` of the parent's runs
     finally:
-        if parent.poll() is None:
-            parent.kill()
-            parent.wait()
-        if worker and not gone(worker):  # this test failed: leave no stuck worker behind
-            os.kill(worker, signal.SIGKILL)
+        leave_nothing_behind(parent, worker)
