@@ -10,8 +10,8 @@ deadline) dies with it.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -62,30 +62,59 @@ def test_a_fixture_case_gives_the_same_review_serial_and_forked(case, tmp_path):
     assert _comparable(forked) == _comparable(serial)
 
 
-def _killed_in_worker(check, marker: Path):
-    """`check`, except that in any process but this test's it writes its pid and SIGKILLs itself."""
-    test_pid = os.getpid()
+_REVIEW_WITH_A_KILLED_WORKER = """
+import dataclasses, json, os, signal, sys
+import checks
+from bot.check_split import WORKER_SHARE
+from bot.render.json import render_json
+from pr_check.review import review_repository
 
-    def run(snapshot, options):
-        if os.getpid() != test_pid:
-            marker.write_text(str(os.getpid()))
-            os.kill(os.getpid(), signal.SIGKILL)
-        yield from check.run(snapshot, options)
+repo, base, head, cache, marker = sys.argv[1:]
+review_pid = os.getpid()
+serial = review_repository(repo, base, head, cache_dir=cache + "-serial", check_jobs=1)
+# The first worker check the review runs dies in the worker, which must then be re-run here.
+victim = next(c for c in checks.ALL if c.id in WORKER_SHARE and c.id in serial.stats.checks)
 
-    return dataclasses.replace(check, run=run)
+def killed(snapshot, options):
+    if os.getpid() != review_pid:  # in the worker: say who it is, then die
+        with open(marker, "w") as out:
+            out.write(str(os.getpid()))
+        os.kill(os.getpid(), signal.SIGKILL)
+    yield from victim.run(snapshot, options)
+
+with_victim = [dataclasses.replace(c, run=killed) if c is victim else c for c in checks.ALL]
+forked = review_repository(repo, base, head, checks=with_victim, cache_dir=cache + "-forked", check_jobs=2)
+print(json.dumps({"review": review_pid, "serial": render_json(serial)["findings"], "forked": render_json(forked)["findings"]}))
+"""
 
 
 def test_a_worker_killed_mid_run_still_gives_the_full_result(tmp_path):
+    # In a new interpreter: a fork needs a process with one thread, and this test process may hold
+    # threads other tests left (an App server's), which would make the review run serially.
     repo, base, head = build_case_repository("pr24817-cuda-outside-fbcode", tmp_path)
-    serial = review_repository(repo, base, head, cache_dir=tmp_path / "serial", check_jobs=1)
-    assert serial.findings  # the merge has something to get right
-    # The first worker check the review runs dies in the worker, which must then be re-run here.
-    victim = next(c for c in checks.ALL if c.id in WORKER_SHARE and c.id in serial.stats.checks)
     marker = tmp_path / "killed-worker-pid"
-    with_victim = [_killed_in_worker(c, marker) if c is victim else c for c in checks.ALL]
-    forked = review_repository(repo, base, head, checks=with_victim, cache_dir=tmp_path / "forked", check_jobs=2)
-    assert marker.is_file() and int(marker.read_text()) != os.getpid()  # a worker ran it, and died
-    assert _comparable(forked) == _comparable(serial)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _REVIEW_WITH_A_KILLED_WORKER,
+            str(repo),
+            base,
+            head,
+            str(tmp_path / "cache"),
+            str(marker),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["serial"]  # the merge has something to get right
+    assert marker.is_file() and int(marker.read_text()) != result["review"]  # a worker ran it, and died
+    assert result["forked"] == result["serial"]
 
 
 _REVIEW_WITH_A_STUCK_WORKER = """
