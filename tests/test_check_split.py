@@ -88,22 +88,18 @@ print(json.dumps({"review": review_pid, "serial": render_json(serial)["findings"
 """
 
 
+def _script_command(script: str, repo: Path, base: str, head: str, cache: Path, marker: Path) -> list[str]:
+    """A new interpreter running one of the review scripts above on a repository's base..head."""
+    return [sys.executable, "-c", script, str(repo), base, head, str(cache), str(marker)]
+
+
 def test_a_worker_killed_mid_run_still_gives_the_full_result(tmp_path):
     # In a new interpreter: a fork needs a process with one thread, and this test process may hold
     # threads other tests left (an App server's), which would make the review run serially.
     repo, base, head = build_case_repository("pr24817-cuda-outside-fbcode", tmp_path)
     marker = tmp_path / "killed-worker-pid"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _REVIEW_WITH_A_KILLED_WORKER,
-            str(repo),
-            base,
-            head,
-            str(tmp_path / "cache"),
-            str(marker),
-        ],
+        _script_command(_REVIEW_WITH_A_KILLED_WORKER, repo, base, head, tmp_path / "cache", marker),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
@@ -120,14 +116,7 @@ def test_a_worker_killed_mid_run_still_gives_the_full_result(tmp_path):
 _REVIEW_WITH_A_STUCK_WORKER = """
 import dataclasses, os, sys, time
 import checks
-from bot import engine
-from bot.buck.graph_cache import EvaluationCache
 from bot.check_split import WORKER_SHARE
-from bot.collector import collector_paused
-from bot.diff import parse_diff
-from bot.facts.cache import reviewing
-from bot.repo import GitRepository
-from bot.snapshot import BuildModel, Snapshot
 from pr_check.review import review_repository
 
 repo, base, head, cache, marker = sys.argv[1:]
@@ -151,16 +140,7 @@ def test_the_worker_dies_with_its_review_process(tmp_path):
     repo, base, head = build_case_repository("pr24817-cuda-outside-fbcode", tmp_path)
     marker = tmp_path / "worker-pid"
     review = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _REVIEW_WITH_A_STUCK_WORKER,
-            str(repo),
-            base,
-            head,
-            str(tmp_path / "cache"),
-            str(marker),
-        ],
+        _script_command(_REVIEW_WITH_A_STUCK_WORKER, repo, base, head, tmp_path / "cache", marker),
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
