@@ -66,7 +66,7 @@ def _case_findings(workdir: Path) -> Iterator[tuple[str, list[dict]]]:
     for case in sorted(CASES):
         path, base, head = build_case_repository(case, workdir / case)
         report = review_repository(path, base, head, cache_dir=workdir / "cache" / case)
-        yield case, _records(report.findings) + [{"suppressed": _records(report.suppressed)}]
+        yield case, [*_records(report.findings), {"suppressed": _records(report.suppressed)}]
 
 
 def _pairs_findings(mirror: Path, pairs: list[tuple[str, str, str]], cache: Path) -> Iterator[tuple[str, list[dict]]]:
@@ -76,7 +76,7 @@ def _pairs_findings(mirror: Path, pairs: list[tuple[str, str, str]], cache: Path
         started = time.perf_counter()
         report = review_repository(mirror, base, head, cache_dir=cache)
         print(f"  {key} {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
-        yield key, _records(report.findings) + [{"suppressed": _records(report.suppressed)}]
+        yield key, [*_records(report.findings), {"suppressed": _records(report.suppressed)}]
 
 
 def _seed_findings(mirror: Path, workdir: Path) -> Iterator[tuple[str, list[dict]]]:
@@ -153,7 +153,7 @@ def compare(first: Path, second: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     running = commands.add_parser("run", help="review every input with one version's code")
     running.add_argument("--source", type=Path, required=True, help="a directory holding bot/, checks/, pr_check/")
