@@ -12,7 +12,7 @@ blamed on it. Two more rules keep old problems off the pull request:
   finding is kept at minor at most.
 A check that raises becomes an `internal-error` finding; the review goes on.
 
-The checks may run on two cores (bot/check_split.py): each check's runs are one `CheckOutcome`,
+The checks may run on two cores (bot/parallel/check_split.py): each check's runs are one `CheckOutcome`,
 computed here or in a worker process, and merged in the checks' order, so the result is the same
 wherever each ran.
 """
@@ -70,12 +70,12 @@ class EngineResult:
 def run(checks: Iterable[Check], snapshot: Snapshot, *, jobs: int | None = None) -> EngineResult:
     """Run the enabled checks and keep what the pull request introduced. `jobs`: 1 runs them all in
     this process, 2 shares them with a forked worker whenever both shares hold a check, None
-    decides (bot/check_split.py)."""
+    decides (bot/parallel/check_split.py)."""
     return _run(checks, snapshot, jobs)
 
 
 def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -> EngineResult:
-    from bot.check_split import run_checks
+    from bot.parallel.check_split import run_checks
     from bot.snapshot import Snapshot
 
     config = snapshot.config
@@ -107,7 +107,7 @@ def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
     """One check's runs, as the merge into the review's findings needs them (a value, so that a
-    worker process can send it back: bot/check_split.py)."""
+    worker process can send it back: bot/parallel/check_split.py)."""
 
     head: tuple[Finding, ...]  # the head run's findings within the build scope, in the check's order
     outside: tuple[Finding, ...]  # those outside it (not blamed), in the same order

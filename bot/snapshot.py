@@ -3,7 +3,7 @@
 A BuildModel is one revision's build, computed lazily: the Buck cells, CUDA reasons and header
 owners per cell, and (when a check asks) the CMake model per profile and C/C++ source facts.
 Checks read models; they never touch git, files or clocks. Everything derived goes through the
-fact cache (bot/facts/cache.py) under content keys, so base and head share what the change
+fact cache (bot/store/memo.py) under content keys, so base and head share what the change
 left alone whichever of them is asked first.
 """
 
@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.buck import platforms
+from bot.buck.cell_graphs import evaluate_cell, graph_digest
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import CellGraph
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell, graph_digest
 from bot.buck.targets import Platform
 from bot.config import Config
 from bot.diff import ChangeSet
-from bot.facts import cache as facts
 from bot.facts import xref
+from bot.store import memo as facts
+from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree, path_bytes, with_files
 
 # Files read by the processes the CMake model computes instead of running (commands/processes.py):

@@ -58,12 +58,12 @@ from bot.buck.evaluation import BuckTarget
 from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import xref
-from bot.facts.cache import current
 from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written
 from bot.facts.header_graph import HeaderGraph, header_graph, target_files
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.store.memo import current
 from bot.tree import missing_reads
 from checks.support.callsite import attribute_line, call_of, item_line
 

@@ -49,9 +49,9 @@ from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.buck.targets import flatten
 from bot.check import BUCK_FILES, Check, Example
-from bot.facts import cache as facts
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.store import memo as facts
 from checks.support.callsite import attribute_line
 
 # `python_pytest` and `python_unittest` are internal macros (fbcode_macros): the model records their

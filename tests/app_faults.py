@@ -39,7 +39,7 @@ def stuck_check_worker(request, phase) -> tuple:
     import dataclasses
 
     import checks
-    from bot.check_split import WORKER_SHARE
+    from bot.parallel.check_split import WORKER_SHARE
     from pr_check.review import review_repository
 
     child = os.getpid()

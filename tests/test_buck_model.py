@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.evaluation import Select
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
+from bot.store.evaluations import EvaluationCache
 from bot.tree import Gitlink, Symlink, memory_tree
 
 BUCKCONFIG = (

@@ -6,8 +6,9 @@ from __future__ import annotations
 from bot import cmake
 from bot.cmake.profiles import PROFILES
 from bot.cmake.reads import literal_directory
-from bot.facts.cache import DiskStore, FactCache, by_reads, reviewing
 from bot.snapshot import BuildModel
+from bot.store.disk import DiskStore
+from bot.store.memo import FactCache, by_reads, reviewing
 from bot.tree import memory_tree, with_files
 
 ROOT = """cmake_minimum_required(VERSION 3.19)

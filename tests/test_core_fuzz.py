@@ -13,7 +13,7 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.buck.graph_cache import evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
 from bot.cmake import PROFILES, evaluate_cmake
 from bot.cpp import source_facts
 from bot.diff import parse_diff

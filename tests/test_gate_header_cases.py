@@ -143,7 +143,7 @@ def test_includes_are_active_only_when_the_targets_flags_prove_it():
 
 
 def _graph(files: dict[str, str], cell: str):
-    from bot.buck.graph_cache import evaluate_cell
+    from bot.buck.cell_graphs import evaluate_cell
     from bot.tree import memory_tree
 
     return evaluate_cell(memory_tree({".buckconfig": "[repositories]\n  root = .\n", **files}), cell)

@@ -150,11 +150,11 @@ _DIALECT = sl.Dialect.extended()  # the evaluator's dialect (bot/buck/evaluation
 
 
 def syntax_of(text: str) -> StarlarkSyntax:
-    """`parse_starlark`, kept in the fact cache (bot/facts/cache.py) by the text's digest.
+    """`parse_starlark`, kept in the fact cache (bot/store/memo.py) by the text's digest.
 
     Stored too: a warm review asks for the call sites of targets in dozens of build files, and
     reading an index back costs about a twentieth of parsing the file again."""
-    from bot.facts import cache
+    from bot.store import memo as cache
 
     return cache.fact("buck-syntax", (cache.digest(text),), lambda: parse_starlark(text), persist=True)
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from bot.buck.evaluation import flatten, normalize_label
 from bot.buck.targets import BuckTarget, CellGraph
-from bot.facts import cache
 from bot.snapshot import BuildModel, Snapshot
+from bot.store import memo as cache
 
 
 @dataclass(frozen=True, slots=True)

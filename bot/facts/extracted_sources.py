@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from bot.buck.cells import cell_named
 from bot.buck.targets import BuckTarget, CellGraph, Platform, normalize_label, resolve
 from bot.cmake.model import ExtractedSources
-from bot.facts import cache as facts
+from bot.store import memo as facts
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel

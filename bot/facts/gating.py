@@ -19,7 +19,7 @@ from bot.buck.evaluation import CellGraph
 from bot.buck.targets import Platform
 from bot.cpp import Declaration, SourceFacts, defines_from_flags
 from bot.facts import xref
-from bot.facts.cache import digest, fact, many
+from bot.store.memo import digest, fact, many
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
 CMAKE_LISTS = "CMakeLists.txt"

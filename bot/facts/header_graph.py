@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.buck.targets import Platform
 from bot.facts import xref
-from bot.facts.cache import digest, fact
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import (
     CXX_KINDS,
@@ -25,6 +24,7 @@ from bot.facts.header_deps import (
     configured_views,
     wrapper_added_deps,
 )
+from bot.store.memo import digest, fact
 
 # Cells where any transitive dependency's headers count as reachable. None: Buck2's rule holds in
 # every cell (see dep-undeclared-header); kept as a name so that a repository-specific cell can opt in.

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.facts import cache
+from bot.store import memo as cache
 from bot.tree import missing_reads
 
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.evaluation import BuckTarget, flatten
-from bot.buck.graph_cache import evaluate_cell
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
