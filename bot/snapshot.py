@@ -18,8 +18,7 @@ from typing import Any
 from bot.buck import platforms
 from bot.buck.cell_graphs import evaluate_cell, graph_digest
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import CellGraph
-from bot.buck.targets import Platform
+from bot.buck.targets import CellGraph, Platform
 from bot.config import Config
 from bot.diff import ChangeSet
 from bot.facts import xref
@@ -158,11 +157,13 @@ class BuildModel:
         key = (profile_name, definition, tuple(sorted(variables.items())), self.cmake_inputs(), lists_key)
 
         def evaluate():
-            from bot import cmake  # imported on use: Buck-only reviews never pay for it
+            # imported on use: Buck-only reviews never pay for it
+            from bot.cmake.interpreter import evaluate_cmake_reads
+            from bot.cmake.profiles import profile_named
 
-            profile = cmake.profile_named(profile_name, self.config.cmake_defined)
+            profile = profile_named(profile_name, self.config.cmake_defined)
             by_config = {lists.config: lists for lists in extracted}
-            return cmake.evaluate_cmake_reads(
+            return evaluate_cmake_reads(
                 self.tree, profile.with_variables(**variables) if variables else profile, extracted=by_config
             )
 
@@ -204,7 +205,7 @@ class BuildModel:
 
     def source_facts(self, path: str):
         """C/C++/CUDA facts of one file (bot/cpp), or None when absent."""
-        from bot.cpp import source_facts_in_tree
+        from bot.cpp.declarations import source_facts_in_tree
 
         return source_facts_in_tree(self.tree, path)
 

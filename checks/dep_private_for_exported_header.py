@@ -34,10 +34,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.cpp import Include, SourceFacts
+from bot.cpp.declarations import SourceFacts
+from bot.cpp.preprocessor import Include
 from bot.facts import xref
 from bot.facts.header_deps import DependencyIndex, include_is_active
 from bot.facts.header_graph import header_graph

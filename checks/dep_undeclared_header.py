@@ -54,8 +54,7 @@ from dataclasses import dataclass
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import xref
 from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written

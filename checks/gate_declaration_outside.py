@@ -22,8 +22,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.cpp import ConditionalBlock, Declaration, SourceFacts
+from bot.cpp.declarations import Declaration, SourceFacts
 from bot.cpp.edits import gate_declaration
+from bot.cpp.preprocessor import ConditionalBlock
 from bot.facts import gating
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity

@@ -25,10 +25,10 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, Scoped
-from bot.cpp import defines_from_flags, evaluate_condition
+from bot.cpp.preprocessor import defines_from_flags, evaluate_condition
 from bot.facts import cmake_links, pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

@@ -35,8 +35,7 @@ from collections.abc import Iterator
 
 from bot.buck import edits as buck_edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake import edits as cmake_edits
 from bot.facts import gating, linkage, xref

@@ -38,7 +38,7 @@ import posixpath
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS, cell_named
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import symbols, xref
 from bot.facts.header_deps import include_is_active

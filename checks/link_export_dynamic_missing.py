@@ -39,12 +39,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from bot import cmake
 from bot.buck import edits
 from bot.buck.cells import cell_named, cells_where
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform, attribute_on
+from bot.buck.targets import BuckTarget, Platform, attribute_on
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
+from bot.cmake.model import CMakeTarget, Scoped
 from bot.facts import linkage, pairing
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
@@ -373,12 +372,12 @@ def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> 
     return found
 
 
-def _exporting_evidence(cmake_name: str, option: cmake.Scoped) -> Evidence:
+def _exporting_evidence(cmake_name: str, option: Scoped) -> Evidence:
     """The CMake line that gives the twin's consumers the flag: every case of this rule cites it."""
     return Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})")
 
 
-def _exported_option(target: cmake.CMakeTarget) -> cmake.Scoped | None:
+def _exported_option(target: CMakeTarget) -> Scoped | None:
     for option in target.link_options:
         if option.scope in _EXPORTING_SCOPES and exports_dynamic(option.value):
             return option

@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Call
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts import change_scope
 from bot.facts.linkage import python_loadable

@@ -46,8 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import flatten
+from bot.buck.targets import BuckTarget, CellGraph, flatten
 from bot.check import BUCK_FILES, Check, Example
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

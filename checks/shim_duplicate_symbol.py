@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts import linkage, pairing, symbols
 from bot.model import Evidence, Hit, Severity

@@ -30,8 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform, attribute_on
+from bot.buck.targets import BuckTarget, Platform, attribute_on
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import linkage, pairing, symbols, xref
 from bot.model import Evidence, Hit, Severity

@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable, Collection, Iterator
 
 from bot.buck.cells import CELLS, is_build_file
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.cmake.profiles import profiles_touched
 from bot.facts import pairing

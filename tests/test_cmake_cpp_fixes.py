@@ -15,8 +15,11 @@ import pytest
 
 from bot import engine
 from bot.check import CMAKE_FILES, CPP_FILES, Example, touches
-from bot.cmake import DEFAULT_PROFILE, edits, evaluate_cmake, evaluate_cmake_dirs, parse_cmake
-from bot.cpp import source_facts
+from bot.cmake import edits
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.profiles import DEFAULT_PROFILE
+from bot.cmake.syntax import parse_cmake
+from bot.cpp.declarations import source_facts
 from bot.diff import ChangeSet, FileChange
 from bot.fixes import apply_fixes, fix_between
 from bot.snapshot import BuildModel, Snapshot

@@ -3,7 +3,7 @@ that answers every read the same way gets it without evaluating, and any other t
 
 from __future__ import annotations
 
-from bot import cmake
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_reads
 from bot.cmake.profiles import PROFILES
 from bot.cmake.reads import literal_directory
 from bot.snapshot import BuildModel
@@ -37,7 +37,7 @@ def _model(tree, store_dir, evaluations: list[str], label: str):
 
     def evaluate():
         evaluations.append(label)
-        return cmake.evaluate_cmake_reads(tree, PROFILE)
+        return evaluate_cmake_reads(tree, PROFILE)
 
     with reviewing(FactCache(DiskStore(store_dir))):
         return by_reads("cmake-model", ("cpu-only",), tree, evaluate)
@@ -60,7 +60,7 @@ def test_a_tree_answering_every_read_the_same_gets_the_stored_model(tmp_path):
     )
     again = _model(head, tmp_path, evaluations, "head")
     assert evaluations == ["base"]
-    assert again == first == cmake.evaluate_cmake(head, PROFILE)
+    assert again == first == evaluate_cmake(head, PROFILE)
     assert again.targets["kernels"].sources == first.targets["kernels"].sources
 
 
@@ -79,7 +79,7 @@ def test_a_tree_that_answers_one_read_differently_is_evaluated(tmp_path):
         head = with_files(base, files)
         model = _model(head, tmp_path, evaluations, name)
         assert evaluations[-1] == name, name
-        assert model == cmake.evaluate_cmake(head, PROFILE), name
+        assert model == evaluate_cmake(head, PROFILE), name
     # Each variant is kept: the base and every head are served from the store now.
     for name, files in [("base", {}), *cases.items()]:
         _model(with_files(base, files) if files else base, tmp_path, evaluations, "again: " + name)
@@ -93,7 +93,7 @@ def test_a_review_serves_a_head_s_cmake_model_from_the_base_s_when_only_buck_fil
         stored = BuildModel(base).cmake("cpu-only")
     with reviewing(FactCache(DiskStore(tmp_path))):
         served = BuildModel(head).cmake("cpu-only")
-    assert served == stored == cmake.evaluate_cmake(head, PROFILE)
+    assert served == stored == evaluate_cmake(head, PROFILE)
     assert BuildModel(base).cmake_inputs() != BuildModel(head).cmake_inputs()  # the tree key differs
 
 

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from bot.buck.cell_graphs import evaluate_cell, evaluate_packages
-from bot.buck.evaluation import find_packages, load_buckconfig
+from bot.buck.packages import find_packages, load_buckconfig
 from bot.parallel import evaluation_pool
 from bot.repo import GitRepository
 from bot.store.evaluations import EvaluationCache

@@ -125,7 +125,7 @@ def test_removed_else_cites_the_base_refusal(reports):
 
 
 def _facts(text: str):
-    from bot.cpp import source_facts
+    from bot.cpp.declarations import source_facts
 
     return source_facts("x.h", text)
 

@@ -19,8 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, CellGraph, Platform
 from bot.facts.linkage import reachable
 from bot.tree import FileTree
 

@@ -20,8 +20,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import flatten, normalize_label
-from bot.buck.targets import BuckTarget, CellGraph
+from bot.buck.targets import BuckTarget, CellGraph, flatten, normalize_label
 from bot.snapshot import BuildModel, Snapshot
 from bot.store import memo as cache
 

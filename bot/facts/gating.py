@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import CellGraph
-from bot.buck.targets import Platform
-from bot.cpp import Declaration, SourceFacts, defines_from_flags
+from bot.buck.targets import CellGraph, Platform
+from bot.cpp.declarations import Declaration, SourceFacts
+from bot.cpp.preprocessor import defines_from_flags
 from bot.facts import xref
 from bot.store.memo import digest, fact, many
 
@@ -87,7 +87,7 @@ def cmake_model(model, **variables: str):
 
 def off_options(model) -> frozenset[str]:
     """CMake options that the default profile leaves off."""
-    from bot.cmake import is_false_value
+    from bot.cmake.values import is_false_value
 
     default = cmake_model(model)
     if default is None:

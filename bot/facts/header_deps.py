@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from bot.buck.evaluation import BuckTarget, CellGraph, Select
-from bot.buck.targets import Platform
-from bot.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
+from bot.buck.targets import BuckTarget, CellGraph, Platform, Select
+from bot.cpp.declarations import SourceFacts
+from bot.cpp.preprocessor import Include, conditions_hold, defines_from_flags
 
 # ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.
 DEP_ATTRIBUTES = ("deps", "exported_deps", "fbcode_deps", "xplat_deps", "fbcode_exported_deps", "xplat_exported_deps")

@@ -13,8 +13,7 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, CellGraph, Platform
 from bot.facts import xref
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import (

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import BuckTarget, CellGraph
 from bot.cmake import cache_values
 from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
-    from bot.cmake import CMakeModel
+    from bot.cmake.model import CMakeModel
     from bot.snapshot import BuildModel
 
 COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".mm")

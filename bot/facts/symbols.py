@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import BuckTarget, Select
-from bot.buck.targets import Platform, resolve
-from bot.cpp import conditions_hold, defines_from_flags
+from bot.buck.targets import BuckTarget, Platform, Select, resolve
+from bot.cpp.preprocessor import conditions_hold, defines_from_flags
 from bot.facts.xref import header_entries
 
 if TYPE_CHECKING:

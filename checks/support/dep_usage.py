@@ -23,9 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Element, Keyword
-from bot.buck.targets import normalize_label
+from bot.buck.targets import BuckTarget, normalize_label
 from bot.facts import xref
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import CXX_KINDS, DependencyTable, recorded_as_written

@@ -15,7 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from bot.buck.cell_graphs import evaluate_cell
-from bot.buck.evaluation import BuckTarget, flatten
+from bot.buck.targets import BuckTarget, flatten
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
