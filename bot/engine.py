@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, touches
 from bot.diff import ChangeSet
+from bot.facts import cmake_models
 from bot.model import Finding, Hit, Severity, fingerprint, identity
 
 if TYPE_CHECKING:  # the models and the build scope are imported by a review that runs checks, not
@@ -163,7 +164,7 @@ def _may_change(check: Check, snapshot: Snapshot) -> bool:
     """Could this change alter the check's verdict? Not when it touches none of its inputs."""
     if check.inputs is None or not snapshot.base.tree.paths():
         return True  # a scan (empty base) or a check that reads anything
-    from bot.snapshot import CMAKE_PROCESS_INPUTS
+    from bot.facts.cmake_models import CMAKE_PROCESS_INPUTS
 
     buck_reader = any(kind in check.inputs for kind in BUCK_FILES)
     cmake_reader = any(kind in check.inputs for kind in CMAKE_FILES)
@@ -177,7 +178,9 @@ def _may_change(check: Check, snapshot: Snapshot) -> bool:
         if (
             cmake_reader
             and touches(change.path, BUCK_FILES)
-            and (snapshot.base.cmake_reads_buck_graph() or snapshot.head.cmake_reads_buck_graph())
+            and (
+                cmake_models.cmake_reads_buck_graph(snapshot.base) or cmake_models.cmake_reads_buck_graph(snapshot.head)
+            )
         ):
             return True  # before 2a692c2da9 the CMake source lists come from the Buck graph
     return False

@@ -27,6 +27,7 @@ from bot.cmake.generator_expressions import GenexContext, evaluate_generator_exp
 from bot.cmake.model import CMakeModel, CMakeTarget, WholeArchive
 from bot.cmake.profiles import CMakeProfile
 from bot.cmake.whole_archive import whole_archive_run
+from bot.facts import cmake_models
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
@@ -38,7 +39,7 @@ _SHARED_KINDS = ("SHARED_LIBRARY", "MODULE_LIBRARY")
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     seen: set[tuple[str, int, str]] = set()
     for profile in snap.config.cmake_profiles:  # the first profile that shows a pair reports it
-        model = snap.head.cmake(profile)
+        model = cmake_models.cmake_model(snap.head, profile)
         for name, target in sorted(model.targets.items()):
             if target.kind not in _SHARED_KINDS or target.imported:
                 continue

@@ -1,4 +1,4 @@
-"""The checks on two cores (bot/check_split.py): a forked worker's share gives the serial result.
+"""The checks on two cores (bot/parallel/check_split.py): a forked worker's share gives the serial result.
 
 Serial (`check_jobs=1`) and forked (`check_jobs=2`: a worker whenever both shares hold a check)
 reviews of the same revisions must agree on everything but the clock: findings in their order,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_reads
 from bot.cmake.profiles import PROFILES
 from bot.cmake.reads import literal_directory
+from bot.facts import cmake_models
 from bot.snapshot import BuildModel
 from bot.store.disk import DiskStore
 from bot.store.memo import FactCache, by_reads, reviewing
@@ -90,11 +91,13 @@ def test_a_review_serves_a_head_s_cmake_model_from_the_base_s_when_only_buck_fil
     base = memory_tree(BASE)
     head = with_files(base, {"runtime/BUCK": "cxx_library(name = 'core', srcs = ['core.cpp'])\n"})
     with reviewing(FactCache(DiskStore(tmp_path))):
-        stored = BuildModel(base).cmake("cpu-only")
+        stored = cmake_models.cmake_model(BuildModel(base), "cpu-only")
     with reviewing(FactCache(DiskStore(tmp_path))):
-        served = BuildModel(head).cmake("cpu-only")
+        served = cmake_models.cmake_model(BuildModel(head), "cpu-only")
     assert served == stored == evaluate_cmake(head, PROFILE)
-    assert BuildModel(base).cmake_inputs() != BuildModel(head).cmake_inputs()  # the tree key differs
+    assert cmake_models.cmake_inputs(BuildModel(base)) != cmake_models.cmake_inputs(
+        BuildModel(head)
+    )  # the tree key differs
 
 
 def test_a_glob_is_narrowed_to_the_literal_directories_before_its_first_wildcard():

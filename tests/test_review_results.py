@@ -1,4 +1,4 @@
-"""Whole-review results kept by the digests of the review's inputs (bot/facts/review_results.py):
+"""Whole-review results kept by the digests of the review's inputs (bot/store/reviews.py):
 served again for the same inputs, never for different ones, never past a blob that arrived."""
 
 from __future__ import annotations

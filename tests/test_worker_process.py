@@ -1,4 +1,4 @@
-"""Forked workers (bot/worker_process.py): answers come back whole or not at all, and a worker dies
+"""Forked workers (bot/parallel/worker_process.py): answers come back whole or not at all, and a worker dies
 with its parent (both pools, Buck evaluation and the checks' share, fork through here)."""
 
 from __future__ import annotations

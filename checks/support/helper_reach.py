@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.targets import BuckTarget, flatten
+from bot.facts import revision
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -37,7 +38,7 @@ def reached_attribute(
     package does not evaluate in one of the cells (then nothing can be concluded).
     """
     key = ("helper-reach:reached", target.label, target.path, attribute, name_pattern, cells)
-    return model.memo(key, lambda: _reached(model, cells, target, attribute, name_pattern))
+    return revision.tree_memo(model, key, lambda: _reached(model, cells, target, attribute, name_pattern))
 
 
 def _reached(
