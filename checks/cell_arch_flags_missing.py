@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.cpp.preprocessor import conditions_hold
+from bot.cpp.conditions import conditions_hold
 from bot.facts import pairing, revision
 from bot.facts.xref import includes_of, source_paths
 from bot.model import Evidence, Hit, Severity

@@ -28,7 +28,7 @@ from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, Scoped
-from bot.cpp.preprocessor import defines_from_flags, evaluate_condition
+from bot.cpp.conditions import defines_from_flags, evaluate_condition
 from bot.facts import cmake_links, cmake_models, pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot

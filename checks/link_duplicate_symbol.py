@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from bot.check import CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, CMakeTarget
-from bot.cpp.preprocessor import defines_from_flags
+from bot.cpp.conditions import defines_from_flags
 from bot.facts import cmake_links, cmake_models, symbols
 from bot.facts.cmake_links import LinkedUnit
 from bot.facts.pairing import is_compiled

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.cpp.conditions import conditions_hold, defines_from_flags, evaluate_condition
 from bot.cpp.declarations import source_facts, source_facts_in_tree
-from bot.cpp.preprocessor import conditions_hold, defines_from_flags, evaluate_condition
 from bot.tree import memory_tree
 
 HEADER = """\

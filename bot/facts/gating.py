@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.targets import CellGraph, Platform
+from bot.cpp.conditions import defines_from_flags
 from bot.cpp.declarations import Declaration, SourceFacts
-from bot.cpp.preprocessor import defines_from_flags
 from bot.facts import cmake_models, revision, xref
 from bot.store.memo import digest, fact, many
 

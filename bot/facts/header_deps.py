@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from bot.buck.targets import BuckTarget, CellGraph, Platform, Select
+from bot.cpp.conditions import conditions_hold, defines_from_flags
 from bot.cpp.declarations import SourceFacts
-from bot.cpp.preprocessor import Include, conditions_hold, defines_from_flags
+from bot.cpp.preprocessor import Include
 from bot.facts import revision
 
 # ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.buck.targets import BuckTarget, Platform, Select, resolve
-from bot.cpp.preprocessor import conditions_hold, defines_from_flags
+from bot.cpp.conditions import conditions_hold, defines_from_flags
 from bot.facts import revision
 from bot.facts.xref import header_entries
 
