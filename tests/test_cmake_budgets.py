@@ -10,10 +10,12 @@ import time
 
 import pytest
 
-from bot.cmake import DEFAULT_PROFILE, ParseProblem, evaluate_cmake
 from bot.cmake.budgets import MAX_EXPANDED_CHARS, MAX_EXPANDED_ITEMS, MAX_LIST_ITEMS, MAX_VALUE_CHARS
 from bot.cmake.commands.variables import integer_expression
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.profiles import DEFAULT_PROFILE
 from bot.cmake.regexes import RegexGuard, RegexTimeout
+from bot.cmake.syntax import ParseProblem
 from bot.model import Severity
 from bot.tree import memory_tree
 
