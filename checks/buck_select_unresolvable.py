@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 from bot.buck import platforms
 from bot.buck.cells import CELLS, cell_named
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, Share
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -129,6 +129,7 @@ def _storage(deps: str, extra: str = "", marker: str = "") -> dict[str, str]:
 
 CHECK = Check(
     id="buck-select-unresolvable",
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.MAJOR,
     title="Buck select() that cannot be resolved on a platform the cell builds for",

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 
 from bot.buck import platforms
 from bot.buck.targets import Platform
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, Share
 from bot.facts import xref
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.model import Evidence, EvidenceRole, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support import guard_idiom
 from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
@@ -59,7 +59,7 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
     for hit, target, guard, followers in guarded:
         own = changes.get(hit.path)
         touched_itself = own is not None and any(hit.line <= n <= (hit.end_line or hit.line) for n in own.added)
-        root = next((e for e in hit.evidence if e.note.startswith("this line defines")), None)
+        root = next((e for e in hit.evidence if e.role is EvidenceRole.DEFINES), None)
         root_change = changes.get(root.path) if root is not None else None
         if touched_itself or root is None or root_change is None or root.line not in root_change.added:
             yield hit
@@ -75,7 +75,7 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
         labels = ", ".join(f"`{h.key}`" for h in group)
         keys = {h.key for h in group}
         followers = {label: None for member in members for label in member[3] if label not in keys}
-        taken_along = [e for h in group for e in h.evidence if e.note.startswith("depends on it")]
+        taken_along = [e for h in group for e in h.evidence if e.role is EvidenceRole.DEPENDENT]
         package = path.rsplit("/", 1)[0] if "/" in path else ""
         yield Hit(
             path=path,
@@ -157,12 +157,19 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
         visible = outermost_frame(target)
         if visible is not None:
             evidence.append(
-                Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
+                Evidence(
+                    visible.path,
+                    visible.line,
+                    f"this line defines the package's targets in `{cell}`",
+                    EvidenceRole.DEFINES,
+                )
             )
         followers = dependents.get(label, {})
         for dependent, chain in sorted(followers.items()):
             other = graph.targets[dependent]
-            evidence.append(Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain)))
+            evidence.append(
+                Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain), EvidenceRole.DEPENDENT)
+            )
         guard = guard_idiom.guard_for(
             snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only
         )
@@ -285,6 +292,7 @@ _XPLAT_BUCK = (
 CHECK = Check(
     id="cuda-guard-missing",
     fixable=True,
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="CUDA target visible to CPU-only builds without the CUDA guard",

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
@@ -153,6 +153,7 @@ def _written(tree: dict[str, str], marker: str = "") -> dict[str, str]:
 
 CHECK = Check(
     id="dep-exported-used-privately",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.INFO,
     title="Buck exported dep that only the target's private files use",

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.buck.targets import Platform
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.cpp import Include, SourceFacts
 from bot.facts import xref
 from bot.facts.header_deps import DependencyIndex, include_is_active
@@ -209,6 +209,7 @@ _CUDA_PRIVATE = (
 
 CHECK = Check(
     id="dep-private-for-exported-header",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MINOR,
     title="Exported header includes through a private dep",

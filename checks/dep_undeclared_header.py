@@ -56,13 +56,13 @@ from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.buck.targets import Platform
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.facts import xref
 from bot.facts.cache import current
 from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written
 from bot.facts.header_graph import HeaderGraph, header_graph, target_files
 from bot.fixes import fix_between
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.model import Evidence, Fix, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import missing_reads
 from checks.support.callsite import attribute_line, call_of, item_line
@@ -73,7 +73,7 @@ _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     hits = snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
-    activated = _activated(snap) if snap.base is not snap.head else {}
+    activated = _activated(snap) if snap.mode is not ReviewMode.BASELINE else {}
     for hit in hits:
         sources = activated.get(hit.target or "")
         if sources and hit.path not in sources:
@@ -646,6 +646,7 @@ def _slim_files(storage_flags: str, marker: str = "", condition: str = "") -> di
 CHECK = Check(
     id="dep-undeclared-header",
     fixable=True,
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MAJOR,
     title="Header included from a target that is not a dependency",

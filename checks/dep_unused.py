@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
@@ -123,6 +123,7 @@ def _package(deps: str, source: str = _USER, log_extra: str = "") -> dict[str, s
 
 CHECK = Check(
     id="dep-unused",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.INFO,
     title="Buck dep whose headers the target never includes",

@@ -39,7 +39,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS, cell_named
 from bot.buck.evaluation import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.facts import symbols, xref
 from bot.facts.header_deps import include_is_active
 from bot.facts.pairing import cell_primary_targets
@@ -297,6 +297,7 @@ _FILES = {
 
 CHECK = Check(
     id="header-unowned",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MAJOR,
     title="Included repository header that no Buck target lists",

@@ -41,13 +41,13 @@ from dataclasses import dataclass
 
 from bot import cmake
 from bot.buck import edits
-from bot.buck.cells import cell_named, cells_where
+from bot.buck.cells import StaticLinking, cell_named, cells_where
 from bot.buck.evaluation import BuckTarget
 from bot.buck.targets import Platform, attribute_on
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
 from bot.facts import linkage, pairing
 from bot.fixes import fix_between
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.model import Evidence, Fix, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import call_of
 
@@ -59,10 +59,10 @@ _FLAG = '"-Wl,--export-dynamic"'
 class Options:
     """Cells where libraries are always linked statically, and cells where `force_static` decides."""
 
-    static_cells: tuple[str, ...] = cells_where(static_linking="links libraries statically")
-    force_static_cells: tuple[str, ...] = cells_where(static_linking="sets `force_static = True`")
+    static_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.LIBRARIES)
+    force_static_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.FORCE_STATIC)
     # Cells whose libraries link dynamically but whose binaries and tests may link statically.
-    static_binary_cells: tuple[str, ...] = cells_where(static_linking="")
+    static_binary_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.BINARIES_ONLY)
 
 
 def exports_dynamic(flag: str) -> bool:
@@ -185,7 +185,7 @@ def _newly_force_linked(
     item 2; its author's fbcode test failed with `undefined symbol: aoti_torch_dtype_float32`).
     Per platform: `link_whole`, the flag and the closures are those of one configuration.
     """
-    if snap.base is snap.head:
+    if snap.mode is ReviewMode.BASELINE:
         return
     graph, before = snap.head.cell(cell), snap.base.cell(cell).targets
     for label, target in sorted(graph.targets.items()):
@@ -406,7 +406,7 @@ def _hit(snap: Snapshot, cell: str, gap: _Gap, above: list[str]) -> Hit:
     assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""
     fix = _export_flag_fix(text, target, "export the executable's symbols as CMake does")
-    static = cell_named(cell).static_linking
+    static = cell_named(cell).static_linking.prose
     also = ""
     if above:
         verbs = "links it and misses" if len(above) == 1 else "link it and miss"

@@ -50,7 +50,7 @@ from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.buck.targets import flatten
 from bot.check import BUCK_FILES, Check, Example
 from bot.facts import cache as facts
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
 
@@ -85,7 +85,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     gaps = snap.head.memo(("python-import-undeclared",), lambda: _gaps(snap.head), persist=True)
     closures: dict[str, dict[str, frozenset[str] | None]] = {}
     for gap in gaps:
-        if not gap.owners or snap.base is snap.head or _made_by_change(snap, gap, closures):
+        if not gap.owners or snap.mode is ReviewMode.BASELINE or _made_by_change(snap, gap, closures):
             yield _hit(snap.head, gap)
 
 

@@ -48,13 +48,13 @@ from bot.buck.evaluation import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.cmake.profiles import profiles_touched
 from bot.facts import pairing
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line, item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    if snap.base is snap.head:
+    if snap.mode is ReviewMode.BASELINE:
         return
     seen: set[tuple[str, int, str]] = set()
     touched = profiles_touched(

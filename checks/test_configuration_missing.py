@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from bot.buck.cells import CELLS, cell_named
 from bot.buck.platforms import dependencies
 from bot.buck.targets import BuckTarget, CellGraph, Platform
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, Share
 from bot.facts.build_scope import scope_of
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import Snapshot
 
 _CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
@@ -59,7 +59,7 @@ _LISTED = 8
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    if snap.base is snap.head:
+    if snap.mode is ReviewMode.BASELINE:
         return
     settings = snap.config.buck
     for cell in CELLS:
@@ -344,6 +344,7 @@ _LINUX_AND_ANDROID = '"ovr_config//os:linux", "ovr_config//os:android"'
 
 CHECK = Check(
     id="test-configuration-missing",
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.MINOR,
     title="Targets newly built on a platform no test builds them for",
