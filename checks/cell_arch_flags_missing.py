@@ -30,11 +30,10 @@ from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.cpp import conditions_hold
-from bot.facts import pairing
+from bot.facts import helper_reach, pairing
 from bot.facts.xref import includes_of, source_paths
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
-from checks.support import helper_reach
 from checks.support.callsite import attribute_line, item_line
 
 _ARCH_FLAG = re.compile(
@@ -99,7 +98,7 @@ def _reference_has_arch_flags(snap: Snapshot, cell: str, twin: BuckTarget, targe
 
     Internal helpers such as `get_nvcc_arch_args()` evaluate to nothing here, so where the
     flags come from one, the package is evaluated again with the helper's calls marked
-    (checks/support/helper_reach.py) to see which cells its result reaches.
+    (bot/facts/helper_reach.py) to see which cells its result reaches.
     """
     if _arch_flags(twin):
         return True

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import cells_where
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import xref
+from bot.facts import verdicts, xref
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import item_line
@@ -26,8 +26,8 @@ CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS_WITH_PRIVATE_HEADERS:
-        yield from snap.head.memo(
-            ("header-private", cell), lambda cell=cell: _private_includes(snap.head, cell), persist=True
+        yield from verdicts.whole_tree(
+            snap.head, "header-private", lambda cell=cell: _private_includes(snap.head, cell), cell
         )
 
 

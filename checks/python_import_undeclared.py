@@ -50,6 +50,7 @@ from bot.buck.evaluation import BuckTarget, CellGraph
 from bot.buck.targets import flatten
 from bot.check import BUCK_FILES, Check, Example
 from bot.facts import cache as facts
+from bot.facts import verdicts
 from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
@@ -82,7 +83,7 @@ class _Gap:
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    gaps = snap.head.memo(("python-import-undeclared",), lambda: _gaps(snap.head), persist=True)
+    gaps = verdicts.whole_tree(snap.head, "python-import-undeclared", lambda: _gaps(snap.head))
     closures: dict[str, dict[str, frozenset[str] | None]] = {}
     for gap in gaps:
         if not gap.owners or snap.mode is ReviewMode.BASELINE or _made_by_change(snap, gap, closures):
