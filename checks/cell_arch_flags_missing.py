@@ -21,7 +21,6 @@ or the cell's arch helper), or state which architecture the cell's CUDA toolchai
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,17 +28,11 @@ from bot.buck.cells import CELLS
 from bot.buck.evaluation import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.facts import helper_reach, pairing
-from bot.facts.cuda_arch import Requirement, first_requirement
+from bot.facts.cuda_arch import ARCH_HELPER, Requirement, arch_flags, first_requirement, reference_has_arch_flags
 from bot.facts.xref import source_paths
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support.callsite import attribute_line, item_line
-
-_ARCH_FLAG = re.compile(
-    r"-gencode|^-arch\b|^--gpu-architecture|--cuda-gpu-arch|--offload-arch|\bsm_\d+|\bcompute_\d+|^-arch="
-)
-_ARCH_HELPER = r"(?:\w+_)?arch(?:s|_\w+)?"  # get_nvcc_arch_args(), cuda_arch_flags(), ...
-_FLAG_ATTRIBUTES = ("nvcc_flags", "compiler_flags", "exported_compiler_flags")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +50,10 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
     for cell in options.cells:
         for target in pairing.cell_primary_targets(snap.head, cell):
             cuda_sources = [p for p in source_paths(target) if p.endswith(".cu")]
-            if not cuda_sources or _arch_flags(target):
+            if not cuda_sources or arch_flags(target):
                 continue
             twin = reference.targets.get(target.label)
-            if twin is None or not _reference_has_arch_flags(snap, cell, twin, target, options.reference_cell):
+            if twin is None or not reference_has_arch_flags(snap, cell, twin, target, options.reference_cell):
                 continue
             requirement = first_requirement(snap.head, cuda_sources, options.default_arch)
             if requirement is None:
@@ -68,35 +61,14 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             yield _hit(snap, cell, target, twin, requirement)
 
 
-def _flags(target: BuckTarget) -> tuple[str, ...]:
-    return tuple(str(v) for attribute in _FLAG_ATTRIBUTES for v in target.values(attribute) if isinstance(v, str))
-
-
-def _arch_flags(target: BuckTarget) -> bool:
-    return any(_ARCH_FLAG.search(flag) for flag in _flags(target))
-
-
-def _reference_has_arch_flags(snap: Snapshot, cell: str, twin: BuckTarget, target: BuckTarget, reference: str) -> bool:
-    """The reference cell's twin has literal arch flags, or an arch helper's result that this cell's target lacks.
-
-    Internal helpers such as `get_nvcc_arch_args()` evaluate to nothing here, so where the
-    flags come from one, the package is evaluated again with the helper's calls marked
-    (bot/facts/helper_reach.py) to see which cells its result reaches.
-    """
-    if _arch_flags(twin):
-        return True
-    reach = helper_reach.reached_attribute(snap.head, (reference, cell), target, "nvcc_flags", _ARCH_HELPER)
-    return reach is not None and reach[reference] and not reach[cell]
-
-
 def _hit(snap: Snapshot, cell: str, target: BuckTarget, twin: BuckTarget, requirement: Requirement) -> Hit:
     text = snap.head.text(target.path) or ""
     relative = requirement.source[len(target.package) + 1 :] if target.package else requirement.source
     line = item_line(text, target, relative) or target.line
     twin_text = snap.head.text(twin.path) or ""
-    helper = helper_reach.helper_calls(_ARCH_HELPER).search(twin_text)
+    helper = helper_reach.helper_calls(ARCH_HELPER).search(twin_text)
     flags_line = attribute_line(twin_text, twin, "nvcc_flags") or twin.line
-    if not _arch_flags(twin) and helper is not None:
+    if not arch_flags(twin) and helper is not None:
         flags_line = twin_text.count("\n", 0, helper.start()) + 1
     arch = f"sm_{requirement.min_arch // 10}"
     via = "" if requirement.path == requirement.source else f" through `{requirement.path}`"

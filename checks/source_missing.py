@@ -21,19 +21,13 @@ Use instead: name the file where it now is, in every build that compiles it.
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
 
-from bot.buck.cells import CELLS
-from bot.buck.targets import flatten
 from bot.check import Check, Example
-from bot.facts import change_scope
-from bot.facts.cmake_named_paths import SOURCE_FILE, cmake_files, cmake_named_paths
+from bot.facts.missing_files import missing_listed, missing_named
 from bot.model import Hit, Severity
-from bot.snapshot import BuildModel, Snapshot
+from bot.snapshot import Snapshot
 from checks.support.callsite import item_line
-
-_FILE_ATTRIBUTES = ("srcs", "headers", "exported_headers")
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -43,10 +37,6 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         if (hit.path, hit.key) not in seen:
             seen.add((hit.path, hit.key))
             yield hit
-
-
-def _under_submodule(path: str, submodules: tuple[str, ...]) -> bool:
-    return any(path == s or path.startswith(s + "/") for s in submodules)
 
 
 def _explanation(snap: Snapshot, path: str) -> str:
@@ -65,84 +55,37 @@ def _explanation(snap: Snapshot, path: str) -> str:
     return ""
 
 
-def _missing(model: BuildModel, path: str, submodules: tuple[str, ...]) -> bool:
-    return not model.tree.exists(path) and not model.tree.is_dir(path) and not _under_submodule(path, submodules)
-
-
 def _buck_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
-    # What the change can affect: the targets it changed, and any target's file whose existence
-    # it flipped (a deletion or a move far from the targets that name the file).
-    listing = change_scope.listing_changes(snap)
-    names = None if listing is None else {path.rsplit("/", 1)[-1] for path in listing}
-    for cell in CELLS:
-        graph = snap.head.cell(cell)
-        scope = change_scope.changed_targets(snap, cell)
-        for target in graph.targets.values():
-            whole = names is None or scope.holds(target)
-            for attribute in _FILE_ATTRIBUTES:
-                for item in flatten(target.attrs.get(attribute)):
-                    if (
-                        not isinstance(item, str)
-                        or not SOURCE_FILE.search(item)
-                        or item.startswith((":", "/", "@", "$"))
-                    ):
-                        continue
-                    if "//" in item or "*" in item:
-                        continue
-                    if not whole and item.rsplit("/", 1)[-1] not in names:  # type: ignore[operator]
-                        continue  # cheaper than the join below, for the many files nobody moved
-                    path = posixpath.normpath(posixpath.join(target.package, item))
-                    if not whole and path not in listing:  # type: ignore[operator]
-                        continue
-                    if not _missing(snap.head, path, submodules):
-                        continue
-                    text = snap.head.text(target.path) or ""
-                    line = item_line(text, target, item) or target.line
-                    yield Hit(
-                        path=target.path,
-                        line=line,
-                        message=(
-                            f"`{target.label}` names `{item}` in `{attribute}`, but `{path}` does not exist."
-                            f"{_explanation(snap, path)} buck2 refuses the target."
-                        ),
-                        key=f"{target.label}:{path}",
-                        target=target.label,
-                        cell=cell,
-                        offending_text=item,
-                    )
+    for cell, target, attribute, item, path in missing_listed(snap, submodules):
+        text = snap.head.text(target.path) or ""
+        line = item_line(text, target, item) or target.line
+        yield Hit(
+            path=target.path,
+            line=line,
+            message=(
+                f"`{target.label}` names `{item}` in `{attribute}`, but `{path}` does not exist."
+                f"{_explanation(snap, path)} buck2 refuses the target."
+            ),
+            key=f"{target.label}:{path}",
+            target=target.label,
+            cell=cell,
+            offending_text=item,
+        )
 
 
 def _cmake_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
-    listing = change_scope.listing_changes(snap)
-    paths = [path for path in cmake_files(snap.head) if not _under_submodule(path, submodules)]
-    for path, named_paths in cmake_named_paths(snap.head, paths).items():
-        # A file the change left alone names the same paths: only those whose existence moved can differ.
-        whole = listing is None or path in listing
-        for line, command, named, written in named_paths:
-            if not whole and named not in listing:  # type: ignore[operator]
-                continue
-            missing = (
-                not snap.head.tree.exists(posixpath.join(named, "CMakeLists.txt"))
-                if command == "add_subdirectory"
-                else not snap.head.tree.exists(named)
-            )
-            if (
-                not missing
-                or _under_submodule(named, submodules)
-                or (snap.head.tree.is_dir(named) and command != "add_subdirectory")
-            ):
-                continue
-            what = f"`{named}/CMakeLists.txt`" if command == "add_subdirectory" else f"`{named}`"
-            yield Hit(
-                path=path,
-                line=line,
-                message=(
-                    f"`{command}({written})` names {what}, which does not exist."
-                    f"{_explanation(snap, named)} CMake stops at configure in every build that reads this file."
-                ),
-                key=f"{command}:{named}",
-                offending_text=written,
-            )
+    for path, line, command, named, written in missing_named(snap, submodules):
+        what = f"`{named}/CMakeLists.txt`" if command == "add_subdirectory" else f"`{named}`"
+        yield Hit(
+            path=path,
+            line=line,
+            message=(
+                f"`{command}({written})` names {what}, which does not exist."
+                f"{_explanation(snap, named)} CMake stops at configure in every build that reads this file."
+            ),
+            key=f"{command}:{named}",
+            offending_text=written,
+        )
 
 
 CHECK = Check(

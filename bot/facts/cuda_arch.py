@@ -1,5 +1,9 @@
-"""Which CUDA architecture a source's code needs: `#if __CUDA_ARCH__` branches compiled only above
-the default architecture, with no fallback, in the source or the `.cuh` files it includes.
+"""Which CUDA architecture a source's code needs, and whether a target passes arch flags.
+
+A source needs an architecture when an `#if __CUDA_ARCH__` branch of it, or of the `.cuh` files
+it includes, is compiled only above the default architecture and has no fallback. A target passes
+arch flags when its flags name one (`-gencode`, `-arch`, ...) or an internal helper's result that
+reaches its cell does (bot/facts/helper_reach.py).
 
 Each branch's `#if` stack is evaluated as nvcc's device pass would see it (CUDA 12 headers, no
 ROCm) for a ladder of architectures; kept per tree for each source and each file.
@@ -11,9 +15,11 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from bot.buck.targets import BuckTarget
 from bot.cpp import conditions_hold
+from bot.facts import helper_reach
 from bot.facts.xref import includes_of
-from bot.snapshot import BuildModel
+from bot.snapshot import BuildModel, Snapshot
 
 _INCLUDE_DEPTH = 3
 
@@ -131,3 +137,35 @@ def _has_fallback(facts, block, gated: int, default_arch: int) -> bool:
         if any(not _TRIVIAL_STATEMENT.match(statement) for statement in statements):
             return True
     return False
+
+
+_ARCH_FLAG = re.compile(
+    r"-gencode|^-arch\b|^--gpu-architecture|--cuda-gpu-arch|--offload-arch|\bsm_\d+|\bcompute_\d+|^-arch="
+)
+
+
+ARCH_HELPER = r"(?:\w+_)?arch(?:s|_\w+)?"  # get_nvcc_arch_args(), cuda_arch_flags(), ...
+
+
+_FLAG_ATTRIBUTES = ("nvcc_flags", "compiler_flags", "exported_compiler_flags")
+
+
+def _flags(target: BuckTarget) -> tuple[str, ...]:
+    return tuple(str(v) for attribute in _FLAG_ATTRIBUTES for v in target.values(attribute) if isinstance(v, str))
+
+
+def arch_flags(target: BuckTarget) -> bool:
+    return any(_ARCH_FLAG.search(flag) for flag in _flags(target))
+
+
+def reference_has_arch_flags(snap: Snapshot, cell: str, twin: BuckTarget, target: BuckTarget, reference: str) -> bool:
+    """The reference cell's twin has literal arch flags, or an arch helper's result that this cell's target lacks.
+
+    Internal helpers such as `get_nvcc_arch_args()` evaluate to nothing here, so where the
+    flags come from one, the package is evaluated again with the helper's calls marked
+    (bot/facts/helper_reach.py) to see which cells its result reaches.
+    """
+    if arch_flags(twin):
+        return True
+    reach = helper_reach.reached_attribute(snap.head, (reference, cell), target, "nvcc_flags", ARCH_HELPER)
+    return reach is not None and reach[reference] and not reach[cell]
