@@ -16,7 +16,7 @@ from bot.buck.cells import is_build_file
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
-from bot.model import Finding, Severity
+from bot.model import Finding, ReviewMode, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
 from bot.store import reviews
@@ -107,7 +107,10 @@ def review_trees(
 
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
-    snapshot = Snapshot(base_model, head_model, changes, config)
+    # The one place the kind of run is decided: against an empty base (scan_tree, a first commit)
+    # every file is new, so it is a scan; the engine makes each review's baseline run itself.
+    mode = ReviewMode.REVIEW if base_tree.paths() else ReviewMode.SCAN
+    snapshot = Snapshot(base_model, head_model, changes, config, mode=mode)
     # One fact cache for the whole review: base and head share it, later reviews read its store.
     with (
         collector_paused(),
