@@ -45,7 +45,8 @@ class Option:
     flags: tuple[str, ...]
     settings: Mapping[str, Any]
 
-    def add(self, parser: argparse.ArgumentParser | Any, help_text: str | None = None) -> None:
+    def add(self, parser: Any, help_text: str | None = None) -> None:
+        """Add it to a parser or an argument group (argparse names no public type for both)."""
         settings = dict(self.settings) if help_text is None else {**self.settings, "help": help_text}
         parser.add_argument(*self.flags, **settings)
 

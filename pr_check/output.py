@@ -96,8 +96,8 @@ def formats_help(default: str = "text") -> str:
 @dataclass(frozen=True, slots=True)
 class OutputOptions:
     """The output options as the user gave them, before validation; a subcommand that has no such
-    option leaves its default. The CLI builds it from its parsed arguments (`pr_check.cli`), the
-    Action and the demo directly."""
+    option leaves its default. The commands build it from their parsed arguments
+    (pr_check/commands/request.py), the Action directly."""
 
     format: str = "text"
     output: Path | None = None
