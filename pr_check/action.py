@@ -22,7 +22,8 @@ from bot.render.printable import printable
 from bot.render.sarif import render_sarif
 from bot.repo import GitRepository
 from pr_check.output import FAIL_LEVELS, OutputOptions, OutputRequest, exit_status, render, write
-from pr_check.review import CHECKS, KNOWN_RULES, default_cache_dir, review_trees
+from pr_check.product_checks import known_rules
+from pr_check.review import CHECKS, default_cache_dir, review_trees
 from pr_check.review_input import PullRequestEvent, resolve
 from pr_check.version import VERSION
 
@@ -62,7 +63,7 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
         raise UsageError(f"cannot read the event file {event_path}: {error}") from None
     pull_request = PullRequestEvent.of(event)
     request = OutputRequest.from_options(
-        OutputOptions(fail_level=arguments.fail_level or None, color="never"), KNOWN_RULES
+        OutputOptions(fail_level=arguments.fail_level or None, color="never"), known_rules
     )
     repository_uri = None
     if environ.get("GITHUB_SERVER_URL") and environ.get("GITHUB_REPOSITORY"):

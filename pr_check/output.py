@@ -128,9 +128,9 @@ class OutputRequest:
     statistics: bool
 
     @classmethod
-    def from_options(cls, options: OutputOptions, known_rules: frozenset[str]) -> OutputRequest:
-        """Validate every output option (`--select`/`--ignore` against `known_rules`); UsageError
-        (exit 2) on the first that is wrong."""
+    def from_options(cls, options: OutputOptions, known_rules: Callable[[], frozenset[str]]) -> OutputRequest:
+        """Validate every output option (`--select`/`--ignore` against `known_rules()`, asked only when
+        they are given); UsageError (exit 2) on the first that is wrong."""
         output = options.output
         if output is not None:
             _check_writable(output)
@@ -191,11 +191,11 @@ def _under(path: str, pattern: str) -> bool:
     return path == pattern or path.startswith(pattern + "/") or pattern in ("", ".")
 
 
-def _rule_list(values: Sequence[str], option: str, known_rules: frozenset[str]) -> frozenset[str] | None:
+def _rule_list(values: Sequence[str], option: str, known_rules: Callable[[], frozenset[str]]) -> frozenset[str] | None:
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
-    unknown = sorted(rules - known_rules)
+    unknown = sorted(rules - known_rules())
     if unknown:
         raise UsageError(f"{option}: unknown rule id(s) {', '.join(unknown)} (see `pr-check rules`)")
     return rules

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from bot.facts.cache import DiskStore
+from bot.pipeline import default_cache_dir
 from bot.repo import GitRepository
-from pr_check.review import default_cache_dir
 
 
 def run_cache(arguments: argparse.Namespace) -> int:

@@ -14,13 +14,14 @@ from collections.abc import Callable
 from bot.buck.graph_cache import EvaluationCache
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
 from bot.config import Config
+from bot.pipeline import Report, default_cache_dir, review_trees
 from bot.render.printable import printable
 from bot.repo import GitRepository
 from bot.tree import FileTree
 from pr_check.commands.request import local_config, output_request
 from pr_check.fix import fix_until_settled, summary_lines, write_work_tree
 from pr_check.output import OutputRequest, exit_status, render, write
-from pr_check.review import CHECKS, Report, default_cache_dir, review_trees
+from pr_check.product_checks import ProductChecks, all_checks
 from pr_check.review_input import INDEX, WORK_TREE, Index, ReviewInput, TreeAgainst, WorkTree, resolve
 from pr_check.shim import shim_files
 
@@ -46,7 +47,7 @@ def _tree_reviewer(
         reviewed.append(tree_id)
         given = resolve(repo, TreeAgainst(base, tree_id, name)).with_files(with_shim)
         report = review_trees(
-            given.base, given.head, given.changes, checks=request.checks(CHECKS), cache=cache, config=config
+            given.base, given.head, given.changes, checks=request.checks(all_checks()), cache=cache, config=config
         )
         return request.filter(report), given.head
 
@@ -99,7 +100,7 @@ def run_hook(arguments: argparse.Namespace) -> int:
         review = _tree_reviewer(repo, arguments, request, config, staged.base_id, INDEX)
         if not arguments.fix:
             report, _ = review(staged.head_id)
-            write(render(report, request, CHECKS, notes=staged.notes), None)
+            write(render(report, request, ProductChecks(), notes=staged.notes), None)
             return exit_status(report, request)
         run = fix_until_settled(staged.head_id, review, repo.tree_with_files)
         written = write_work_tree(

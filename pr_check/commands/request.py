@@ -13,7 +13,7 @@ from pathlib import Path
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.errors import ConfigError, UsageError
 from pr_check.output import OutputOptions, OutputRequest
-from pr_check.review import KNOWN_RULES
+from pr_check.product_checks import known_rules
 
 
 def output_options(arguments: argparse.Namespace) -> OutputOptions:
@@ -30,7 +30,7 @@ def output_options(arguments: argparse.Namespace) -> OutputOptions:
 
 def output_request(arguments: argparse.Namespace) -> OutputRequest:
     """The validated output request of a subcommand's parsed arguments."""
-    return OutputRequest.from_options(output_options(arguments), KNOWN_RULES)
+    return OutputRequest.from_options(output_options(arguments), known_rules)
 
 
 def local_config(path: Path | None) -> Config | None:
@@ -42,6 +42,6 @@ def local_config(path: Path | None) -> Config | None:
     except OSError as error:
         raise UsageError(f"--config {path}: {error.strerror}") from None
     try:
-        return parse_config(text, KNOWN_RULES)
+        return parse_config(text, known_rules())
     except ConfigError as error:
         raise ConfigError(str(error).replace(CONFIG_PATH, str(path), 1)) from None

@@ -9,18 +9,16 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import Progress, TaskID
-
 from bot.buck.graph_cache import EvaluationCache
 from bot.config import CONFIG_PATH, Config
 from bot.errors import UsageError
+from bot.pipeline import Report, default_cache_dir, load_config, review_trees
 from bot.repo import GitRepository
 from bot.review_stats import ConfigSource
 from pr_check import revisions
 from pr_check.commands.request import local_config, output_request
 from pr_check.output import OutputRequest, exit_status, render, write
-from pr_check.review import CHECKS, ProductChecks, Report, default_cache_dir, load_config, review_trees
+from pr_check.product_checks import ProductChecks, all_checks
 from pr_check.review_input import Commit, DiffFile, ReviewSource, Scan, WorkTree, resolve
 from pr_check.shim import shim_files
 
@@ -76,10 +74,10 @@ def run_scan(arguments: argparse.Namespace) -> int:
                 given.base,
                 given.head,
                 given.changes,
-                checks=request.checks(CHECKS),
+                checks=request.checks(all_checks()),
                 cache=cache,
                 progress=progress,
-                config=config if config is not None else load_config(given.head),
+                config=config if config is not None else load_config(given.head, all_checks()),
             )
         return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
 
@@ -122,6 +120,10 @@ def _progress(request: OutputRequest) -> Iterator[Callable[[str, int, int], None
 
         yield announce
         return
+    # rich only on a terminal: a CI log or a warm review would pay for its import and use none of it.
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
     with Progress(console=Console(stderr=True), transient=True) as progress:
         tasks: dict[str, TaskID] = {}
 
@@ -143,5 +145,5 @@ def _finish(
     report = request.filter(report)
     if config_source is not None:
         report = replace(report, stats=replace(report.stats, config=config_source))
-    write(render(report, request, CHECKS, notes=notes, repository_uri=repository_uri), request.output)
+    write(render(report, request, ProductChecks(), notes=notes, repository_uri=repository_uri), request.output)
     return exit_status(report, request)
