@@ -89,7 +89,7 @@ def test_the_same_delivery_twice_is_one_job_even_across_a_restart(app):
     assert _queued(app) == 1
     # A new process over the same data directory still knows the delivery.
     reopened = open_queue(app.queue_url)
-    assert reopened.submit(delivery, job_from_json(reopened.record(delivery).job)) is False
+    assert reopened.submit(delivery, job_from_json(reopened.record(delivery).job)) == Submitted.DUPLICATE
     assert reopened.huey.pending_count() == 1
 
 

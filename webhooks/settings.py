@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from bot.errors import PrCheckError
+from webhooks.retry import DEFAULT_HORIZON_S, DEFAULT_MAX_DELAY_S
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -51,6 +52,10 @@ class Settings:
     allow_volatile_redis: bool = False  # run on a Redis without appendonly (accepted jobs may be lost)
     # `/pr-check fix` pushes a commit of fixes to the pull request's branch; needs contents: write.
     fix_push: bool = False
+    # A job that finds GitHub away is run again, with pauses doubling up to the second figure, until
+    # the first has passed since its first such failure (webhooks/retry.py).
+    github_retry_horizon_s: float = DEFAULT_HORIZON_S
+    github_retry_max_delay_s: float = DEFAULT_MAX_DELAY_S
 
     @property
     def mirrors_dir(self) -> Path:
@@ -139,6 +144,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         job_max_s=number("PR_CHECK_JOB_MAX_S", max(1800.0, 3 * review_deadline), review_deadline),
         allow_volatile_redis=env.get("PR_CHECK_ALLOW_VOLATILE_REDIS", "").strip().lower() in ("1", "yes", "true"),
         fix_push=flag("PR_CHECK_FIX_PUSH"),
+        github_retry_horizon_s=number("PR_CHECK_GITHUB_RETRY_HORIZON_S", DEFAULT_HORIZON_S, 1.0),
+        github_retry_max_delay_s=number("PR_CHECK_GITHUB_RETRY_MAX_DELAY_S", DEFAULT_MAX_DELAY_S, 0.01),
     )
 
 
