@@ -25,17 +25,18 @@ from tests.test_app_harness import (
     start_app,
     wait_for,
 )
-from webhooks.queue import DONE, FAILED
+from webhooks.queue import DONE, FAILED, JobRecord
 from webhooks.retry import RetryHorizon
 
 pytestmark = pytest.mark.timeout(600)
 
 OUTAGE_S = 75.0  # "ten minutes", at the test's scale: longer than the 54 s the App used to give a job
 HORIZON = RetryHorizon(horizon_s=450.0, max_delay_s=4.0)
-SCALED = {
-    "PR_CHECK_GITHUB_RETRY_HORIZON_S": str(HORIZON.horizon_s),
-    "PR_CHECK_GITHUB_RETRY_MAX_DELAY_S": str(HORIZON.max_delay_s),
-}
+
+
+def _records(app) -> list[JobRecord]:
+    """Every job of the ledger (each delivery's)."""
+    return [record for key in app.queue.store.keys("job") if (record := app.queue.record(key)) is not None]
 
 
 def _bot_reviews(standin, repo: str, number: int) -> list[dict]:
@@ -43,7 +44,11 @@ def _bot_reviews(standin, repo: str, number: int) -> list[dict]:
 
 
 def test_a_ten_minute_outage_loses_nothing_and_posts_once_for_the_head_current_when_github_returns(tmp_path):
-    with running_app(tmp_path / "app", **SCALED) as app:
+    with running_app(
+        tmp_path / "app",
+        PR_CHECK_GITHUB_RETRY_HORIZON_S=str(HORIZON.horizon_s),
+        PR_CHECK_GITHUB_RETRY_MAX_DELAY_S=str(HORIZON.max_delay_s),
+    ) as app:
         standin = app.standin
         repo = make_repo(standin, tmp_path, "outage")
         standin.go_away()
@@ -64,7 +69,7 @@ def test_a_ten_minute_outage_loses_nothing_and_posts_once_for_the_head_current_w
         assert health["github"]["state"] == "unreachable"
         time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - away_at)))
         # Nothing given up during the outage: both jobs wait in the ledger, with their reason.
-        records = [app.queue.record(job_id) for job_id in app.queue.store.keys("active")]
+        records = _records(app)
         assert records and all(r.state != FAILED for r in records), records
         waiting = [r for r in records if r.outcome.startswith("waiting for GitHub")]
         assert waiting, records
@@ -76,11 +81,7 @@ def test_a_ten_minute_outage_loses_nothing_and_posts_once_for_the_head_current_w
         )
         posted_after_s = time.monotonic() - back_at
         ledger = wait_for(
-            lambda: (
-                (rs := [app.queue.record(k) for k in app.queue.store.keys("job")])
-                and all(r.state == DONE for r in rs)
-                and rs
-            ),
+            lambda: (rs := _records(app)) and all(r.state == DONE for r in rs) and rs,
             timeout=60,
             what="both jobs to finish",
         )
@@ -138,7 +139,7 @@ def test_a_redelivery_of_a_delivery_whose_job_failed_runs_it_again(tmp_path):
         again = app.deliver("pull_request", payload, delivery_id="guid-1")
         assert again.status_code == 202 and again.json()["outcome"] == "run-again"
         runs = wait_for(lambda: completed_check_runs(standin, OWNER, "again", head), timeout=120, what="the check run")
-        wait_for(lambda: app.queue.record("guid-1").state == DONE, timeout=30, what="the job to finish")
+        wait_for(lambda: (r := app.queue.record("guid-1")) and r.state == DONE, timeout=30, what="the job to finish")
         assert len(runs) == 1 and [r["commit_id"] for r in _bot_reviews(standin, "again", 1)] == [head]
         # Once done, the same delivery is a duplicate again.
         assert app.deliver("pull_request", payload, delivery_id="guid-1").json()["outcome"] == "duplicate"
