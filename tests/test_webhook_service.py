@@ -11,7 +11,7 @@ from tests.standin import GitHubStandIn, app_key_pair
 from tests.test_app_harness import APP_ID, SECRET, start_app
 from webhooks.app import signature_is_valid
 from webhooks.jobs import job_from_json
-from webhooks.queue import open_queue
+from webhooks.queue import Submitted, open_queue
 from webhooks.settings import InvalidSetting, MissingSetting, load_settings
 
 OPENED = {
