@@ -1,7 +1,7 @@
 """`pr-check worker`: run queued jobs, and the periodic upkeep (abandoned jobs, smoke timeouts,
 failed deliveries). Start any number of them against one Redis; with SQLite, one per machine.
 
-    python -m webhooks.worker [--threads N]
+    pr-check worker [--threads N]      (also `python -m webhooks.worker`, with the `app` extra installed)
 """
 
 from __future__ import annotations
