@@ -9,6 +9,7 @@ scaled by 1/8: the "ten minutes" outage is 75 s, the operator's "hour" of horizo
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -99,6 +100,11 @@ def test_a_ten_minute_outage_loses_nothing_and_posts_once_for_the_head_current_w
             what="/healthz to say ok again",
         )
         assert "github" not in health
+        metrics = app.client.get(f"{app.url}/metrics").text
+        waited = re.search(
+            r'pr_check_jobs_total\{kind="PullRequestPushed",outcome="waiting-for-github"\} (\S+)', metrics
+        )
+        assert waited and float(waited.group(1)) == sum(r.waits for r in ledger), metrics
         figures = {
             "outage_s": OUTAGE_S,
             "horizon_s": HORIZON.horizon_s,
