@@ -35,18 +35,29 @@ def bare_index_installs(text: str) -> list[str]:
     """Every install command of `text` that asks a package index for `pr-check` by name."""
     found = []
     for match in _INSTALL.finditer(text):
-        arguments = match.group(1).strip()
-        try:
-            words = shlex.split(arguments)
-        except ValueError:  # an unbalanced quote: a prose fragment; its words still count
-            words = arguments.replace("'", " ").replace('"', " ").split()
+        words = _words(match.group(1).strip())
         if any(_BARE_NAME.fullmatch(word) for word in words if not word.startswith("-")):
             found.append(match.group(0).strip())
     return found
 
 
+def _words(arguments: str) -> list[str]:
+    """The shell words of an install command's arguments; a fragment that ends inside a string of
+    the surrounding text (a message in Python source) is cut at its last quote until it splits."""
+    while True:
+        try:
+            return shlex.split(arguments)
+        except ValueError:
+            cut = max(arguments.rfind("'"), arguments.rfind('"'))
+            if cut < 0:
+                return arguments.split()
+            arguments = arguments[:cut]
+
+
 def _documents() -> list[Path]:
-    return [ROOT / name for name in DOCUMENTS] + sorted((ROOT / "docs").rglob("*.md"))
+    """The documents, and the product's sources (the advice its messages give)."""
+    sources = [path for package in ("bot", "pr_check", "smoke", "webhooks") for path in (ROOT / package).rglob("*.py")]
+    return [ROOT / name for name in DOCUMENTS] + sorted((ROOT / "docs").rglob("*.md")) + sorted(sources)
 
 
 def test_the_check_for_bare_index_installs_tells_them_apart():
@@ -59,6 +70,12 @@ def test_the_check_for_bare_index_installs_tells_them_apart():
     assert bare_index_installs('pip install --quiet "pr-check @ git+$PR_CHECK_GIT_URL@$PR_CHECK_COMMIT"') == []
     assert bare_index_installs("pip install . && pip install './[app]' dist/pr_check-0.1.0-py3-none-any.whl") == []
     assert bare_index_installs("pip install --quiet executorch==1.5.1 torchao==0.18.0") == []
+    assert (
+        bare_index_installs(""""with: pip install 'pr-check[app] @ git+<URL>@<tag>', or pip install '.[app]'",""") == []
+    )
+    assert bare_index_installs(""""install them with: pip install 'pr-check[app]'",""") == [
+        "pip install 'pr-check[app]'\","
+    ]
 
 
 def test_no_document_installs_pr_check_by_name_from_an_index():
