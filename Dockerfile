@@ -26,9 +26,11 @@ COPY fixtures ./fixtures
 RUN pip install --no-cache-dir './[app]' \
  && rm -rf build pr_check.egg-info
 
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin pr-check \
- && mkdir /data && chown pr-check:pr-check /data
-USER 10001
+# uid and gid 10001, both fixed: docs/deploy.md gives the App's key to group 10001.
+RUN groupadd --gid 10001 pr-check \
+ && useradd --create-home --uid 10001 --gid 10001 --shell /usr/sbin/nologin pr-check \
+ && mkdir /data && chown 10001:10001 /data
+USER 10001:10001
 # The service runs from its data directory, so nothing imports the copied sources by accident.
 WORKDIR /data
 ENV PR_CHECK_DATA_DIR=/data \

@@ -1,6 +1,8 @@
 """`.github/pr-check.toml` for the review. Keys, shapes and defaults: bot/config_schema.py.
 
-The file is read at the *base* revision, so a pull request cannot switch off its own checks.
+The file is read at the *base* revision, so a pull request cannot switch off its own checks. An
+invalid file is one ConfigError that names where it was read (which revision, or which file) and
+lists every problem found in it, so that one edit can fix them all.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.buck.cells import CELL_TABLE
 from bot.buck.targets import Platform
-from bot.config_schema import CONFIG_PATH, default, validate
+from bot.config_schema import CONFIG_PATH, default, problems, raise_problems
 from bot.errors import ConfigError
 from bot.model import Severity
 
@@ -66,15 +68,23 @@ class Config:
     smoke: SmokeSettings = SmokeSettings()
 
 
-def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) -> Config:
-    """Parse and validate the config text; None (no file) gives the defaults."""
+def config_origin(revision: str) -> str:
+    """How errors name the file read at `revision` (a commit id, or a tree's own name)."""
+    shown = revision[:12] if len(revision) == 40 and all(c in "0123456789abcdef" for c in revision) else revision
+    return f"{CONFIG_PATH} at {shown}" if shown else CONFIG_PATH
+
+
+def parse_config(text: str | None, known_rules: frozenset[str] = frozenset(), *, origin: str = CONFIG_PATH) -> Config:
+    """Parse and validate the config text; None (no file) gives the defaults. `origin` names the
+    file in errors: `config_origin(revision)`, or the path of a local file."""
     if text is None:
         return Config()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{CONFIG_PATH}: {error}") from None
-    validate(data)
+        raise ConfigError(f"{origin}: {error}") from None
+    raise_problems(origin, problems(data))  # the shapes hold below this line
+    found: list[str] = []
     rules = data.get("rules", {})
     disabled = frozenset(rules.get("disable", ()))
     severities = {}
@@ -82,19 +92,30 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
         try:
             severities[rule] = Severity.parse(str(level))
         except ValueError as error:
-            raise ConfigError(f"{CONFIG_PATH}: rules.severity.{rule}: {error}") from None
+            found.append(f"rules.severity.{rule}: {error}")
     if known_rules:
         unknown = (disabled | set(severities)) - known_rules
         if unknown:
-            raise ConfigError(f"{CONFIG_PATH}: unknown rule id(s): {', '.join(sorted(unknown))}")
+            found.append(f"unknown rule id(s): {', '.join(sorted(unknown))}")
+    fail_level = Severity.parse(default("review", "fail_level"))
     try:
         fail_level = Severity.parse(data.get("review", {}).get("fail_level", default("review", "fail_level")))
     except ValueError as error:
-        raise ConfigError(f"{CONFIG_PATH}: review.fail_level: {error}") from None
+        found.append(f"review.fail_level: {error}")
     buck = data.get("buck", {})
     smoke = data.get("smoke", {})
     defaults = Config()
-    cmake_profiles, cmake_defined = _cmake_profiles(data.get("cmake", {}), defaults)
+    cmake_profiles, cmake_defined = defaults.cmake_profiles, defaults.cmake_defined
+    platforms = defaults.buck.platforms
+    try:
+        cmake_profiles, cmake_defined = _cmake_profiles(data.get("cmake", {}), defaults)
+    except ConfigError as error:
+        found.append(str(error).removeprefix(f"{CONFIG_PATH}: "))
+    try:
+        platforms = _platforms(buck.get("platforms", {}), defaults.buck.platforms)
+    except ConfigError as error:
+        found.append(str(error).removeprefix(f"{CONFIG_PATH}: "))
+    raise_problems(origin, found)
     return Config(
         disabled=disabled,
         severities=severities,
@@ -105,7 +126,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset()) ->
             cpu_only_cells=tuple(buck.get("cpu_only_cells", defaults.buck.cpu_only_cells)),
             cuda_constraint=buck.get("cuda_constraint", defaults.buck.cuda_constraint),
             cuda_external_deps=tuple(buck.get("cuda_external_deps", defaults.buck.cuda_external_deps)),
-            platforms=_platforms(buck.get("platforms", {}), defaults.buck.platforms),
+            platforms=platforms,
         ),
         smoke=SmokeSettings(cuda_paths=tuple(smoke.get("cuda_paths", defaults.smoke.cuda_paths))),
     )

@@ -240,29 +240,54 @@ def default(table: str, name: str) -> Any:
 
 
 def validate(data: Mapping[str, Any], path: str = CONFIG_PATH) -> None:
-    """Raise ConfigError for an unknown table or key, or a value of the wrong shape, anywhere in the file."""
+    """Raise ConfigError for unknown tables or keys, or values of the wrong shape, anywhere in the
+    file: every one of them, in one message."""
+    raise_problems(path, problems(data))
+
+
+def problems(data: Mapping[str, Any]) -> list[str]:
+    """Every unknown table or key and every value of the wrong shape in the file, in file order."""
+    found = []
     for section, values in data.items():
         if section not in SECTIONS:
-            raise ConfigError(f"{path}: unknown section [{section}] (known: {', '.join(SECTIONS)})")
-        if not isinstance(values, dict):
-            raise ConfigError(f"{path}: [{section}] must be a table")
-        validate_table(section, section, values, path)
+            found.append(f"unknown section [{section}] (known: {', '.join(SECTIONS)})")
+        elif not isinstance(values, dict):
+            found.append(f"[{section}] must be a table")
+        else:
+            found += table_problems(section, section, values)
+    return found
+
+
+def raise_problems(path: str, found: list[str]) -> None:
+    """One ConfigError naming `path` and listing every problem (one line), or nothing."""
+    if len(found) == 1:
+        raise ConfigError(f"{path}: {found[0]}")
+    if found:
+        raise ConfigError(f"{path}: {len(found)} problems: " + "; ".join(found))
 
 
 def validate_table(table: str, shown: str, values: Mapping[str, Any], path: str = CONFIG_PATH) -> None:
     """Check one table's keys against the schema's `table` (shown in errors as `shown`)."""
+    raise_problems(path, table_problems(table, shown, values))
+
+
+def table_problems(table: str, shown: str, values: Mapping[str, Any]) -> list[str]:
+    """What is wrong with one table's keys against the schema's `table` (shown as `shown`)."""
+    found = []
     for name, value in values.items():
         key = _BY_PLACE.get((table, name))
         if key is None:
             known = ", ".join(k.name for k in KEYS if k.table == table)
-            raise ConfigError(f"{path}: unknown key {shown}.{name} (known: {known})")
-        if not key.shape.accepts(value):
-            raise ConfigError(f"{path}: {shown}.{name} must be a {key.shape.value}")
-        if key.entries is not None:
+            found.append(f"unknown key {shown}.{name} (known: {known})")
+        elif not key.shape.accepts(value):
+            found.append(f"{shown}.{name} must be a {key.shape.value}")
+        elif key.entries is not None:
             for entry, entry_values in value.items():
                 if not isinstance(entry_values, dict):
-                    raise ConfigError(f"{path}: {shown}.{name}.{entry} must be a table")
-                validate_table(key.entries, f"{shown}.{name}.{entry}", entry_values, path)
+                    found.append(f"{shown}.{name}.{entry} must be a table")
+                else:
+                    found += table_problems(key.entries, f"{shown}.{name}.{entry}", entry_values)
+    return found
 
 
 def reference_markdown() -> str:

@@ -33,6 +33,10 @@ class ConfigError(PrCheckError):
     """`.github/pr-check.toml` is invalid (unknown key, wrong type)."""
 
 
+class MissingObjects(PrCheckError):
+    """The repository lacks objects a review needs (a partial clone that cannot fetch, a damaged clone)."""
+
+
 class GitError(PrCheckError):
     """git itself failed in a way that is not the user's input."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from bot import engine
 from bot.buck.cells import is_build_file
 from bot.check import Check
-from bot.config import CONFIG_PATH, Config, parse_config
+from bot.config import CONFIG_PATH, Config, config_origin, parse_config
 from bot.diff import ChangeSet
 from bot.model import Finding, ReviewMode, Severity
 from bot.repo import GitRepository
@@ -179,4 +179,4 @@ def scan_tree(
 def load_config(tree: FileTree, checks: Sequence[Check]) -> Config:
     """The configuration at `tree`; rule ids it names must be among `checks` or the engine's."""
     known = frozenset(c.id for c in checks) | frozenset(engine.ENGINE_RULES)
-    return parse_config(tree.read_text(CONFIG_PATH), known)
+    return parse_config(tree.read_text(CONFIG_PATH), known, origin=config_origin(tree.revision))

@@ -1,8 +1,11 @@
 """Read a git repository through its object database: no checkout, no work tree needed.
 
 All git I/O of pr-check goes through `GitRepository`. Blob reads are batched through one
-long-lived `git cat-file --batch` process; a blob missing from a shallow or partial clone reads
-as None instead of failing the review.
+long-lived `git cat-file --batch` process. In a partial clone (`git clone --filter=blob:none`) the
+blobs a read or a diff needs and lacks are fetched from the promisor remote, all of one batch in one
+`git fetch`, never one by one; when that fetch fails, the review stops with an input error naming
+the files and the remedy. A blob missing from a shallow or damaged clone reads as None (the review
+notes it), and a diff that needs one names the file instead of failing as an internal error.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from bot.errors import GitError, NotAGitRepository, UnknownRevision, UsageError
+from bot.errors import GitError, MissingObjects, NotAGitRepository, UnknownRevision, UsageError
 from bot.tree import Entry, FileTree, blob_id_of
 
 # git's id of the empty tree: the base of a repository that has no commit yet.
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-# Never let git lazily fetch a missing promisor object or prompt for credentials mid-review.
+# Never let git lazily fetch a missing promisor object (one round trip per object) or prompt for
+# credentials mid-review: a partial clone's missing blobs are fetched in batches (`_fetch_missing`).
 _GIT_ENV = {
     **os.environ,
     "GIT_NO_LAZY_FETCH": "1",
@@ -48,6 +52,11 @@ class GitRepository:
         # Full commit ids already verified: an object id names the same commit for ever, so a review
         # that resolves its two commits for the diff, the trees and the report asks git once each.
         self._commits: set[str] = set()
+        self._promisor: str | bool | None = False  # False: not asked yet; None: not a partial clone
+        self._paths: dict[str, str] = {}  # blob -> a path naming it, from the trees listed: for messages
+        # Partial clone: tree id -> the blobs it names that the clone lacks (git's own reads die on
+        # one with lazy fetching off), found once per tree and emptied as they are fetched.
+        self._lacking: dict[str, set[str]] = {}
         _OPEN.add(self)
 
     # -- plumbing ------------------------------------------------------------------------
@@ -99,7 +108,10 @@ class GitRepository:
                     continue
                 meta, _, path = record.partition(b"\t")
                 mode, _kind, blob = meta.decode().split(" ")
-                entries[path.decode("utf-8", errors="surrogateescape")] = Entry(blob, mode)
+                name = path.decode("utf-8", errors="surrogateescape")
+                entries[name] = Entry(blob, mode)
+                self._paths.setdefault(blob, name)
+            self._lacking_in([tree_id])  # a partial clone learns which of them it must fetch
             return entries
 
         return FileTree(listed, self.read_blobs, revision, identity=f"git-tree:{tree_id}")
@@ -114,28 +126,125 @@ class GitRepository:
 
     def diff(self, base: str, head: str) -> str:
         """Unified diff base..head with renames detected and full binary markers."""
-        result = self._run(
-            ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", self.resolve(base), self.resolve(head)]
-        )
-        return result.stdout.decode("utf-8", errors="replace")
+        base, head = self.resolve(base), self.resolve(head)
+        return self._diff(["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", base, head], base, head)
 
     def diff_trees(self, base: str, head: str) -> str:
         """`diff` between two tree-ishes given as object ids (commits or trees), not resolved as commits."""
+        arguments = ["diff", "--no-color", "--no-ext-diff", "-M", "--full-index", "--src-prefix=a/", "--dst-prefix=b/"]
+        return self._diff([*arguments, base, head, "--"], base, head)
+
+    def _diff(self, arguments: list[str], base: str, head: str) -> str:
+        """Run a diff of two tree-ishes, after fetching (partial clone) the blobs it compares; a blob
+        still missing is named by its path (MissingObjects), not left to fail as git's error."""
+        needed = self._changed_blobs(base, head)
+        trees = [self._tree_id(base), self._tree_id(head)]
+        self._ensure_present(needed, trees)
+        result = self._run(arguments, check=False)
+        if result.returncode != 0:
+            missing = [blob for blob in needed if blob in self._lacking_in(trees, always=True)]
+            if missing:
+                raise MissingObjects(self._missing_message(missing, needed))
+            raise GitError(f"git diff failed: {result.stderr.decode().strip()}")
+        return result.stdout.decode("utf-8", errors="replace")
+
+    def _changed_blobs(self, base: str, head: str) -> dict[str, str]:
+        """blob -> path of both sides of every changed file (no renames asked: no blob read)."""
+        listing = self._run(["diff", "--raw", "-z", "--no-renames", "--no-abbrev", base, head, "--"]).stdout
+        fields = listing.split(b"\0")
+        blobs: dict[str, str] = {}
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            old_mode, new_mode, old, new, _status = meta[1:].decode().split(" ")
+            name = path.decode("utf-8", errors="surrogateescape")
+            for mode, blob in ((old_mode, old), (new_mode, new)):
+                if mode != "160000" and blob.strip("0"):
+                    blobs[blob] = name
+        return blobs
+
+    # -- objects a partial clone lacks -------------------------------------------------------
+    def promisor_remote(self) -> str | None:
+        """The remote a partial clone fetches missing objects from; None in a complete repository."""
+        if self._promisor is False:
+            # git records it as remote.<name>.promisor (older clones: extensions.partialClone = <name>)
+            listed = self._run(["config", "--get-regexp", r"^remote\..*\.promisor$"], check=False).stdout.decode()
+            remotes = [
+                key[len("remote.") : -len(".promisor")]
+                for key, _, value in (line.partition(" ") for line in listed.splitlines())
+                if value.strip() == "true"
+            ]
+            legacy = self._run(["config", "--get", "extensions.partialClone"], check=False).stdout.decode().strip()
+            self._promisor = (remotes[0] if remotes else legacy) or None
+        return self._promisor if isinstance(self._promisor, str) else None
+
+    def _tree_id(self, treeish: str) -> str:
+        return self._run(["rev-parse", "--verify", "--end-of-options", f"{treeish}^{{tree}}"]).stdout.decode().strip()
+
+    def _lacking_in(self, trees: Iterable[str], *, always: bool = False) -> set[str]:
+        """The blobs these trees name that the object database lacks (found without fetching); only
+        in a partial clone unless `always` (a diff that failed wants to know which file it was)."""
+        if self.promisor_remote() is None and not always:
+            return set()
+        lacking: set[str] = set()
+        for tree in trees:
+            if tree not in self._lacking:
+                listing = self._run(["rev-list", "--objects", "--missing=print", tree]).stdout.decode()
+                self._lacking[tree] = {line[1:].split()[0] for line in listing.splitlines() if line.startswith("?")}
+            lacking |= self._lacking[tree]
+        return lacking
+
+    def _ensure_present(self, blobs: Mapping[str, str], trees: Iterable[str]) -> None:
+        """In a partial clone, fetch the blobs of `blobs` (blob -> path) it lacks, in one batch."""
+        if self.promisor_remote() is None:
+            return
+        missing = sorted(set(blobs) & self._lacking_in(trees))
+        if missing:
+            self._fetch_missing(missing, blobs)
+
+    def _fetch_missing(self, missing: list[str], paths: Mapping[str, str]) -> None:
+        """One `git fetch` of these objects from the promisor remote, as git's own lazy fetch asks
+        for them, but all at once; MissingObjects naming the files when it fails."""
+        remote = self.promisor_remote()
         result = self._run(
             [
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "-M",
-                "--full-index",
-                "--src-prefix=a/",
-                "--dst-prefix=b/",
-                base,
-                head,
-                "--",
-            ]
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                str(remote),
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+            ],
+            check=False,
+            input="".join(b + "\n" for b in missing).encode(),
         )
-        return result.stdout.decode("utf-8", errors="replace")
+        if result.returncode == 0:
+            for lacking in self._lacking.values():
+                lacking.difference_update(missing)
+            return
+        if missing:
+            why = result.stderr.decode(errors="replace").strip().splitlines()
+            raise MissingObjects(self._missing_message(missing, paths, why[-1] if why else ""))
+
+    def _missing_message(self, missing: list[str], paths: Mapping[str, str], fetch_error: str = "") -> str:
+        named = [paths.get(blob) or self._paths.get(blob) or f"blob {blob}" for blob in missing]
+        shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        remote = self.promisor_remote()
+        if remote is not None:
+            return (
+                f"{self.path}: this partial clone lacks the contents of {shown}, and fetching them from "
+                f"its promisor remote {remote!r} failed{': ' + fetch_error if fetch_error else ''}. "
+                f"Make {remote!r} reachable and run again, or fetch them first "
+                f"(`git -C {self.path} fetch {remote}`), or review a clone made without --filter"
+            )
+        return (
+            f"{self.path}: the repository lacks the contents of {shown} (a damaged or incomplete clone). "
+            f"`git -C {self.path} fsck` lists what is missing; fetch it again from a complete copy "
+            "(`git fetch`), or review a complete clone"
+        )
 
     # -- trees that are no commit: the work tree, the index, a tree with files replaced ---------
     # A temporary index file (GIT_INDEX_FILE) turns each into a real tree id that the review reads
@@ -200,7 +309,17 @@ class GitRepository:
         return result
 
     def read_blobs(self, blobs: Iterable[str]) -> dict[str, bytes | None]:
-        """Read many blobs through one `cat-file --batch`; missing ones map to None."""
+        """Read many blobs through one `cat-file --batch`; missing ones map to None. In a partial
+        clone the missing ones are fetched first, in one batch (MissingObjects if that fails)."""
+        wanted = list(dict.fromkeys(blobs))
+        if self.promisor_remote() is not None:
+            lacking = set().union(*self._lacking.values()) if self._lacking else set()
+            missing = [blob for blob in wanted if blob in lacking]
+            if missing:
+                self._fetch_missing(missing, {})
+        return self._read_present(wanted)
+
+    def _read_present(self, blobs: Iterable[str]) -> dict[str, bytes | None]:
         wanted = list(dict.fromkeys(blobs))
         out: dict[str, bytes | None] = {}
         if not wanted:
@@ -215,6 +334,10 @@ class GitRepository:
                 process.stdin.flush()
                 for blob in chunk:
                     header = process.stdout.readline().decode().split()
+                    if not header:  # git stopped (a promisor object it may not fetch): the rest are unread
+                        out.update((b, None) for b in wanted if b not in out)
+                        self._batch = None
+                        return out
                     if len(header) < 3 or header[1] == "missing":
                         out[blob] = None
                         continue

@@ -194,6 +194,8 @@ def _rule_list(values: Sequence[str], option: str, known_rules: Callable[[], fro
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
+    if not rules:  # `--select ""`: not "every rule", and running none would pass as clean
+        raise UsageError(f"{option}: no rule id given (comma-separated ids; `pr-check rules` lists them)")
     unknown = sorted(rules - known_rules())
     if unknown:
         raise UsageError(f"{option}: unknown rule id(s) {', '.join(unknown)} (see `pr-check rules`)")

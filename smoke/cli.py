@@ -18,6 +18,7 @@ from smoke.host_under_test import BUILD_TIMEOUT_S
 from smoke.machine import describe_machine, find_toolchain, inspect_machine
 from smoke.report import EXIT_CODES, describe_report, write_report
 from smoke.runner import RunOptions, run_smoke
+from smoke.workflow_source import WorkflowSourceUnknown, checked, installed_source, render_workflow
 
 WORKFLOW_TEMPLATE = Path(__file__).with_name("gpu-smoke.yml")
 COMMANDS = ("doctor", "run", "plan", "workflow")
@@ -91,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     plan.set_defaults(command=plan_command)
 
     workflow = commands.add_parser("workflow", help="print the GitHub Actions workflow that runs this job")
+    workflow.add_argument(
+        "--git-url", help="git repository of the pr-check the runner installs (default: where this one came from)"
+    )
+    workflow.add_argument(
+        "--commit", help="its commit, 40 hex digits (default: the one this pr-check was installed at)"
+    )
     workflow.set_defaults(command=workflow_command)
     return parser
 
@@ -158,5 +165,9 @@ def plan_command(parsed: argparse.Namespace) -> int:
 
 
 def workflow_command(parsed: argparse.Namespace) -> int:
-    sys.stdout.write(WORKFLOW_TEMPLATE.read_text())
+    # The runner installs this very pr-check, pinned by git URL and commit (smoke/workflow_source.py).
+    if (parsed.git_url is None) != (parsed.commit is None):
+        raise WorkflowSourceUnknown("--git-url and --commit go together")
+    source = checked(parsed.git_url, parsed.commit) if parsed.git_url else installed_source()
+    sys.stdout.write(render_workflow(WORKFLOW_TEMPLATE.read_text(), source))
     return 0

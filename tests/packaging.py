@@ -46,9 +46,9 @@ def clean_environment() -> dict[str, str]:
     return env
 
 
-def make_venv(directory: Path) -> Path:
-    """A new virtual environment (no system site packages); returns its bin directory."""
-    subprocess.run([sys.executable, "-m", "venv", str(directory)], check=True, env=clean_environment())
+def make_venv(directory: Path, python: str = sys.executable) -> Path:
+    """A new virtual environment (no system site packages) of `python`; returns its bin directory."""
+    subprocess.run([python, "-m", "venv", str(directory)], check=True, env=clean_environment())
     return directory / "bin"
 
 

@@ -3,7 +3,7 @@ venv (no Docker daemon here), then its CMD started as the README's `docker run` 
 the secrets mount, until /healthz answers; the HEALTHCHECK command is run against it too.
 
 Each image path (`/opt/pr-check`, `/data`, `/secrets`) becomes a directory under one temporary root.
-RUN steps that are not pip installs (apt-get, useradd) change the system, not the image's Python;
+RUN steps that are not pip installs (apt-get, groupadd and useradd) change the system, not the image's Python;
 they are named here, so a new RUN step fails the test until someone decides how to replay it.
 """
 
@@ -32,7 +32,7 @@ from tests.test_app_harness import wait_for
 pytestmark = pytest.mark.timeout(600)
 
 # What the replay does not run, by the command that starts the step.
-SYSTEM_STEPS = ("apt-get update", "useradd ")
+SYSTEM_STEPS = ("apt-get update", "groupadd ")
 
 
 @dataclass(frozen=True)
@@ -113,9 +113,13 @@ class Image:
 @pytest.fixture(scope="module")
 def image(tmp_path_factory) -> Image:
     """The Dockerfile replayed: COPY into the root, pip steps into a fresh venv, ENV/CMD/HEALTHCHECK kept."""
-    base = tmp_path_factory.mktemp("image")
+    return replay_image(tmp_path_factory.mktemp("image"))
+
+
+def replay_image(base: Path, python: str = sys.executable) -> Image:
+    """The Dockerfile's file set under `base` (see the module docstring), its venv made by `python`."""
     root = ImageRoot(base / "root", copy_tracked_tree(base / "context"))
-    bin_dir = make_venv(base / "venv")
+    bin_dir = make_venv(base / "venv", python)
     env: dict[str, str] = {}
     cmd: list[str] = []
     healthcheck: list[str] = []

@@ -600,9 +600,11 @@ def test_doctor_text_has_one_line_per_fact(capsys):
 # --- the workflow template ----------------------------------------------------------------------------
 
 
-def test_workflow_command_prints_the_template_file(capsys):
-    assert main(["workflow"]) == 0
-    assert capsys.readouterr().out == WORKFLOW_TEMPLATE.read_text()
+def test_workflow_command_prints_the_template_file_with_the_pr_check_it_installs(capsys):
+    commit = "f" * 40
+    assert main(["workflow", "--git-url", "https://git.example/pr-check", "--commit", commit]) == 0
+    expected = WORKFLOW_TEMPLATE.read_text().replace("@PR_CHECK_GIT_URL@", "https://git.example/pr-check")
+    assert capsys.readouterr().out == expected.replace("@PR_CHECK_COMMIT@", commit)
 
 
 def test_workflow_template_dispatches_with_the_inputs_and_names_runs_and_reports_by_correlation_id():

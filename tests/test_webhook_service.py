@@ -11,7 +11,7 @@ from tests.standin import GitHubStandIn, app_key_pair
 from tests.test_app_harness import APP_ID, SECRET, start_app
 from webhooks.app import signature_is_valid
 from webhooks.jobs import job_from_json
-from webhooks.queue import open_queue
+from webhooks.queue import Submitted, open_queue
 from webhooks.settings import InvalidSetting, MissingSetting, load_settings
 
 OPENED = {
@@ -89,7 +89,7 @@ def test_the_same_delivery_twice_is_one_job_even_across_a_restart(app):
     assert _queued(app) == 1
     # A new process over the same data directory still knows the delivery.
     reopened = open_queue(app.queue_url)
-    assert reopened.submit(delivery, job_from_json(reopened.record(delivery).job)) is False
+    assert reopened.submit(delivery, job_from_json(reopened.record(delivery).job)) == Submitted.DUPLICATE
     assert reopened.huey.pending_count() == 1
 
 

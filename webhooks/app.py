@@ -2,6 +2,7 @@
 
     POST /webhook   a GitHub delivery (X-Hub-Signature-256 over the raw body)
     GET  /healthz   200 while the state store answers and takes writes, and queued jobs have a live worker
+                    ("degraded", with why, while GitHub's API fails the workers' calls)
     GET  /metrics   Prometheus text
 
 What a delivery means (verified or not, which job) is decided in webhooks/delivery.py, without I/O;
@@ -27,6 +28,7 @@ from webhooks.delivery import (  # noqa: F401 - signature_is_valid and event_lab
     event_label,
     signature_is_valid,
 )
+from webhooks.github_health import github_status
 from webhooks.jobs import Ignored
 from webhooks.metrics import WORKERS_NAMESPACE, WebMetrics, new_web_metrics
 from webhooks.namespaces import Namespace
@@ -103,7 +105,7 @@ def create_app(
             log.exception("could not persist delivery %s", delivery)
             metrics.web_errors.labels("submit").inc()
             return answer(503, label, "unavailable", started)
-        return answer(202, label, "accepted" if accepted else "duplicate", started)
+        return answer(202, label, str(accepted), started)
 
     @app.get("/healthz")
     async def healthz() -> JSONResponse:
@@ -121,7 +123,8 @@ def create_app(
         # Jobs waiting long with nobody to run them: the service accepts work it will never do.
         oldest = state.pop("oldest")
         stalled = state["jobs_active"] and not state["workers_alive"] and oldest >= stalled_after_s
-        state["status"] = "stalled" if stalled else "ok"
+        # GitHub away is no fault of this service (restarting it would not help): 200, and it says so.
+        state["status"] = "stalled" if stalled else "degraded" if state.get("github") else "ok"
         return JSONResponse(state, status_code=503 if stalled else 200)
 
     @app.get("/metrics")
@@ -174,7 +177,9 @@ def _health(queue: JobQueue) -> dict:
     except StoreUnavailable as error:
         raise _Unhealthy("unwritable", str(error)) from None
     active, oldest = queue.oldest_active_age()
+    github = github_status(queue.store)
     return {
+        **({"github": github} if github else {}),
         "workers_alive": len(queue.store.keys(WORKERS_NAMESPACE)),
         "jobs_active": active,
         "oldest_job_age_s": round(oldest, 1),

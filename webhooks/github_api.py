@@ -3,8 +3,8 @@
 PyGithub does the transport: App authentication (RS256 JWT), the installation-token header, the
 pause between writes and the check that every URL it follows belongs to the configured API host.
 On top of it this module adds what an unattended service needs: installation tokens cached until
-shortly before they expire, bounded retries with backoff on 5xx and timeouts, and waits that honour
-`retry-after` and the rate-limit reset. Requests are built from paths relative to the configured
+shortly before they expire, and every request run through webhooks/github_calls.py (retries, waits
+for rate limits, the kind of failure that ended it). Requests are built from paths relative to the configured
 base URL; URLs found in webhook payloads are never passed in.
 """
 
@@ -14,253 +14,57 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
-import requests
-from github import Auth, Github, GithubException, GithubIntegration
+from github import Auth, Github, GithubIntegration
 
-from bot.errors import PrCheckError
 from bot.render.printable import printable
+from webhooks.github_calls import CallObserver, RetryPolicy, _Caller
+from webhooks.github_values import (
+    AppClient,
+    BranchMoved,
+    CheckRun,
+    FileUpdate,
+    GitHubError,
+    GitHubFailure,
+    HookDelivery,
+    PullRequest,
+    RepositoryClient,
+    Review,
+    ReviewComment,
+    WorkflowRun,
+)
+
+# The values and protocols live in github_values.py, the retries in github_calls.py; the App's
+# modules import all of them from here, the client's one public face.
+__all__ = [
+    "AppClient",
+    "BranchMoved",
+    "CallObserver",
+    "CheckRun",
+    "FileUpdate",
+    "GitHubApp",
+    "GitHubError",
+    "GitHubFailure",
+    "GitHubRepository",
+    "HookDelivery",
+    "PullRequest",
+    "RepositoryClient",
+    "RetryPolicy",
+    "Review",
+    "ReviewComment",
+    "WorkflowRun",
+    "utc_now",
+]
 
 log = logging.getLogger("pr_check.github")
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 TOKEN_REFRESH_MARGIN_S = 300.0  # a token is renewed this long before GitHub says it expires
 MAX_PAGES = 30  # 3,000 items at 100 per page: GitHub's own cap on a PR's files
-
-
-class GitHubError(PrCheckError):
-    """A GitHub request failed for good (after the retries it deserved)."""
-
-    exit_code = 3
-
-    def __init__(self, operation: str, status: int | None, message: str) -> None:
-        super().__init__(f"GitHub {operation}: {status or 'no response'} {message}".strip())
-        self.operation = operation
-        self.status = status
-        self.message = message
-
-
-# -- values ----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class PullRequest:
-    number: int
-    state: str
-    draft: bool
-    head_sha: str
-    head_ref: str
-    base_sha: str
-    base_ref: str
-    author: str
-    clone_url: str  # of the base repository, which holds refs/pull/N/head
-    default_branch: str
-    head_repo: str = ""  # owner/name of the head repository; "" when the fork was deleted
-    head_is_fork: bool = False  # the head branch lives in another repository than the base
-    maintainer_can_modify: bool = False  # a fork's author allows pushes from maintainers (and this App)
-
-
-@dataclass(frozen=True, slots=True)
-class FileUpdate:
-    """A file of a commit pushed through the Git Data API: its path, git mode and new text."""
-
-    path: str
-    mode: str  # 100644 | 100755
-    text: str
-
-
-class BranchMoved(GitHubError):
-    """The branch no longer points at the commit a push was built on (GitHub: not a fast forward)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewComment:
-    id: int
-    path: str
-    line: int | None
-    start_line: int | None
-    body: str
-    author: str
-    author_is_bot: bool
-    in_reply_to: int | None
-    commit_id: str
-    html_url: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Review:
-    id: int
-    author: str
-    author_is_bot: bool
-    state: str
-    body: str
-    commit_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class CheckRun:
-    id: int
-    name: str
-    head_sha: str
-    status: str
-    conclusion: str | None
-    external_id: str
-    app_id: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkflowRun:
-    id: int
-    status: str
-    conclusion: str | None
-    html_url: str | None
-    name: str
-    display_title: str
-
-
-@dataclass(frozen=True, slots=True)
-class HookDelivery:
-    id: int
-    guid: str
-    status_code: int
-    delivered_at: float
-    redelivery: bool
-    event: str
-    action: str | None
-
-    @property
-    def succeeded(self) -> bool:
-        return 200 <= self.status_code < 300
-
-
-# -- protocols -------------------------------------------------------------------------------
-class RepositoryClient(Protocol):
-    """One repository, as one App installation sees it."""
-
-    def pull(self, number: int) -> PullRequest: ...
-    def pull_diff(self, number: int) -> str: ...
-    def review_comments(self, number: int) -> list[ReviewComment]: ...
-    def reviews(self, number: int) -> list[Review]: ...
-    def create_review(self, number: int, *, commit_id: str, event: str, body: str, comments: Sequence[dict]) -> int: ...
-    def edit_review_comment(self, comment_id: int, body: str) -> None: ...
-    def delete_review_comment(self, comment_id: int) -> None: ...
-    def reply_to_review_comment(self, number: int, comment_id: int, body: str) -> int: ...
-    def dismiss_review(self, number: int, review_id: int, message: str) -> None: ...
-    def create_issue_comment(self, number: int, body: str) -> int: ...
-    def add_reaction(self, comment_id: int, content: str) -> None: ...
-    def collaborator_permission(self, login: str) -> str: ...
-    def check_runs(self, head_sha: str, name: str) -> list[CheckRun]: ...
-    def create_check_run(self, name: str, head_sha: str, **fields: Any) -> CheckRun: ...
-    def update_check_run(self, check_run_id: int, **fields: Any) -> None: ...
-    def dispatch_workflow(self, workflow_file: str, ref: str, inputs: Mapping[str, str]) -> int | None: ...
-    def workflow_id(self, workflow_file: str) -> int: ...
-    def commit_sha(self, ref: str) -> str: ...
-    def push_commit(self, branch: str, parent_sha: str, files: Sequence[FileUpdate], message: str) -> str: ...
-
-
-class AppClient(Protocol):
-    """The App itself: installation access, and its webhook deliveries."""
-
-    app_id: str
-
-    def repository(self, installation_id: int | None, owner: str, name: str) -> RepositoryClient: ...
-    def installation_token(self, installation_id: int) -> str: ...
-    def installation_id(self, owner: str, name: str) -> int: ...
-    def hook_deliveries(self, since: float) -> list[HookDelivery]: ...
-    def redeliver(self, delivery_id: int) -> None: ...
-
-
-# -- the calls, with retries -----------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    attempts: int = 4  # first try included
-    backoff_s: float = 0.5  # doubled each retry
-    max_rate_limit_wait_s: float = 900.0  # longer waits fail the call; the job is retried later
-
-
-CallObserver = Callable[[str, str], None]  # (operation, status label)
-
-
-class _Caller:
-    """Runs one request with the retry policy, reporting each attempt's status to an observer."""
-
-    def __init__(self, policy: RetryPolicy, observe: CallObserver | None) -> None:
-        self.policy = policy
-        self.observe = observe or (lambda operation, status: None)
-
-    def __call__(self, operation: str, send: Callable[[], Any], *, idempotent: bool = True) -> Any:
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                result = send()
-            except GithubException as error:
-                self.observe(operation, str(error.status))
-                wait = _rate_limit_wait(error, attempt)
-                if wait is not None:
-                    # A rate-limited request was not carried out, so even a write may be sent again.
-                    if wait > self.policy.max_rate_limit_wait_s or attempt >= self.policy.attempts + 2:
-                        raise GitHubError(operation, error.status, f"rate limited; retry in {wait:.0f}s") from None
-                    log.warning("GitHub %s rate limited; waiting %.1fs", operation, wait)
-                    time.sleep(wait)
-                    continue
-                if error.status >= 500 and idempotent and attempt < self.policy.attempts:
-                    time.sleep(self.policy.backoff_s * 2 ** (attempt - 1))
-                    continue
-                raise GitHubError(operation, error.status, _message(error)) from None
-            except requests.RequestException as error:
-                self.observe(operation, "network")
-                if idempotent and attempt < self.policy.attempts:
-                    time.sleep(self.policy.backoff_s * 2 ** (attempt - 1))
-                    continue
-                raise GitHubError(operation, None, type(error).__name__) from None
-            self.observe(operation, "ok")
-            return result
-
-
-def _header(error: GithubException, name: str) -> str | None:
-    headers = error.headers or {}
-    for key, value in headers.items():
-        if key.lower() == name:
-            return value
-    return None
-
-
-def _rate_limit_wait(error: GithubException, attempt: int) -> float | None:
-    """Seconds to wait when GitHub says we went too fast; None for any other error."""
-    if error.status not in (403, 429):
-        return None
-    retry_after = _header(error, "retry-after")
-    remaining = _header(error, "x-ratelimit-remaining")
-    message = _message(error).lower()
-    if retry_after is None and remaining != "0" and "rate limit" not in message:
-        return None  # a plain 403: a missing permission, not a limit
-    if retry_after is not None:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            pass
-    reset = _header(error, "x-ratelimit-reset")
-    if remaining == "0" and reset is not None:
-        try:
-            return max(0.0, float(reset) - time.time()) + 1.0
-        except ValueError:
-            pass
-    return 60.0 * 2 ** (attempt - 1)  # secondary limit without advice: a minute, then back off
-
-
-def _message(error: GithubException) -> str:
-    data = error.data
-    if isinstance(data, Mapping):
-        text = str(data.get("message") or "")
-        errors = data.get("errors")
-        if errors:
-            text += f" {errors}"
-        return text
-    return str(data or "")
 
 
 _NEXT_LINK = re.compile(r'<([^>]+)>;\s*rel="next"')
@@ -278,14 +82,14 @@ class GitHubApp:
         *,
         write_pause_s: float = 1.0,
         timeout_s: int = 15,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy | None = None,
         observe: CallObserver | None = None,
     ) -> None:
         self.app_id = str(app_id)
         self.base_url = base_url.rstrip("/")
         self._write_pause_s = write_pause_s
         self._timeout_s = timeout_s
-        self._call = _Caller(retry, observe)
+        self._call = _Caller(retry or RetryPolicy(), observe)
         self._integration = GithubIntegration(
             auth=Auth.AppAuth(self.app_id, private_key_pem),
             base_url=self.base_url,
@@ -305,7 +109,13 @@ class GitHubApp:
             cached = self._tokens.get(installation_id)
             if cached is not None and cached[1] - time.time() > TOKEN_REFRESH_MARGIN_S:
                 return cached[0], cached[2]
-        grant = self._call("create installation token", lambda: self._integration.get_access_token(installation_id))
+        try:
+            grant = self._call("create installation token", lambda: self._integration.get_access_token(installation_id))
+        except GitHubError as error:
+            if error.status == 403 and error.kind is GitHubFailure.REFUSED:
+                # Signed with the App's JWT: a refusal here is about the App's credentials, never a PR.
+                raise GitHubError(error.operation, 403, error.message, GitHubFailure.CREDENTIALS) from None
+            raise
         expires = grant.expires_at
         expires_at = expires.replace(tzinfo=expires.tzinfo or UTC).timestamp() if expires else time.time() + 3600
         client = Github(

@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -40,6 +41,7 @@ from webhooks.jobs import (
     pull_request_key,
 )
 from webhooks.namespaces import Namespace
+from webhooks.retry import Next, RetryHorizon, next_step
 from webhooks.smoke_approval import record_head_seen
 from webhooks.store import StateStore, StoreUnavailable, open_store, queue_prefix, store_failures, unavailable_reason
 
@@ -68,6 +70,9 @@ class JobRecord:
     outcome: str = ""
     crashes: int = 0  # attempts that ended with their worker gone (lease run out), not with an answer
     created_at: float = 0.0
+    waits: int = 0  # attempts that found GitHub away, each followed by a pause (webhooks/retry.py)
+    waiting_since: float = 0.0  # the first of them: the horizon counts from here
+    retry_at: float = 0.0  # when the next attempt is due, while waiting for GitHub
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -84,6 +89,14 @@ class Attempt:
     job_id: str
     number: int  # 1 for the first attempt
     final: bool  # no retry follows if this one fails
+
+
+class Submitted(StrEnum):
+    """What became of a delivery handed to the queue (the webhook's answer says it)."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"  # seen before, and its job is queued, running or done
+    RUN_AGAIN = "run-again"  # seen before, and its job had failed: a redelivery runs it again
 
 
 JobRunner = Callable[[Job, Attempt], str]  # returns the outcome (reviewed, superseded, ...)
@@ -213,8 +226,10 @@ class JobQueue:
         max_job_s: float = 1800.0,
         verify: Callable[[], None] | None = None,
         outage: QueueOutage | None = None,
+        retry_horizon: RetryHorizon | None = None,
     ) -> None:
         self.huey = huey
+        self.retry_horizon = retry_horizon or RetryHorizon()
         self.store = store
         self.outage = outage or QueueOutage()
         self._verify = verify  # what must hold before the first job is taken (a Redis that was away at start)
@@ -240,18 +255,25 @@ class JobQueue:
             self._verify = None
 
     # -- web side ------------------------------------------------------------------------
-    def submit(self, job_id: str, job: Job) -> bool:
-        """Record and enqueue a job; False when this id was seen before (a duplicate delivery).
-        StoreUnavailable when the queue cannot take it now."""
+    def submit(self, job_id: str, job: Job) -> Submitted:
+        """Record and enqueue a job, unless this id was seen before and its job did not fail (a
+        duplicate delivery). StoreUnavailable when the queue cannot take it now."""
         self.ready()
         with store_failures():  # huey's own storage (the enqueue) fails the same ways as the store
             return self._submit(job_id, job)
 
-    def _submit(self, job_id: str, job: Job) -> bool:
+    def _submit(self, job_id: str, job: Job) -> Submitted:
         now = time.time()
         record = JobRecord(job_id, job_to_json(job), PENDING, updated_at=now, created_at=now)
+        answer = Submitted.ACCEPTED
         if not self.store.put(Namespace.JOB, job_id, record.to_json(), only_if_absent=True, ttl_s=LEDGER_TTL_S):
-            return False
+            previous = self.record(job_id)
+            if previous is None or previous.state != FAILED:
+                return Submitted.DUPLICATE
+            # GitHub's "Redeliver" (or ours) of a delivery whose job failed: the one way to ask again.
+            log.info("delivery %s: its job had failed (%s); running it again", job_id, previous.outcome[:200])
+            self._save(replace(record, attempts=previous.attempts))
+            answer = Submitted.RUN_AGAIN
         if isinstance(job, PullRequestPushed):
             # The newest push per pull request, by GitHub's own clock: older jobs are dropped unrun.
             self.store.put_if_newer(
@@ -261,7 +283,7 @@ class JobQueue:
             record_head_seen(self.store, job.repo, job.number, job.head_sha, job.pushed_at or now)
         self.store.put(Namespace.ACTIVE, job_id, "1")
         self._task(job_id)
-        return True
+        return answer
 
     def record(self, job_id: str) -> JobRecord | None:
         text = self.store.get(Namespace.JOB, job_id)
@@ -310,6 +332,10 @@ class JobQueue:
             outcome = self._runner(job, attempt)
         except Exception as error:
             heartbeat.stop()
+            step = next_step(error)
+            if step is not Next.RETRY:
+                self._wait_or_stop(record, job, error, step, time.monotonic() - started)
+                return
             state = FAILED if attempt.final else PENDING
             # One line naming the pull request and the delivery; the traceback once, when the job is given up.
             what = f"{kind} for {job_subject(job)} (delivery {job_id}), attempt {attempt.number}"
@@ -336,6 +362,50 @@ class JobQueue:
         self._save(replace(record, state=DONE, lease_until=0.0, updated_at=time.time(), outcome=outcome))
         self.store.delete(Namespace.ACTIVE, job_id)
         self._on_finished(kind, outcome, time.monotonic() - started)
+
+    def _wait_or_stop(self, record: JobRecord, job: Job, error: Exception, step: Next, seconds: float) -> None:
+        """GitHub away: a new message after a pause, until the horizon. Else (and past it): failed,
+        with the reason in the ledger; a redelivery of the same delivery runs it again."""
+        now, kind, horizon = time.time(), type(job).__name__, self.retry_horizon
+        what = f"{kind} for {job_subject(job)} (delivery {record.job_id}), attempt {record.attempts}"
+        since = record.waiting_since or now
+        if step is Next.WAIT_FOR_GITHUB:
+            at = horizon.next_attempt_at(since, record.waits, now)
+            if at is not None:
+                level = logging.WARNING if not record.waits else logging.INFO  # the outage, said once per job
+                left = since + horizon.horizon_s - now
+                log.log(
+                    level,
+                    "%s: GitHub is away (%s); trying again in %.1f s, for up to %.0f s",
+                    what,
+                    error,
+                    at - now,
+                    left,
+                )
+                waiting = replace(
+                    record,
+                    state=PENDING,
+                    lease_until=0.0,
+                    updated_at=now,
+                    waits=record.waits + 1,
+                    waiting_since=since,
+                    retry_at=at,
+                    outcome=f"waiting for GitHub: {error}"[:500],
+                )
+                self._save(waiting)
+                self._task.schedule(args=(record.job_id,), delay=at - now)
+                self._on_finished(kind, "waiting-for-github", seconds)
+                return
+            reason = (
+                f"GitHub was away for {now - since:.0f} s ({record.waits} waits; "
+                f"PR_CHECK_GITHUB_RETRY_HORIZON_S is {horizon.horizon_s:g}): {error}"
+            )
+        else:
+            reason = str(error)
+        log.error("%s failed, not retried: %s", what, reason)
+        self._save(replace(record, state=FAILED, lease_until=0.0, updated_at=now, outcome=f"failed: {reason}"[:500]))
+        self.store.delete(Namespace.ACTIVE, record.job_id)
+        self._on_finished(kind, "failed", seconds)
 
     def _abandon(self, record: JobRecord, job: Job, name: str, owner: str, kind: str) -> None:
         """Give up a job that keeps taking its worker down: say so on the pull request, never run it again."""
@@ -377,7 +447,7 @@ class JobQueue:
                 self.store.delete(Namespace.ACTIVE, job_id)
                 continue
             stale_run = record.state == RUNNING and record.lease_until < now
-            stale_wait = record.state == PENDING and record.updated_at + ABANDONED_PENDING_S < now
+            stale_wait = record.state == PENDING and max(record.updated_at, record.retry_at) + ABANDONED_PENDING_S < now
             if not (stale_run or stale_wait):
                 continue
             self._save(
@@ -441,6 +511,7 @@ def open_queue(
     give_up: GiveUp | None = None,
     max_job_s: float = 1800.0,
     allow_volatile_redis: bool = False,
+    retry_horizon: RetryHorizon | None = None,
 ) -> JobQueue:
     """The queue and its state store for a PR_CHECK_QUEUE URL; a Redis that may lose jobs is refused.
 
@@ -466,6 +537,7 @@ def open_queue(
         max_job_s=max_job_s,
         verify=verify,
         outage=outage,
+        retry_horizon=retry_horizon,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from bot.errors import PrCheckError
+from webhooks.retry import DEFAULT_HORIZON_S, DEFAULT_MAX_DELAY_S
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -51,6 +52,10 @@ class Settings:
     allow_volatile_redis: bool = False  # run on a Redis without appendonly (accepted jobs may be lost)
     # `/pr-check fix` pushes a commit of fixes to the pull request's branch; needs contents: write.
     fix_push: bool = False
+    # A job that finds GitHub away is run again, with pauses doubling up to the second figure, until
+    # the first has passed since its first such failure (webhooks/retry.py).
+    github_retry_horizon_s: float = DEFAULT_HORIZON_S
+    github_retry_max_delay_s: float = DEFAULT_MAX_DELAY_S
 
     @property
     def mirrors_dir(self) -> Path:
@@ -110,7 +115,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
         raise InvalidSetting(f"PR_CHECK_GITHUB_API_URL={api_url!r} is not an http(s) URL")
 
-    data_dir = Path(env.get("PR_CHECK_DATA_DIR", "").strip() or "/var/lib/pr-check")
+    data_dir = writable_data_dir(env.get("PR_CHECK_DATA_DIR", "").strip())
     queue_url = env.get("PR_CHECK_QUEUE", "").strip() or f"sqlite:///{data_dir / 'queue.sqlite3'}"
     validate_queue_url(queue_url)
 
@@ -139,7 +144,35 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         job_max_s=number("PR_CHECK_JOB_MAX_S", max(1800.0, 3 * review_deadline), review_deadline),
         allow_volatile_redis=env.get("PR_CHECK_ALLOW_VOLATILE_REDIS", "").strip().lower() in ("1", "yes", "true"),
         fix_push=flag("PR_CHECK_FIX_PUSH"),
+        github_retry_horizon_s=number("PR_CHECK_GITHUB_RETRY_HORIZON_S", DEFAULT_HORIZON_S, 1.0),
+        github_retry_max_delay_s=number("PR_CHECK_GITHUB_RETRY_MAX_DELAY_S", DEFAULT_MAX_DELAY_S, 0.01),
     )
+
+
+DEFAULT_DATA_DIR = Path("/var/lib/pr-check")
+
+
+def writable_data_dir(configured: str) -> Path:
+    """PR_CHECK_DATA_DIR (else the default), made if missing and probed with a write; an
+    InvalidSetting that says which variable to set when this user cannot write there."""
+    data_dir = Path(configured) if configured else DEFAULT_DATA_DIR
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".pr-check-write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        why = error.strerror or type(error).__name__
+        if configured:
+            raise InvalidSetting(
+                f"PR_CHECK_DATA_DIR={configured!r}: cannot write there ({why}); "
+                "set PR_CHECK_DATA_DIR to a directory this user can write"
+            ) from None
+        raise InvalidSetting(
+            f"PR_CHECK_DATA_DIR is not set, and its default {DEFAULT_DATA_DIR} cannot be written ({why}): "
+            "set PR_CHECK_DATA_DIR to a directory this user can write (queue, state, mirrors)"
+        ) from None
+    return data_dir
 
 
 def validate_queue_url(url: str) -> None:

@@ -1,7 +1,7 @@
 """`pr-check worker`: run queued jobs, and the periodic upkeep (abandoned jobs, smoke timeouts,
 failed deliveries). Start any number of them against one Redis; with SQLite, one per machine.
 
-    python -m webhooks.worker [--threads N]
+    pr-check worker [--threads N]      (also `python -m webhooks.worker`, with the `app` extra installed)
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from collections.abc import Callable
 
 from bot.errors import PrCheckError
 from webhooks.command_requests import answer_command
-from webhooks.github_api import GitHubApp, RetryPolicy
+from webhooks.github_api import GitHubApp, GitHubError, RetryPolicy
+from webhooks.github_health import GitHubHealth
 from webhooks.isolation import Outcome, ReviewLimits, ReviewRequest, run_review, warm_up
 from webhooks.jobs import CommandCommented, Job, PullRequestPushed, ReviewRequested, WorkflowRunChanged
 from webhooks.metrics import WORKERS_NAMESPACE, WorkerMetrics
 from webhooks.mirror import Mirrors
 from webhooks.queue import Attempt, JobQueue, QueueNotDurable, open_queue
 from webhooks.redelivery import redeliver_failed
+from webhooks.retry import RetryHorizon
 from webhooks.review_job import report_given_up, review_pull, review_push
 from webhooks.services import Services
 from webhooks.settings import Settings, SettingsError, load_settings
@@ -54,13 +56,19 @@ def build_worker(
     """The services and the queue of one worker process."""
     store = open_store(settings.queue_url)
     metrics = WorkerMetrics(store)
+    health = GitHubHealth(store)
+
+    def observe(operation: str, status: str) -> None:
+        metrics.github_call(operation, status)
+        health.observe(operation, status)
+
     github = GitHubApp(
         settings.app_id,
         settings.private_key_pem,
         settings.github_api_url,
         write_pause_s=settings.write_pause_s,
         retry=RetryPolicy(max_rate_limit_wait_s=settings.max_rate_limit_wait_s),
-        observe=metrics.github_call,
+        observe=observe,
     )
     services = Services(settings, store, github, Mirrors(settings.mirrors_dir), metrics, review)
     queue = open_queue(
@@ -71,6 +79,7 @@ def build_worker(
         give_up=lambda job, reason: report_given_up(services, job, reason),
         max_job_s=settings.job_max_s,
         allow_volatile_redis=settings.allow_volatile_redis,
+        retry_horizon=RetryHorizon(settings.github_retry_horizon_s, settings.github_retry_max_delay_s),
     )
     return services, queue
 
@@ -128,6 +137,9 @@ def _redeliver(services: Services, now: float | None) -> None:
                 log.info("asked GitHub to redeliver %d failed deliveries", len(asked))
         except StoreUnavailable:
             raise
+        except GitHubError as error:  # GitHub away or refusing: one line; the next interval tries again
+            log.warning("redelivery of failed deliveries: %s", error)
+            services.metrics.error("redelivery")
         except Exception:
             log.exception("redelivery failed")
             services.metrics.error("redelivery")

@@ -1,6 +1,6 @@
 """`pr-check serve` and `pr-check worker`: the GitHub App's service and queue worker (webhooks/cli.py).
 
-`pip install pr-check` is the CLI alone; the App's packages come with the `app` extra, and
+An install without extras is the CLI alone; the App's packages come with the `app` extra, and
 without them these commands say how to install them instead of failing with a traceback.
 """
 
@@ -10,7 +10,7 @@ import sys
 
 from webhooks import cli as service
 
-# Import names of the `app` extra's packages (pyproject.toml), which `pip install pr-check` leaves out.
+# Import names of the `app` extra's packages (pyproject.toml), which an install without extras leaves out.
 APP_MODULES = frozenset(
     {"huey", "redis", "github", "jwt", "fastapi", "starlette", "uvicorn", "httpx", "prometheus_client"}
 )
@@ -33,8 +33,9 @@ def _with_app_packages(command: str, start) -> int:
         if (error.name or "").split(".")[0] not in APP_MODULES:
             raise
         print(
-            f"pr-check {command}: the GitHub App needs its own packages (missing: {error.name}); "
-            "install them with: pip install 'pr-check[app]'",
+            f"pr-check {command}: the GitHub App needs its own packages (missing: {error.name}); install "
+            "pr-check again with its `app` extra, from where you got it: "
+            "pip install 'pr-check[app] @ git+<repository URL>@<tag>', or pip install '.[app]' in a clone",
             file=sys.stderr,
         )
         return 2

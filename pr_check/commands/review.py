@@ -15,6 +15,7 @@ from bot.pipeline import Report, default_cache_dir, load_config, review_trees
 from bot.repo import GitRepository
 from bot.review_stats import ConfigSource
 from bot.store.evaluations import EvaluationCache
+from bot.tree import FileTree
 from pr_check import revisions
 from pr_check.commands.request import local_config, output_request
 from pr_check.output import OutputRequest, exit_status, render, write
@@ -28,8 +29,14 @@ def run_review(arguments: argparse.Namespace) -> int:
     request = output_request(arguments)
     config = local_config(arguments.config)
     source: ReviewSource
+    if arguments.diff is not None and arguments.head is not None:
+        raise UsageError("--head and --diff: the diff is applied to --base (default HEAD); leave out --head")
     if arguments.diff is not None:
-        source = DiffFile(_read_diff(arguments.diff), arguments.base)
+        text = _read_diff(arguments.diff)
+        if not text.strip():
+            print(f"pr-check: nothing to review: the diff {arguments.diff} is empty", file=sys.stderr)
+            return 0
+        source = DiffFile(text, arguments.base)
     elif arguments.head is None:
         source = WorkTree(arguments.base)  # a bare repository has none: its HEAD is reviewed
     else:
@@ -44,6 +51,8 @@ def review(arguments: argparse.Namespace, source: ReviewSource, request: OutputR
         given = given.with_files(shim_files(repo, arguments.shim))
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, config_source = _config_note(arguments.config)
+        if arguments.config is None and isinstance(source, WorkTree):
+            config_notes += _work_tree_config_note(given.base, given.head)
         with _progress(request) as progress:
             report = review_trees(
                 given.base,
@@ -87,6 +96,17 @@ def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | Non
         return (), None
     note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
     return (note,), ConfigSource("local", str(path))
+
+
+def _work_tree_config_note(base: FileTree, head: FileTree) -> tuple[str, ...]:
+    """A work tree whose config differs from the base's: say that the base's is the one used."""
+    if head.read(CONFIG_PATH) == base.read(CONFIG_PATH):
+        return ()
+    note = (
+        f"config: the base revision's {CONFIG_PATH}; the work tree's differs and is not used "
+        f"(a change cannot switch off its own checks): try it with --config {CONFIG_PATH}"
+    )
+    return (note,)
 
 
 def _read_diff(source: str) -> str:

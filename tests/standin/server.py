@@ -103,14 +103,15 @@ class GitHubStandIn:
         self._auth_failures: list[str] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._away_port = 0
 
     # -- lifecycle --------------------------------------------------------------------------------
 
-    def start(self) -> GitHubStandIn:
-        """Bind 127.0.0.1 on an ephemeral port and serve in a daemon thread."""
+    def start(self, port: int = 0) -> GitHubStandIn:
+        """Bind 127.0.0.1 on an ephemeral port (or `port`) and serve in a daemon thread."""
         if self._server is not None:
             return self
-        server = _Server(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", port), _Handler)
         server.standin = self
         port = server.server_address[1]
         with self._state.lock:
@@ -131,6 +132,16 @@ class GitHubStandIn:
         if self._thread is not None:  # start() sets both together
             self._thread.join(timeout=5)
         self._server = self._thread = None
+
+    def go_away(self) -> None:
+        """GitHub unreachable: the port is closed (connections are refused, open ones dropped) until
+        come_back(); everything registered is kept."""
+        self._away_port = int(urlsplit(self._state.urls.web).port or 0)
+        self.stop()
+
+    def come_back(self) -> GitHubStandIn:
+        """Serve again on the port go_away() closed, with the state it had."""
+        return self.start(self._away_port)
 
     def __enter__(self) -> GitHubStandIn:
         return self.start()
