@@ -42,11 +42,13 @@ class StageResult:
 
 
 def overall_status(stages: tuple[StageResult, ...]) -> Status:
-    """Failed if any stage failed (except one that failed at base too); skipped if every stage skipped."""
+    """Failed if any stage failed (except one that failed at base too); skipped if every stage skipped or
+    a stage says the pull request went untested; else passed."""
     statuses = {"passed" if stage.details.get("also_at_base") else stage.status for stage in stages}
     if "failed" in statuses:
         return "failed"
-    if statuses <= {"skipped"}:
+    # What could not be tested (base did not build, no program ran on the GPU) is never passed: neutral.
+    if statuses <= {"skipped"} or any(stage.details.get("untested") for stage in stages):
         return "skipped"
     return "passed"
 
