@@ -177,6 +177,16 @@ def blame_wrong_result(called: dict[str, str], changed: dict[str, frozenset[int]
         found = _changed_for_shim(shim, source, changed, tree, f"the program calls {shim}")
         if found:
             return found
+    # A header or helper the shims include: the changed code nearest to them, said as such.
+    for path, function, line in changed_definitions(changed, tree):
+        if path.endswith((".h", ".cuh", ".hpp")) or function != "(outside any function)":
+            return Culprit(
+                path,
+                line,
+                None if function.startswith("(") else function,
+                True,
+                f"no shim the program calls is changed; this pull request changes {function} in {path}",
+            )
     return None
 
 
