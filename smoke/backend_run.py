@@ -119,6 +119,13 @@ def _untested(head: dict, base: dict | None, facts: MachineFacts) -> StageOutcom
     """What kept the run from testing the pull request, as a failed (head) or neutral (base, GPU) verdict."""
     statuses = {name: outcome for name, outcome, _ in head["stages"]}
     compiled = statuses.get("compile")
+    plan = head["block"].get("plan") or {}
+    if plan and not any(target["name"] == SHIM_LIBRARY for target in plan.get("targets", ())):
+        # A tree older than the CUDA backend: nothing of it to test, which is neither a pass nor a fault.
+        gaps = "; ".join(gap["reason"] for gap in plan.get("gaps", ())[:2])
+        return StageOutcome(
+            "skipped", f"could not build at head: the tree has no {SHIM_LIBRARY} ({gaps})", {"untested": True}
+        )
     if compiled is None or compiled.status != "passed":
         why = compiled.reason if compiled else "no build"
         return StageOutcome("failed", f"could not build at head: {why}", {"untested": True})
