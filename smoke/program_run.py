@@ -28,7 +28,7 @@ from smoke.runtime_errors import read_runtime_errors
 
 EXPORT_SCRIPT = Path(__file__).with_name("export_program.py")
 CATALOGUE = Path(__file__).with_name("programs.json")
-EXPORT_TIMEOUT_S = 480
+EXPORT_TIMEOUT_S = 300
 RUN_TIMEOUT_S = 300
 SHIM_PREFIX = "aoti_torch_"
 EXPORT_EXIT_IMPORT = 3
