@@ -89,10 +89,13 @@ def backend_stages(
     verdict = _untested(head, base, facts)
     if base is not None:
         block["base"] = base["block"]
-        both = base["summary"] is not None and head["summary"] is not None
-        new = compare(base["summary"], head["summary"], diff_text, options.head) if both else []
+        base_summary, head_summary = base["summary"], head["summary"]
+        new, fixed = [], []
+        if base_summary is not None and head_summary is not None:
+            new = compare(base_summary, head_summary, diff_text, options.head)
+            fixed = fixed_at_head(base_summary, head_summary)
         block["new_at_head"] = [item.to_json() for item in new]
-        block["fixed_at_head"] = fixed_at_head(base["summary"], head["summary"]) if both else []
+        block["fixed_at_head"] = fixed
         base_failed = {name for name, outcome, _ in base["stages"] if outcome.status == "failed"}
         head_stages = [(name, _mark_shared(outcome, name in base_failed), s) for name, outcome, s in head_stages]
         if new:
