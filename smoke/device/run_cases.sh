@@ -60,7 +60,7 @@ for group in "$@"; do
     quiet) for name in quiet-sort-comment quiet-memory-rename quiet-cmake-reorder; do against_main "$name"; done ;;
     old) for name in no-whole-archive static-shim cu-syntax-error tensor-attribute; do against_main "$name"; done ;;
     prs)
-      for pull in "$WORK"/*/pull.json; do
+      for pull in "$WORK"/pr*/pull.json "$WORK"/commit-*/pull.json; do
         name=$(basename "$(dirname "$pull")")
         cp "$pull" "$WORK/results/$name.pull.json"
         smoke "$name" "$name" --base-tree "$WORK/$name-base/executorch" --base-plan "$WORK/$name-base/plan.json" \
