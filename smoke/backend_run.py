@@ -158,7 +158,9 @@ def coverage(changed: dict[str, frozenset[int]], head: dict | None, tree: Tree) 
                 files_ran.setdefault(source, []).append(run["name"])
     rows = []
     for path, function, line in changed_definitions(changed, tree):
-        programs = called_ran.get(function) or files_ran.get(path, [])
+        # A shim is reached only if a program called it; a kernel or helper, through a shim of its file.
+        is_shim = function.startswith("aoti_torch_")
+        programs = called_ran.get(function, []) if is_shim else files_ran.get(path, [])
         how = "called by" if function in called_ran else "in the file of a shim called by"
         rows.append(
             {
