@@ -1,6 +1,6 @@
-"""The stages about the pull request's own CUDA backend: compile, exports, duplicates, host, load-run.
+"""The stages about the pull request's own CUDA backend: schema, compile, exports, duplicates, the hosts.
 
-Each is a function of what the build produced; none raises. Without a GPU, load-run reports skipped.
+Each is a function of what the build produced; none raises. Loading and running programs is backend_load.py's and program_run.py's.
 """
 
 from __future__ import annotations
