@@ -74,9 +74,12 @@ def prepare_programs(facts: MachineFacts, work_dir: Path, tree: Path, names: lis
 
 
 def _prepare_one(out_dir: Path, tree: Path, name: str) -> dict:
-    record = out_dir / "program.json"
+    record, failed = out_dir / "program.json", out_dir / "failed.json"
     if record.is_file():
         return {"program": {**json.loads(record.read_text()), "from_cache": True}}
+    if failed.is_file():  # the same Python fails the same way: said again without minutes more
+        kept = json.loads(failed.read_text())
+        return {"problem": StageOutcome("failed", f"(kept) {kept['reason']}", kept["details"])}
     out_dir.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, str(EXPORT_SCRIPT), name, str(out_dir)]
     exported = run_command([*argv, str(tree)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir)
@@ -90,7 +93,9 @@ def _prepare_one(out_dir: Path, tree: Path, name: str) -> dict:
             why = f"the executorch wheel's exporter does not import: {_last_json(exported.stdout).get('import_error')}"
         else:
             why = describe_child_failure(exported)
-        return {"problem": StageOutcome("failed", f"exporting {name} failed: {why}", {"export": exported.to_json()})}
+        problem = StageOutcome("failed", f"exporting {name} failed: {why}", {"export": exported.to_json()})
+        failed.write_text(json.dumps({"reason": problem.reason, "details": problem.details}))
+        return {"problem": problem}
     result["tree_python_import_error"] = import_error
     # The backend keeps the wrapper in the named data the .pte or the .ptd carries.
     wrapper = extract_wrapper([*result["ptd"], result["pte"]], out_dir / "wrapper.so")
