@@ -142,6 +142,11 @@ def _untested(head: dict, base: dict | None, facts: MachineFacts) -> StageOutcom
     program = statuses.get("program-run")
     if facts.has_gpu and program is not None and program.status == "skipped":
         return StageOutcome("skipped", f"could not run at head: {program.reason}", {"untested": True})
+    runs = (head["summary"] or {}).get("programs", [])
+    if facts.has_gpu and runs and not any(run.get("ran") for run in runs):
+        # Every program chosen failed before it ran (an export, say): nothing the diff touches was tested.
+        why = "; ".join(f"{run['name']}: {run['reason'][:200]}" for run in runs)
+        return StageOutcome("skipped", f"could not run at head: no chosen program ran ({why})", {"untested": True})
     return None
 
 
