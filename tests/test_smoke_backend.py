@@ -307,8 +307,8 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path):
     )
     assert all("program_generated.h" in entry for entry in base.build.not_generated) and base.build.not_generated
     for name, regress in REGRESSIONS.items():
-        if name == "sort-wrong-index":
-            continue  # it compiles, links and loads: only running the program on a GPU shows it
+        if name in ("sort-wrong-index", "empty-strided-check", "int4mm-group"):
+            continue  # they compile, link and load: only running a program on a GPU shows them
         tree = extract(MIRROR, "refs/heads/main", tmp_path / name)
         regression = regress(tree)
         run = run_backend(plan_directory(tree), tree, tmp_path / f"{name}-build", TOOLS)
