@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from smoke.build_plan import BuildPlan, CompileStep, LinkItem, TargetPlan
 from smoke.commands import CommandResult, run_command
+from smoke.object_cache import ObjectCache
 
 CSRC = Path(__file__).with_name("csrc")
 COMPILE_TIMEOUT_S = 900
@@ -77,6 +79,7 @@ class BuildOutcome:
     # Sources left out because they include a header generated at build time by a custom command the
     # smoke build does not run (BuildPlan.generated), said with the target that lists it.
     not_generated: tuple[str, ...] = ()
+    from_cache: int = 0  # objects the object cache served instead of a compile
 
     @property
     def ok(self) -> bool:
@@ -157,8 +160,11 @@ class Layout:
         return written
 
 
-def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = True) -> BuildOutcome:
-    """Compile every target's objects at once, then archive and link in dependency order."""
+def build(
+    plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = True, cache: ObjectCache | None = None
+) -> BuildOutcome:
+    """Compile every target's objects at once (served from the cache where it holds them), then archive
+    and link in dependency order."""
     import time
 
     started = time.monotonic()
@@ -167,11 +173,26 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
     targets = list(plan.targets) + hosts
     jobs = [(target, step) for target in targets for step in target.compile_steps]
     commands = [compile_command(step, layout, tools) for _, step in jobs]
+    served: list[bool] = []
+
+    def compile_one(index: int) -> CommandResult:
+        command, step = commands[index], jobs[index][1]
+        source, output = layout.source(step.source), object_path(step, layout)
+        if cache is not None and cache.fetch(command, source, output, layout.build_dir, layout.checkout):
+            served.append(True)
+            return CommandResult("(from the object cache) " + shlex.join(command), 0, "", "", 0.0)
+        extra = cache.dependency_words(output) if cache is not None else []
+        result = run_command([*command[:-2], *extra, *command[-2:]], timeout=COMPILE_TIMEOUT_S, cwd=layout.build_dir)
+        if cache is not None and result.ok:
+            cache.store(command, source, output, layout.build_dir, layout.checkout)
+        return result
+
     workers = tools.jobs or os.cpu_count() or 2
+    # The slowest compiles first (nvcc's), so that they do not start last and stretch the critical path.
+    order = sorted(range(len(jobs)), key=lambda index: jobs[index][1].language != "CUDA")
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(
-            pool.map(lambda command: run_command(command, timeout=COMPILE_TIMEOUT_S, cwd=layout.build_dir), commands)
-        )
+        finished = dict(zip(order, pool.map(compile_one, order), strict=True))
+    results = [finished[index] for index in range(len(jobs))]
     errors: list[CompileError] = []
     machine_gaps: list[str] = []
     not_generated: list[str] = []
@@ -223,6 +244,7 @@ def build(plan: BuildPlan, layout: Layout, tools: Toolset, with_host: bool = Tru
         time.monotonic() - started,
         tuple(machine_gaps),
         tuple(not_generated),
+        len(served),
     )
 
 

@@ -10,7 +10,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from smoke.link_errors import added_cmake_line, added_text, find_definition
+from smoke.blame import Tree, blame_failure, blame_wrong_result, changed_lines
+from smoke.export_loss import trace_lost_exports
+from smoke.link_errors import added_cmake_line, added_text
+from smoke.runtime_errors import LogPlace, RuntimeErrors
 
 UNDEFINED_SYMBOL = re.compile(r"undefined symbol: ([A-Za-z_][A-Za-z0-9_]*)")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(?P<start>\d+)(?:,(?P<count>\d+))? @@")
@@ -114,79 +117,83 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
     built = head["statuses"].get("compile") != "failed"
     lost = sorted(set(base["exported"]) - set(head["exported"]))
     if lost and built:
-        shown = ", ".join(lost[:5]) + (", ..." if len(lost) > 5 else "")
-        place = locate(head_checkout, lost[0]) if head_checkout is not None and len(lost) <= 5 else None
-        where = f"; {lost[0]} is still written at {place[0]}:{place[1]}" if place else ""
-        in_diff = bool(place) and place[1] in added.get(place[0], ())
-        found.append(
-            NewAtHead(
-                "symbol-lost",
-                f"{len(lost)} aoti_torch_* symbol(s) no longer exported by libaoti_cuda_shims.so: {shown}{where}",
-                place[0] if place else None,
-                place[1] if place else None,
-                in_diff,
-            )
-        )
+        still = (lambda name: locate(head_checkout, name)) if head_checkout is not None else (lambda name: None)
+        for cause in trace_lost_exports(base, head, diff_text, still):
+            found.append(NewAtHead("symbol-lost", cause.message, cause.path, cause.line, cause.in_diff))
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
         found.append(
             NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded object at head")
         )
     # A load that fails on a symbol head no longer exports is that lost symbol again, at run time: said
-    # once, with the symbol-lost finding, not as a failure of its own.
+    # once, with the symbol-lost finding, not as a failure of its own; a link failure likewise is said
+    # once, by its cause above, not again as the stage it stopped.
     lost_names = set(lost)
+    reported_links = any(item.kind == "link-error" for item in found)
     for stage, status in head["statuses"].items():
-        if not built and stage != "doctor":
+        if status != "failed" or base["statuses"].get(stage) == "failed" or stage == "compile":
             continue
-        missing = UNDEFINED_SYMBOL.findall(head["reasons"].get(stage, ""))
-        if (
-            status == "failed"
-            and missing
-            and set(missing) <= lost_names
-            and base["statuses"].get(stage) != "failed"
-            and any(item.kind == "symbol-lost" for item in found)
-        ):
-            symbol_lost = next(index for index, item in enumerate(found) if item.kind == "symbol-lost")
-            found[symbol_lost] = replace(
-                found[symbol_lost],
-                message=f"{found[symbol_lost].message}; {stage} fails on it (undefined symbol: {missing[0]})",
-            )
+        if not built or (reported_links and stage in head.get("link_stages", ())):
             continue
-        if status == "failed" and base["statuses"].get(stage) != "failed" and stage != "compile":
-            if stage == "program-run" and head.get("program_wrong_values"):
-                found.append(_wrong_result(head, added, head_checkout))
-                continue
-            found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
+        if _fold_into_lost(found, stage, head["reasons"].get(stage, ""), lost_names):
+            continue
+        if stage == "program-run" and head.get("programs"):
+            found += _program_failures(base, head, diff_text, head_checkout, lost_names, found)
+            continue
+        found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
     return sorted(found, key=lambda item: not item.in_diff)
 
 
-def _wrong_result(head: dict, added: dict[str, frozenset[int]], head_checkout: Path | None) -> NewAtHead:
-    """A wrong result of the program, placed at a line the pull request changes in a .cu source whose
-    kernel the program's wrapper calls; else at that kernel's definition."""
-    kernels: dict[str, str] = head.get("program_kernels", {})
-    reason = head["reasons"]["program-run"]
-    for symbol, source in sorted(kernels.items(), key=lambda item: item[1]):
-        lines = sorted(added.get(source, ()))
-        if lines:
-            return NewAtHead(
-                "wrong-result",
-                f"program-run: {reason}; {source}:{lines[0]} (defining {symbol}, which "
-                "the program calls) is a line this pull request changes",
-                source,
-                lines[0],
-                True,
+def _fold_into_lost(found: list[NewAtHead], stage: str, reason: str, lost_names: set[str]) -> bool:
+    missing = UNDEFINED_SYMBOL.findall(reason)
+    index = next((index for index, item in enumerate(found) if item.kind == "symbol-lost"), None)
+    if not missing or not set(missing) <= lost_names or index is None:
+        return False
+    found[index] = replace(
+        found[index], message=f"{found[index].message}; {stage} fails on it (undefined symbol: {missing[0]})"
+    )
+    return True
+
+
+def _program_failures(
+    base: dict, head: dict, diff_text: str, head_checkout: Path | None, lost_names: set[str], found: list[NewAtHead]
+) -> list[NewAtHead]:
+    """One finding per program that fails at head and not at base, placed by its own evidence."""
+    before = {run["name"]: run for run in base.get("programs", ())}
+    changed = changed_lines(diff_text)
+    tree = Tree(head_checkout)
+    definitions: dict[str, str] = head.get("definitions", {})
+    results = []
+    for run in head["programs"]:
+        if run["status"] != "failed" or before.get(run["name"], {}).get("status") == "failed":
+            continue
+        if _fold_into_lost(found, f"program {run['name']}", run["reason"], lost_names):
+            continue
+        said = f"program {run['name']}: {run['reason']}"
+        if run.get("errors"):
+            errors = RuntimeErrors(
+                tuple(run["errors"]["failed_shims"]),
+                tuple(LogPlace(p["file"], p["line"], p["message"]) for p in run["errors"]["places"]),
+                tuple(run["errors"]["cuda_errors"]),
+                tuple(run["errors"]["lines"]),
             )
-    for symbol, source in sorted(kernels.items()):
-        place = find_definition(head_checkout, source, symbol) if head_checkout is not None else None
-        if place:
-            return NewAtHead(
-                "wrong-result",
-                f"program-run: {reason}; the diff changes none of the kernels it "
-                f"calls; {symbol} is defined at {place[0]}:{place[1]}",
-                place[0],
-                place[1],
-                False,
+            culprit = blame_failure(errors, definitions, changed, tree)
+            kind = "run-failure"
+        elif run.get("ran"):
+            culprit = blame_wrong_result(run.get("calls", {}), changed, tree)
+            kind = "wrong-result"
+        else:
+            results.append(NewAtHead("stage-failed", said))
+            continue
+        if culprit is None:
+            calls = ", ".join(f"{name} ({source})" for name, source in sorted(run.get("calls", {}).items())) or "none"
+            results.append(
+                NewAtHead(kind, f"{said}; the diff changes no definition this evidence points at (it calls: {calls})")
             )
-    return NewAtHead("wrong-result", f"program-run: {reason}")
+            continue
+        results.append(
+            NewAtHead(kind, f"{said}; {culprit.place()}: {culprit.why}", culprit.path, culprit.line, culprit.in_diff)
+        )
+    return results
 
 
 def _link_key(problem: dict) -> tuple:
@@ -226,15 +233,33 @@ def fixed_at_head(base: dict, head: dict) -> list[str]:
     ]
 
 
-def backend_summary(run) -> dict:
-    """The facts of a BackendRun that compare() reads, as JSON."""
+def backend_summary(run, plan=None) -> dict:
+    """The facts of a BackendRun (and its plan) that compare() reads, as JSON."""
+    from smoke.backend_stages import shim_sources
+
     build = run.build
+    stages = {"compile": run.compile, "backend-host": run.host, "runtime-host": run.runtime_host}
+    not_whole = run.exports.details.get("defined_in_linked_archives_not_exported", [])
     return {
         "errors": [error.to_json() for error in build.errors] if build else [],
         "exported": sorted(run.exported),
         "duplicated": sorted(run.duplicated),
-        # The compile stage's link causes, and the host's when only its link failed.
-        "link_problems": [*run.compile.details.get("link_problems", ()), *run.host.details.get("link_problems", ())],
+        # Every link's first causes, and the stages whose failure they are (said once, by cause).
+        "link_problems": [
+            problem for outcome in stages.values() for problem in outcome.details.get("link_problems", ())
+        ],
+        "link_stages": sorted(name for name, outcome in stages.items() if outcome.details.get("link_problems")),
         "statuses": {name: outcome.status for name, outcome in run.stages()},
         "reasons": {name: outcome.reason for name, outcome in run.stages()},
+        "definitions": dict(run.definitions),
+        "shim_sources": {
+            step.source: {
+                "target": target,
+                "origin": list(step.origin),
+                "options": [{"value": flag.value, "origin": list(flag.origin)} for flag in step.options],
+            }
+            for target, step in (shim_sources(plan) if plan is not None else [])
+        },
+        "not_whole_at": run.exports.details.get("not_whole_at", []),
+        "not_whole_symbols": [item["symbol"] for item in not_whole],
     }

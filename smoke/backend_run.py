@@ -1,25 +1,36 @@
 """The pull request's backend, built at head (and at base when given), as report stages.
 
-Stages at head: compile, exports, duplicates, backend-host, load-run; with a base, new-at-head lists what
-head breaks that base did not. A head stage that fails at base too is marked `also_at_base`: the tree's
-or the machine's problem, reported but not counted against the pull request.
+Stages at head: schema, compile, exports, duplicates, backend-host, runtime-host, load, program-run; with
+a base, new-at-head lists what head breaks that base did not, and coverage says which of the shims and
+kernels the diff changes a program ran on the GPU. A head stage that fails at base too is marked
+`also_at_base`. What could not be tested is never passed: a head that does not build fails the run
+("could not build at head"), and a comparison that base or the GPU prevented is said and leaves the run
+neutral (skipped), not passed.
+
+The programs are exported (in their own processes) while the backend compiles: the export needs only
+the tree's Python, and it is the longer of the two when nothing is cached.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from smoke.backend_build import Layout, Toolset, object_path
+from smoke.backend_build import Toolset
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
-from smoke.backend_load import load_and_run, prepare_wrapper
+from smoke.backend_load import load_programs
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
+from smoke.blame import Tree, changed_definitions, changed_lines
 from smoke.build_plan import HOST_NAME, RUNTIME_HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
-from smoke.program_run import cuda_kernels, prepare_program, run_program
+from smoke.object_cache import ObjectCache
+from smoke.program_run import choose_programs, prepare_programs, run_programs
 from smoke.report import StageOutcome, StageResult
+
+PROGRAM_FIELDS = ("name", "status", "reason", "ran", "needed_symbols", "calls", "errors", "wrong_values", "from_cache")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +40,11 @@ class BackendOptions:
     diff: Path | None = None
     head_plan: Path | None = None  # a plan written by `smoke plan` where the CMake model runs
     base_plan: Path | None = None
-    wrapper_dir: Path | None = None  # where the standalone canary is compiled once and reused
+    # Kept across runs: objects/ (object_cache.py) and programs/ (exported programs by content).
+    cache_dir: Path | None = None
     # A report of an earlier run at base: its head block stands for base, which is then not rebuilt.
     base_report: Path | None = None
+    programs: tuple[str, ...] = ()  # the catalogue's programs to run; empty: chosen by the diff
 
 
 def plan_for(checkout: Path, plan_file: Path | None) -> tuple[BuildPlan | None, StageOutcome | None]:
@@ -54,72 +67,126 @@ def backend_stages(
 ) -> tuple[tuple[StageResult, ...], dict]:
     """Run head (and base) and return the head's stages plus the report's `backend` block."""
     started = time.monotonic()
-    wrapper_dir = options.wrapper_dir or build_root / "standalone-canary"
-    wrapper, wrapper_problem = prepare_wrapper(facts, wrapper_dir)
-    program_dir = (options.wrapper_dir or build_root) / "programs"
-
-    def program_for(tree: Path) -> tuple[dict | None, StageOutcome | None]:
-        return prepare_program(facts, program_dir, tree)
-
-    head = _one_side(options.head, options.head_plan, build_root / "head", tools, wrapper, wrapper_problem, program_for)
-    block: dict = {"head": head["block"], "seconds": None}
+    diff_text = options.diff.read_text(errors="replace") if options.diff else ""
+    changed = changed_lines(diff_text)
+    names = list(options.programs) or choose_programs(sorted(changed))
+    cache = ObjectCache(options.cache_dir / "objects") if options.cache_dir else None
+    program_dir = (options.cache_dir or build_root) / "programs"
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        exports = {
+            side: pool.submit(prepare_programs, facts, program_dir, tree, names)
+            for side, tree in (("head", options.head), ("base", options.base))
+            if tree is not None
+        }
+        head = _one_side(options.head, options.head_plan, build_root / "head", tools, cache, exports["head"])
+        base = None
+        if options.base is not None:
+            base = _one_side(options.base, options.base_plan, build_root / "base", tools, cache, exports["base"])
+        elif options.base_report is not None:
+            base = _side_from_report(options.base_report)
+    block: dict = {"head": head["block"], "programs_chosen": names, "seconds": None}
     head_stages = head["stages"]
-    base = None
-    if options.base is not None:
-        base = _one_side(
-            options.base, options.base_plan, build_root / "base", tools, wrapper, wrapper_problem, program_for
-        )
-    elif options.base_report is not None:
-        base = _side_from_report(options.base_report)
+    verdict = _untested(head, base, facts)
     if base is not None:
         block["base"] = base["block"]
-        diff_text = options.diff.read_text(errors="replace") if options.diff else ""
-        new = (
-            compare(base["summary"], head["summary"], diff_text, options.head)
-            if base["summary"] and head["summary"]
-            else []
-        )
+        base_summary, head_summary = base["summary"], head["summary"]
+        new, fixed = [], []
+        if base_summary is not None and head_summary is not None:
+            new = compare(base_summary, head_summary, diff_text, options.head)
+            fixed = fixed_at_head(base_summary, head_summary)
         block["new_at_head"] = [item.to_json() for item in new]
-        block["fixed_at_head"] = (
-            fixed_at_head(base["summary"], head["summary"]) if base["summary"] and head["summary"] else []
-        )
-        base_failed = {name for name, outcome in base["stages"] if outcome.status == "failed"}
-        head_stages = [(name, _mark_shared(outcome, name in base_failed)) for name, outcome in head_stages]
-        new_stage = (
-            StageOutcome(
+        block["fixed_at_head"] = fixed
+        base_failed = {name for name, outcome, _ in base["stages"] if outcome.status == "failed"}
+        head_stages = [(name, _mark_shared(outcome, name in base_failed), s) for name, outcome, s in head_stages]
+        if new:
+            new_stage = StageOutcome(
                 "failed", f"{len(new)} new at head; first: {new[0].message}", {"new_at_head": block["new_at_head"]}
             )
-            if new
-            else StageOutcome("passed", "nothing new at head: every failure, if any, is also at base")
-        )
-        head_stages.append(("new-at-head", new_stage))
+        elif verdict is not None:
+            new_stage = verdict
+        else:
+            new_stage = StageOutcome("passed", "nothing new at head: every failure, if any, is also at base")
+        head_stages.append(("new-at-head", new_stage, 0.0))
+    elif verdict is not None:
+        head_stages.append(("verdict", verdict, 0.0))
+    block["coverage"] = coverage(changed, head["summary"], Tree(options.head))
     block["seconds"] = round(time.monotonic() - started, 3)
     results = tuple(
-        StageResult(name, outcome.status, outcome.reason, 0.0, outcome.details) for name, outcome in head_stages
+        StageResult(name, outcome.status, outcome.reason, seconds, outcome.details)
+        for name, outcome, seconds in head_stages
     )
     return results, block
 
 
-def _program_stage(plan: BuildPlan, run: BackendRun, checkout: Path, build_dir: Path, program_for) -> StageOutcome:
-    """The exported program through the tree's runtime and CudaBackend (program_run.py)."""
-    outputs = run.build.outputs if run.build else {}
-    if RUNTIME_HOST_NAME not in outputs:
-        return StageOutcome("skipped", f"{RUNTIME_HOST_NAME} was not built (runtime-host: {run.runtime_host.reason})")
-    if program_for is None:
-        return StageOutcome("skipped", "no program to run")
-    program, problem = program_for(checkout)
-    if program is None:
-        return problem
-    layout = Layout(checkout, build_dir)
-    shims = plan.target(SHIM_LIBRARY)
-    objects = [(step.source, object_path(step, layout)) for step in (shims.compile_steps if shims else ())]
-    return run_program(program, Path(outputs[RUNTIME_HOST_NAME]), cuda_kernels(objects), build_dir / "program-run")
+def _untested(head: dict, base: dict | None, facts: MachineFacts) -> StageOutcome | None:
+    """What kept the run from testing the pull request, as a failed (head) or neutral (base, GPU) verdict."""
+    statuses = {name: outcome for name, outcome, _ in head["stages"]}
+    compiled = statuses.get("compile")
+    plan = head["block"].get("plan") or {}
+    if plan and not any(target["name"] == SHIM_LIBRARY for target in plan.get("targets", ())):
+        # A tree older than the CUDA backend: nothing of it to test, which is neither a pass nor a fault.
+        gaps = "; ".join(gap["reason"] for gap in plan.get("gaps", ())[:2])
+        return StageOutcome(
+            "skipped", f"could not build at head: the tree has no {SHIM_LIBRARY} ({gaps})", {"untested": True}
+        )
+    if compiled is None or compiled.status != "passed":
+        why = compiled.reason if compiled else "no build"
+        return StageOutcome("failed", f"could not build at head: {why}", {"untested": True})
+    if base is not None and base["summary"] is None:
+        return StageOutcome(
+            "skipped", f"no comparison: could not plan base: {base['stages'][0][1].reason}", {"untested": True}
+        )
+    if base is not None and base["summary"]["statuses"].get("compile") != "passed":
+        why = base["summary"]["reasons"].get("compile", "")
+        return StageOutcome("skipped", f"no comparison: could not build at base: {why}", {"untested": True})
+    program = statuses.get("program-run")
+    if facts.has_gpu and program is not None and program.status == "skipped":
+        return StageOutcome("skipped", f"could not run at head: {program.reason}", {"untested": True})
+    runs = (head["summary"] or {}).get("programs", [])
+    if facts.has_gpu and runs and not any(run.get("ran") for run in runs):
+        # Every program chosen failed before it ran (an export, say): nothing the diff touches was tested.
+        why = "; ".join(f"{run['name']}: {run['reason'][:200]}" for run in runs)
+        return StageOutcome("skipped", f"could not run at head: no chosen program ran ({why})", {"untested": True})
+    return None
+
+
+def coverage(changed: dict[str, frozenset[int]], head: dict | None, tree: Tree) -> list[dict]:
+    """Each shim or kernel the diff changes, and whether a program that ran on the GPU called it (a
+    shim in the wrapper's needed symbols; another function through a shim defined in its file)."""
+    runs = (head or {}).get("programs", [])
+    called_ran: dict[str, list[str]] = {}
+    files_ran: dict[str, list[str]] = {}
+    for run in runs:
+        if run.get("ran"):
+            for symbol, source in run.get("calls", {}).items():
+                called_ran.setdefault(symbol, []).append(run["name"])
+                files_ran.setdefault(source, []).append(run["name"])
+    rows = []
+    for path, function, line in changed_definitions(changed, tree):
+        # A shim is reached only if a program called it; a kernel or helper, through a shim of its file.
+        is_shim = function.startswith("aoti_torch_")
+        programs = called_ran.get(function, []) if is_shim else files_ran.get(path, [])
+        how = "called by" if function in called_ran else "in the file of a shim called by"
+        rows.append(
+            {
+                "path": path,
+                "function": function,
+                "line": line,
+                "ran_on_gpu": bool(programs),
+                "how": f"{how} {', '.join(sorted(set(programs)))}"
+                if programs
+                else "not reached by any program that ran",
+            }
+        )
+    return rows
 
 
 def _side_from_report(path: Path) -> dict:
     earlier = json.loads(path.read_text())["backend"]["head"]
     summary = earlier["summary"]
-    stages = [(name, StageOutcome(status, summary["reasons"][name])) for name, status in summary["statuses"].items()]
+    stages = [
+        (name, StageOutcome(status, summary["reasons"][name]), 0.0) for name, status in summary["statuses"].items()
+    ]
     return {
         "stages": stages,
         "block": {"from_report": str(path), "checkout": earlier.get("checkout"), "summary": summary},
@@ -136,47 +203,57 @@ def _mark_shared(outcome: StageOutcome, shared: bool) -> StageOutcome:
 
 
 def _one_side(
-    checkout: Path,
-    plan_file: Path | None,
-    build_dir: Path,
-    tools: Toolset,
-    wrapper: dict | None,
-    wrapper_problem: StageOutcome | None,
-    program_for=None,
+    checkout: Path, plan_file: Path | None, build_dir: Path, tools: Toolset, cache: ObjectCache | None, exported: Future
 ) -> dict:
     plan, problem = plan_for(checkout, plan_file)
     if plan is None:
-        return {"stages": [("compile", problem)], "block": {"checkout": str(checkout)}, "summary": None}
-    run: BackendRun = run_backend(plan, checkout, build_dir, tools)
-    stages = list(run.stages())
+        return {"stages": [("compile", problem, 0.0)], "block": {"checkout": str(checkout)}, "summary": None}
+    run: BackendRun = run_backend(plan, checkout, build_dir, tools, cache)
+    seconds = dict(run.seconds)
+    stages = [(name, outcome, seconds.get(name, 0.0)) for name, outcome in run.stages()]
     outputs = run.build.outputs if run.build else {}
-    if wrapper is None:  # prepare_wrapper gives a wrapper or the problem that stopped it
-        load = wrapper_problem or StageOutcome("skipped", "no wrapper was prepared")
-    elif SHIM_LIBRARY not in outputs:
+    waited = time.monotonic()
+    prepared = exported.result()
+    export_wait = time.monotonic() - waited
+    started = time.monotonic()
+    if SHIM_LIBRARY not in outputs:
         load = StageOutcome("skipped", f"{SHIM_LIBRARY} was not built")
     elif HOST_NAME not in outputs:
-        load = StageOutcome("skipped", f"{HOST_NAME} did not link (backend-host): the wrapper runs inside it")
+        load = StageOutcome("skipped", f"{HOST_NAME} did not link (backend-host): the wrappers load inside it")
     else:
-        load = load_and_run(
-            wrapper,
-            Path(outputs[HOST_NAME]),
-            Path(outputs[SHIM_LIBRARY]),
-            run.exported,
-            build_dir / "load-run",
+        load = load_programs(prepared, Path(outputs[HOST_NAME]), Path(outputs[SHIM_LIBRARY]), run.exported)
+    stages.append(("load", load, time.monotonic() - started + export_wait))
+    started = time.monotonic()
+    if RUNTIME_HOST_NAME not in outputs:
+        program = StageOutcome(
+            "skipped", f"{RUNTIME_HOST_NAME} was not built (runtime-host: {run.runtime_host.reason})"
         )
-    stages.append(("load-run", load))
-    program = _program_stage(plan, run, checkout, build_dir, program_for)
-    stages.append(("program-run", program))
-    summary = backend_summary(run)
-    for name, outcome in (("load-run", load), ("program-run", program)):
+    else:
+        program = run_programs(
+            prepared, Path(outputs[RUNTIME_HOST_NAME]), dict(run.definitions), build_dir / "program-run"
+        )
+    stages.append(("program-run", program, time.monotonic() - started))
+    summary = backend_summary(run, plan)
+    for name, outcome in (("load", load), ("program-run", program)):
         summary["statuses"][name] = outcome.status
         summary["reasons"][name] = outcome.reason
-    summary["program_kernels"] = program.details.get("kernels_called", {})
-    summary["program_wrong_values"] = program.details.get("wrong_values", 0)
+    summary["programs"] = [
+        {key: item[key] for key in PROGRAM_FIELDS if key in item} for item in program.details.get("programs", [])
+    ]
     block = {
         "checkout": str(checkout),
         "plan": plan.to_json(),
         "summary": summary,
         "build_seconds": round(run.build.seconds, 3) if run.build else None,
+        "stage_seconds": {name: round(value, 3) for name, _, value in stages},
+        "exports": {
+            name: {
+                "export_seconds": item.get("program", {}).get("export_seconds"),
+                "from_cache": item.get("program", {}).get("from_cache"),
+                "problem": item["problem"].reason if "problem" in item else None,
+            }
+            for name, item in prepared.items()
+        },
+        "export_wait_seconds": round(export_wait, 3),
     }
     return {"stages": stages, "block": block, "summary": summary}

@@ -1,12 +1,13 @@
-"""The stages about the pull request's own CUDA backend: compile, exports, duplicates, host, load-run.
+"""The stages about the pull request's own CUDA backend: schema, compile, exports, duplicates, the hosts.
 
-Each is a function of what the build produced; none raises. Without a GPU, load-run reports skipped.
+Each is a function of what the build produced; none raises. Loading and running programs is backend_load.py's and program_run.py's.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from smoke.backend_build import (
     object_path,
     output_path,
 )
-from smoke.build_plan import HOST_NAME, NO_SOURCES, RUNTIME_HOST_NAME, BuildPlan
+from smoke.build_plan import HOST_NAME, NO_SOURCES, RUNTIME_HOST_NAME, BuildPlan, CompileStep
 from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
 from smoke.link_errors import LinkProblem, explain, parse_link_errors
@@ -49,6 +50,10 @@ class BackendRun:
     duplicated: frozenset[str]
     schema: StageOutcome = StageOutcome("skipped", "not run")
     runtime_host: StageOutcome = StageOutcome("skipped", "not run")
+    # aoti_torch_* symbol -> the source whose object defines it, over the shim library and the archives it
+    # links (`.cpp` and `.cu` alike): where a failing or lost shim is looked up.
+    definitions: tuple[tuple[str, str], ...] = ()
+    seconds: tuple[tuple[str, float], ...] = ()  # per stage, as timed here
 
     def stages(self) -> tuple[tuple[str, StageOutcome], ...]:
         return (
@@ -61,20 +66,35 @@ class BackendRun:
         )
 
 
-def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset) -> BackendRun:
-    """Build the plan and read the shim library's exports and the loaded objects' definitions."""
+def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset, cache=None) -> BackendRun:
+    """Build the plan and read the shim library's exports and the loaded objects' definitions. cache: an
+    ObjectCache (object_cache.py) that serves objects compiled earlier from the same inputs."""
     layout = Layout(checkout, build_dir)
+    clock = _Clock()
     # flatc's headers first, so the program loader's sources compile instead of being left out.
-    schema = generate_schemas(layout.checkout, layout.binary_root, tools.flatc)
-    outcome = build(plan, layout, tools)
+    schema = clock.time("schema", lambda: generate_schemas(layout.checkout, layout.binary_root, tools.flatc))
+    outcome = clock.time("compile", lambda: build(plan, layout, tools, cache=cache))
     compile_stage = compile_outcome(plan, outcome, layout)
     shims = plan.target(SHIM_LIBRARY)
     if shims is None or SHIM_LIBRARY not in outcome.outputs:
         why = f"{SHIM_LIBRARY} was not built" + ("" if shims else " (not in the plan)")
         skipped = StageOutcome("skipped", why)
-        return BackendRun(compile_stage, skipped, skipped, skipped, outcome, frozenset(), frozenset(), schema, skipped)
-    exports, exported = exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
-    duplicates, duplicated = duplicates_outcome(plan, layout, tools, outcome)
+        return BackendRun(
+            compile_stage,
+            skipped,
+            skipped,
+            skipped,
+            outcome,
+            frozenset(),
+            frozenset(),
+            schema,
+            skipped,
+            seconds=clock.items(),
+        )
+    exports, exported = clock.time(
+        "exports", lambda: exports_outcome(plan, layout, Path(outcome.outputs[SHIM_LIBRARY]))
+    )
+    duplicates, duplicated = clock.time("duplicates", lambda: duplicates_outcome(plan, layout, tools, outcome))
     return BackendRun(
         compile_stage,
         exports,
@@ -85,14 +105,57 @@ def run_backend(plan: BuildPlan, checkout: Path, build_dir: Path, tools: Toolset
         duplicated,
         schema,
         runtime_host_outcome(plan, outcome, layout, schema),
+        clock.time("definitions", lambda: shim_definitions(plan, layout)),
+        clock.items(),
     )
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self._seconds: dict[str, float] = {}
+
+    def time(self, name: str, work):
+        started = time.monotonic()
+        try:
+            return work()
+        finally:
+            self._seconds[name] = time.monotonic() - started
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        return tuple(self._seconds.items())
+
+
+def shim_sources(plan: BuildPlan) -> list[tuple[str, CompileStep]]:
+    """(target, step) for each source compiled into the shim library or an archive it links."""
+    shims = plan.target(SHIM_LIBRARY)
+    if shims is None:
+        return []
+    targets = [shims] + [
+        linked
+        for item in shims.link_items
+        if item.kind == "target-archive" and (linked := plan.target(item.value)) is not None
+    ]
+    return [(target.name, step) for target in targets for step in target.compile_steps]
+
+
+def shim_definitions(plan: BuildPlan, layout: Layout) -> tuple[tuple[str, str], ...]:
+    """aoti_torch_* symbol -> defining source, read from each compiled object of shim_sources."""
+    found: dict[str, str] = {}
+    for _, step in shim_sources(plan):
+        path = object_path(step, layout)
+        if path.is_file():
+            for name in sorted(strong_definitions(path)):
+                if name.startswith(SHIM_PREFIX):
+                    found.setdefault(name, step.source)
+    return tuple(sorted(found.items()))
 
 
 def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | None = None) -> StageOutcome:
     compiled = sum(1 for step in outcome.steps if step.command and " -c " in step.command and step.ok)
     details = {
         "targets": [target.name for target in plan.targets],
-        "objects_compiled": compiled,
+        "objects_compiled": compiled - outcome.from_cache,
+        "objects_from_cache": outcome.from_cache,
         "seconds": round(outcome.seconds, 3),
         "gaps": [{"name": gap.name, "reason": gap.reason, "origin": gap.origin} for gap in plan.gaps],
         "external": list(plan.external),
@@ -125,7 +188,8 @@ def compile_outcome(plan: BuildPlan, outcome: BuildOutcome, layout: Layout | Non
     names = ", ".join(target.name for target in plan.targets)
     return StageOutcome(
         "passed",
-        f"compiled {compiled} objects, built {names} from the CMake model ({plan.profile}){gaps}{left_out}",
+        f"compiled {compiled - outcome.from_cache} objects ({outcome.from_cache} more from the object cache), "
+        f"built {names} from the CMake model ({plan.profile}){gaps}{left_out}",
         details,
     )
 
@@ -193,6 +257,7 @@ def exports_outcome(plan: BuildPlan, layout: Layout, library: Path) -> tuple[Sta
             }
         )
         where = f" at {', '.join(lines)}" if lines else ""
+        details["not_whole_at"] = lines
         return StageOutcome(
             "failed",
             f"{library.name} exports {len(exported)} {SHIM_PREFIX}* symbols but not "

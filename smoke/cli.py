@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -80,7 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="a plan from `smoke plan`, when the CMake model cannot be imported on this machine",
     )
     backend.add_argument("--base-plan", type=Path, help="the same for base")
-    backend.add_argument("--wrapper-dir", type=Path, help="compile the standalone canary here once and reuse it")
+    backend.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=default_cache_dir(),
+        help="keep compiled objects, exported programs and the canary here across runs (default: %(default)s)",
+    )
+    backend.add_argument("--no-cache", action="store_true", help="keep nothing across runs")
+    backend.add_argument(
+        "--programs", help="comma-separated programs of smoke/programs.json to run (default: chosen by the diff)"
+    )
     backend.add_argument("--backend-only", action="store_true", help="skip link-contract, canary and host-under-test")
     backend.add_argument("--cuda-arch", help="nvcc -arch (e.g. native, sm_90); default: nvcc's own")
     backend.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: one per CPU)")
@@ -100,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     workflow.set_defaults(command=workflow_command)
     return parser
+
+
+def default_cache_dir() -> Path:
+    """$PR_CHECK_SMOKE_CACHE, else the user's cache directory: a self-hosted runner keeps it between jobs."""
+    if os.environ.get("PR_CHECK_SMOKE_CACHE"):
+        return Path(os.environ["PR_CHECK_SMOKE_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pr-check" / "smoke"
 
 
 def doctor_command(parsed: argparse.Namespace) -> int:
@@ -125,8 +142,9 @@ def run_command(parsed: argparse.Namespace) -> int:
             diff=parsed.diff,
             head_plan=parsed.head_plan,
             base_plan=parsed.base_plan,
-            wrapper_dir=parsed.wrapper_dir.resolve() if parsed.wrapper_dir else None,
+            cache_dir=None if parsed.no_cache else parsed.cache_dir.resolve(),
             base_report=parsed.base_report,
+            programs=tuple(name for name in (parsed.programs or "").split(",") if name),
         )
     elif parsed.backend_only:
         raise SmokeConfigError("--backend-only needs --tree")
@@ -142,6 +160,7 @@ def run_command(parsed: argparse.Namespace) -> int:
             backend_only=parsed.backend_only,
             cuda_arch=parsed.cuda_arch,
             jobs=parsed.jobs,
+            cache_dir=None if parsed.no_cache else parsed.cache_dir.resolve(),
         )
     )
     write_report(report, parsed.report)

@@ -1,8 +1,9 @@
-"""Export the runtime canary to an ExecuTorch program (.pte + .ptd) delegated to CudaBackend.
+"""Export one program of the catalogue (programs.json) to an ExecuTorch program (.pte + .ptd) delegated to
+CudaBackend.
 
 Run in its own process by smoke/program_run.py, with torch and the `executorch` wheel importable:
 
-    python export_program.py OUT_DIR [TREE]
+    python export_program.py NAME OUT_DIR [TREE]
 
 With TREE, the pull request's own Python of the backend (TREE/backends/cuda and TREE/backends/aoti)
 is laid over the installed wheel through a package of symbolic links (OUT_DIR/overlay/executorch: the
@@ -10,10 +11,11 @@ wheel's entries, with those two directories pointing into the tree), so the part
 preprocess that run are the pull request's; exir and the rest are the wheel's. Without TREE, the
 wheel's own. Which one ran is in the result, read from the imported module's file.
 
-The canary sorts rows of 2048 values (stable): Inductor lowers a sort that wide by the fallback
-`aten.sort.stable`, which the backend maps to its own thrust kernel (backends/cuda/runtime/shims/sort.cu,
-aoti_torch_cuda_sort_stable), so the pull request's .cu code runs. Values plus indices come out as
-one float32 tensor: a wrong index shows as much as a wrong value.
+Each program takes one float32 input and returns one float32 output, so the runtime host runs them all
+alike: `sort` (aten.sort.stable over rows of 2048, which the backend maps to its thrust kernel in
+backends/cuda/runtime/shims/sort.cu; values plus indices, so a wrong index shows), `tensor` (views,
+slices and copies: the memory and tensor shims), `int4mm` (aten._weight_int4pack_mm with a packed
+constant: int4mm.cu), `sdpa` (scaled_dot_product_attention: the backend's SDPA path).
 
 Writes OUT_DIR/model.pte, the .ptd file(s), input.bin and expected.bin (raw float32, eager on the GPU);
 prints one JSON object as its last line. Only the standard library is imported at module level.
@@ -22,6 +24,7 @@ prints one JSON object as its last line. Only the standard library is imported a
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import os
 import struct
@@ -29,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-ROWS, COLUMNS = 8, 2048
 EXPORT_EXIT_IMPORT = 3  # the exporter did not import: the caller retries with the wheel's
+CATALOGUE = Path(__file__).with_name("programs.json")
 
 
 def lay_over(out_dir: Path, tree: Path) -> Path:
@@ -56,7 +59,7 @@ def lay_over(out_dir: Path, tree: Path) -> Path:
     return root
 
 
-def export(out_dir: Path, tree: Path | None) -> dict:
+def export(out_dir: Path, tree: Path | None, name: str) -> dict:
     if tree is not None:
         sys.path.insert(0, str(lay_over(out_dir, tree)))
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(out_dir / "inductor-cache"))
@@ -66,33 +69,26 @@ def export(out_dir: Path, tree: Path | None) -> dict:
         from executorch.backends.cuda.cuda_backend import CudaBackend  # pyright: ignore[reportMissingImports] - only on the GPU runner
         from executorch.backends.cuda.cuda_partitioner import CudaPartitioner  # pyright: ignore[reportMissingImports] - only on the GPU runner
         from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower  # pyright: ignore[reportMissingImports] - only on the GPU runner
+        from executorch.exir.backend.compile_spec_schema import CompileSpec  # pyright: ignore[reportMissingImports] - only on the GPU runner
         from executorch.exir.passes import MemoryPlanningPass  # pyright: ignore[reportMissingImports] - only on the GPU runner
     except Exception as error:  # the pull request's Python may not import over this wheel
         print(json.dumps({"import_error": f"{type(error).__name__}: {error}"}))
         raise SystemExit(EXPORT_EXIT_IMPORT) from error
     import executorch.backends.cuda.cuda_backend as backend_module  # pyright: ignore[reportMissingImports] - only on the GPU runner
 
-    class SortCanary(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.weight = torch.nn.Parameter(torch.randn(COLUMNS))
-
-        def forward(self, x):
-            values, indices = torch.sort(x * self.weight + 0.5, dim=-1, stable=True)
-            return values + indices.to(torch.float32)
-
     torch.manual_seed(0)
-    model = SortCanary().to("cuda").eval()
-    example = torch.randn(ROWS, COLUMNS, device="cuda")
+    model, example = build_program(torch, name)
     with torch.no_grad():
         expected = model(example)
-    for name, tensor in (("input.bin", example), ("expected.bin", expected)):
-        values = tensor.detach().cpu().flatten().tolist()
-        (out_dir / name).write_bytes(struct.pack(f"<{len(values)}f", *values))
+    for file_name, tensor in (("input.bin", example), ("expected.bin", expected)):
+        values = tensor.detach().float().cpu().flatten().tolist()
+        (out_dir / file_name).write_bytes(struct.pack(f"<{len(values)}f", *values))
     started = time.monotonic()
     with torch.no_grad():
         exported = torch.export.export(model, (example,), strict=True)
     specs = [CudaBackend.generate_method_name_compile_spec("forward")]
+    if "max_autotune" in inspect.getsource(CudaBackend):  # trees that know the spec: no minutes of tuning
+        specs.append(CompileSpec("max_autotune", b"OFF"))
     lowered = to_edge_transform_and_lower(
         exported,
         partitioner=[CudaPartitioner(specs)],
@@ -116,18 +112,77 @@ def export(out_dir: Path, tree: Path | None) -> dict:
         else "wheel",
         "pte": str(out_dir / "model.pte"),
         "ptd": sorted(str(path) for path in out_dir.glob("*.ptd")),
-        "input_shape": [ROWS, COLUMNS],
+        "program": name,
+        "input_shape": list(example.shape),
         "export_seconds": round(time.monotonic() - started, 3),
     }
 
 
+def build_program(torch, name: str):
+    """The model of catalogue entry `name` (programs.json) on the GPU, and its one float32 input."""
+    catalogue = {entry["name"]: entry for entry in json.loads(CATALOGUE.read_text())["programs"]}
+    rows, columns = catalogue[name]["input"]
+    example = torch.randn(rows, columns, device="cuda")
+    nn = torch.nn
+
+    class Sort(nn.Module):
+        """aten.sort.stable over rows of 2048: Inductor's fallback, the backend's thrust kernel (sort.cu)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(columns))
+
+        def forward(self, x):
+            values, indices = torch.sort(x * self.weight + 0.5, dim=-1, stable=True)
+            return values + indices.to(torch.float32)
+
+    class Tensor(nn.Module):
+        """Views, a transpose made contiguous, a slice and a reshape: the memory and tensor shims."""
+
+        def forward(self, x):
+            transposed = x.t().contiguous()
+            sliced = transposed[:, 1:] * 2.0 + 1.0
+            return torch.cat([sliced.reshape(columns, rows - 1), transposed[:, :1]], dim=1)
+
+    class Int4Matmul(nn.Module):
+        """aten._weight_int4pack_mm with a packed constant: the backend's int4mm.cu fallback."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            out_features, group = 128, 128
+            values = torch.randint(0, 16, (out_features, columns), dtype=torch.int32, device="cuda")
+            packed_bytes = (values[:, ::2] << 4 | values[:, 1::2]).to(torch.uint8)
+            self.register_buffer("packed", torch.ops.aten._convert_weight_to_int4pack(packed_bytes, 8))
+            scales = torch.rand(columns // group, out_features, 1, device="cuda") * 0.02 + 0.01
+            zeros = torch.randn(columns // group, out_features, 1, device="cuda") * 0.01
+            self.register_buffer("scales_and_zeros", torch.cat([scales, zeros], dim=2).to(torch.bfloat16))
+            self.group = group
+
+        def forward(self, x):
+            result = torch.ops.aten._weight_int4pack_mm(
+                x.to(torch.bfloat16), self.packed, self.group, self.scales_and_zeros
+            )
+            return result.to(torch.float32)
+
+    class Attention(nn.Module):
+        """scaled_dot_product_attention over 4 heads of 64: the backend's SDPA path (its Triton kernel)."""
+
+        def forward(self, x):
+            heads = x.reshape(1, 4, rows // 4, columns)
+            attended = torch.nn.functional.scaled_dot_product_attention(heads, heads * 0.5, heads + 1.0)
+            return attended.reshape(rows, columns)
+
+    models = {"sort": Sort, "tensor": Tensor, "int4mm": Int4Matmul, "sdpa": Attention}
+    return models[name]().to("cuda").eval(), example
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) not in (1, 2):
+    if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         return 2
-    out_dir = Path(argv[0]).resolve()
+    name, out_dir = argv[0], Path(argv[1]).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(export(out_dir, Path(argv[1]).resolve() if len(argv) == 2 else None)))
+    print(json.dumps(export(out_dir, Path(argv[2]).resolve() if len(argv) == 3 else None, name)))
     return 0
 
 

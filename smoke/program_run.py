@@ -1,12 +1,12 @@
-"""The program-run stage: an ExecuTorch program (.pte + .ptd) exported with the pull request's backend
-Python (smoke/export_program.py), loaded and run by the pull request's own runtime in
-csrc/runtime_host.cpp (Program::load, load_method -> CudaBackend::init, execute -> CudaBackend::execute),
-its output compared with eager.
+"""The program-run stage: the exported programs the diff calls for (programs.json, chosen by the paths it
+changes), each exported with the pull request's backend Python (export_program.py), loaded and run by the
+pull request's own runtime in csrc/runtime_host.cpp (Program::load, load_method -> CudaBackend::init,
+execute -> CudaBackend::execute), its output compared with eager at the catalogue's tolerance.
 
-When the output differs, the stage names the CUDA kernels the program's AOTInductor wrapper calls that
-the pull request's .cu sources define (the wrapper's undefined aoti_torch_* symbols against the symbols
-each compiled .cu object defines), so that compare() can place a wrong result at the line a pull request
-changed in one of them. Without a GPU, skipped.
+Each program's wrapper (cut out of its .ptd) says which aoti_torch_* shims it calls. A failed run keeps
+its own error lines (runtime_errors.py), so that the comparison can name the shim and the line that
+failed (blame.py). Exported programs are kept by content (the tree's backend Python, the exporter, the
+program's name): a pull request that changes no Python exports nothing. Without a GPU, skipped.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import json
 import math
 import struct
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from smoke.canary import describe_child_failure
@@ -23,19 +24,33 @@ from smoke.commands import run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
 from smoke.machine import MachineFacts
 from smoke.report import StageOutcome
+from smoke.runtime_errors import read_runtime_errors
 
 EXPORT_SCRIPT = Path(__file__).with_name("export_program.py")
-EXPORT_TIMEOUT_S = 480
+CATALOGUE = Path(__file__).with_name("programs.json")
+EXPORT_TIMEOUT_S = 300
 RUN_TIMEOUT_S = 300
-TOLERANCE = 1e-4
 SHIM_PREFIX = "aoti_torch_"
 EXPORT_EXIT_IMPORT = 3
 ELF_MAGIC = b"\x7fELF"
 
 
+def catalogue() -> list[dict]:
+    return json.loads(CATALOGUE.read_text())["programs"]
+
+
+def choose_programs(changed_paths: list[str]) -> list[str]:
+    """The programs whose `reaches` prefixes a changed path starts with; the default ones when none does."""
+    entries = catalogue()
+    chosen = [
+        entry["name"] for entry in entries if any(path.startswith(tuple(entry["reaches"])) for path in changed_paths)
+    ]
+    return chosen or [entry["name"] for entry in entries if entry["default"]]
+
+
 def python_key(tree: Path) -> str:
-    """What the export depends on in the tree: its backend Python. Trees that share it share a program."""
-    digest = hashlib.sha256()
+    """What an export depends on besides its name: the tree's backend Python and the exporter itself."""
+    digest = hashlib.sha256(EXPORT_SCRIPT.read_bytes() + CATALOGUE.read_bytes())
     for directory in ("backends/cuda", "backends/aoti"):
         for path in sorted((tree / directory).rglob("*.py")):
             if "__pycache__" not in path.parts:
@@ -43,40 +58,51 @@ def python_key(tree: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def prepare_program(facts: MachineFacts, work_dir: Path, tree: Path) -> tuple[dict | None, StageOutcome | None]:
-    """Export the canary once per distinct backend Python (kept under work_dir for later runs)."""
+def prepare_programs(facts: MachineFacts, work_dir: Path, tree: Path, names: list[str]) -> dict[str, dict]:
+    """Export each named program (in parallel, each in its own process; kept under work_dir by content).
+    Per name: {"program": {...}} or {"problem": StageOutcome}."""
     if not facts.has_gpu:
-        return None, StageOutcome("skipped", "no GPU: exporting with the CUDA backend and running need one")
+        problem = StageOutcome("skipped", "no GPU: exporting with the CUDA backend and running need one")
+        return {name: {"problem": problem} for name in names}
     if not facts.torch.importable or not facts.torch.cuda_available:
-        return None, StageOutcome("skipped", f"PyTorch with CUDA is not usable here: {facts.torch.error}")
-    out_dir = work_dir / python_key(tree)
-    record = out_dir / "program.json"
+        problem = StageOutcome("skipped", f"PyTorch with CUDA is not usable here: {facts.torch.error}")
+        return {name: {"problem": problem} for name in names}
+    key = python_key(tree)
+    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+        results = list(pool.map(lambda name: _prepare_one(work_dir / f"{key}-{name}", tree, name), names))
+    return dict(zip(names, results, strict=True))
+
+
+def _prepare_one(out_dir: Path, tree: Path, name: str) -> dict:
+    record, failed = out_dir / "program.json", out_dir / "failed.json"
     if record.is_file():
-        return json.loads(record.read_text()), None
+        return {"program": {**json.loads(record.read_text()), "from_cache": True}}
+    if failed.is_file():  # the same Python fails the same way: said again without minutes more
+        kept = json.loads(failed.read_text())
+        return {"problem": StageOutcome("failed", f"(kept) {kept['reason']}", kept["details"])}
     out_dir.mkdir(parents=True, exist_ok=True)
-    exported = run_command(
-        [sys.executable, str(EXPORT_SCRIPT), str(out_dir), str(tree)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir
-    )
+    argv = [sys.executable, str(EXPORT_SCRIPT), name, str(out_dir)]
+    exported = run_command([*argv, str(tree)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir)
     import_error = None
     if exported.returncode == EXPORT_EXIT_IMPORT:
         import_error = _last_json(exported.stdout).get("import_error", "did not import")
-        exported = run_command(
-            [sys.executable, str(EXPORT_SCRIPT), str(out_dir)], timeout=EXPORT_TIMEOUT_S, cwd=out_dir
-        )
+        exported = run_command(argv, timeout=EXPORT_TIMEOUT_S, cwd=out_dir)
     result = _last_json(exported.stdout) if exported.ok else {}
     if "pte" not in result:
         if exported.returncode == EXPORT_EXIT_IMPORT:
             why = f"the executorch wheel's exporter does not import: {_last_json(exported.stdout).get('import_error')}"
         else:
             why = describe_child_failure(exported)
-        return None, StageOutcome("failed", f"exporting the program failed: {why}", {"export": exported.to_json()})
+        problem = StageOutcome("failed", f"exporting {name} failed: {why}", {"export": exported.to_json()})
+        failed.write_text(json.dumps({"reason": problem.reason, "details": problem.details}))
+        return {"problem": problem}
     result["tree_python_import_error"] = import_error
     # The backend keeps the wrapper in the named data the .pte or the .ptd carries.
     wrapper = extract_wrapper([*result["ptd"], result["pte"]], out_dir / "wrapper.so")
     result["wrapper"] = str(wrapper) if wrapper else None
     result["needed_symbols"] = sorted(_needed(wrapper)) if wrapper else []
     record.write_text(json.dumps(result))
-    return result, None
+    return {"program": {**result, "from_cache": False}}
 
 
 def _last_json(text: str) -> dict:
@@ -116,95 +142,89 @@ def _needed(path: Path) -> frozenset[str]:
         return frozenset()
 
 
-def run_program(program: dict, host: Path, kernels: dict[str, str], work_dir: Path) -> StageOutcome:
-    """Run the program in the runtime host; kernels: aoti_torch_* symbol -> the .cu source defining it."""
+def run_programs(prepared: dict[str, dict], host: Path, definitions: dict[str, str], work_dir: Path) -> StageOutcome:
+    """Run every prepared program in the runtime host; the stage fails if any program failed or was not
+    exported. definitions: aoti_torch_* symbol -> the tree source defining it."""
+    runs = []
+    for name, item in prepared.items():
+        if "program" in item:
+            runs.append(run_program(name, item["program"], host, definitions, work_dir / name))
+        else:
+            problem: StageOutcome = item["problem"]
+            runs.append({"name": name, "status": problem.status, "reason": problem.reason, "ran": False})
+    details = {"programs": runs, "host": str(host)}
+    failed = [run for run in runs if run["status"] == "failed"]
+    if failed:
+        text = "; ".join(f"{run['name']}: {run['reason']}" for run in failed)
+        return StageOutcome("failed", f"{len(failed)} of {len(runs)} program(s) failed: {text}", details)
+    if all(run["status"] == "skipped" for run in runs):
+        return StageOutcome("skipped", runs[0]["reason"] if runs else "no program chosen", details)
+    text = "; ".join(f"{run['name']}: {run['reason']}" for run in runs)
+    return StageOutcome("passed", f"{len(runs)} program(s) ran through CudaBackend::init/execute: {text}", details)
+
+
+def run_program(name: str, program: dict, host: Path, definitions: dict[str, str], work_dir: Path) -> dict:
+    """One program in the runtime host, compared with eager; a JSON-ready record of what happened."""
     work_dir.mkdir(parents=True, exist_ok=True)
-    called = {name: kernels[name] for name in program.get("needed_symbols", ()) if name in kernels}
-    exporter = (
-        "the pull request's backends/cuda and backends/aoti over the executorch wheel"
-        if program.get("exporter") == "tree"
-        else f"the executorch wheel's own backend Python (the tree's did not import: "
-        f"{program.get('tree_python_import_error')})"
-    )
-    details: dict = {
+    entry = next(item for item in catalogue() if item["name"] == name)
+    needed = program.get("needed_symbols", [])
+    record: dict = {
+        "name": name,
+        "ran": False,
         "pte": program["pte"],
-        "ptd": program["ptd"],
-        "host": str(host),
-        "exporter": exporter,
+        "exporter": program.get("exporter"),
         "backend_module": program.get("backend_module"),
-        "wrapper": program.get("wrapper"),
-        "needed_symbols": program.get("needed_symbols", []),
-        "kernels_called": called,
+        "from_cache": program.get("from_cache", False),
+        "needed_symbols": needed,
+        "calls": {symbol: definitions[symbol] for symbol in needed if symbol in definitions},
+        "tolerance": {"atol": entry["atol"], "rtol": entry["rtol"]},
     }
     rows, columns = program["input_shape"]
     directory = Path(program["pte"]).parent
     output = work_dir / "output.bin"
     output.unlink(missing_ok=True)
-    ptd = next((name for name in program["ptd"] if "cuda" in Path(name).name), program["ptd"][0])
+    ptd = next((path for path in program["ptd"] if "cuda" in Path(path).name), program["ptd"][0])
     ran = run_command(
         [str(host), program["pte"], ptd, str(directory / "input.bin"), str(rows), str(columns), str(output)],
         timeout=RUN_TIMEOUT_S,
     )
-    details["run"] = ran.to_json()
-    lines = ran.stdout.splitlines()
-    details["lines"] = lines[-12:]
-    registry = next((line.removeprefix("registered: ") for line in lines if line.startswith("registered: ")), None)
-    failure = next((line for line in lines if line.startswith("failed: ")), None)
+    record["run"] = ran.to_json()
+    failure = next((line for line in ran.stdout.splitlines() if line.startswith("failed: ")), None)
     if failure or not ran.ok:
+        errors = read_runtime_errors(ran.stderr, ran.stdout)
+        record["errors"] = errors.to_json()
         why = failure.removeprefix("failed: ") if failure else describe_child_failure(ran)
-        log = _first_error_log(ran.stderr)
-        return StageOutcome(
-            "failed", f"{host.name} did not run the program: {why}" + (f"; {log}" if log else ""), details
-        )
+        said = errors.summary()
+        record.update(status="failed", reason=f"did not run: {why}" + (f"; the run said: {said}" if said else ""))
+        return record
+    record["ran"] = True
     expected, actual = _floats(directory / "expected.bin"), _floats(output)
     if len(actual) != len(expected):
-        return StageOutcome("failed", f"the program returned {len(actual)} values, eager {len(expected)}", details)
-    differences = [abs(a - e) for a, e in zip(actual, expected, strict=True)]
-    worst = max(differences, default=0.0)
-    wrong = sum(1 for value in differences if math.isnan(value) or value > TOLERANCE)
-    details.update({"max_abs_diff": worst, "wrong_values": wrong, "values": len(expected)})
-    if wrong:
-        kernels_text = ", ".join(f"{name} ({source})" for name, source in sorted(called.items())) or "none found"
-        return StageOutcome(
-            "failed",
-            f"CudaBackend::execute ran the program but {wrong} of {len(expected)} values "
-            f"differ from eager (max abs diff {worst:.3g}); the wrapper calls these "
-            f"kernels of the tree's .cu sources: {kernels_text}",
-            details,
+        record.update(
+            status="failed", reason=f"returned {len(actual)} values, eager {len(expected)}", wrong_values=len(expected)
         )
-    kernels_text = f"; it calls {', '.join(sorted(called))} from the tree's .cu sources" if called else ""
-    return StageOutcome(
-        "passed",
-        f"{host.name} (CudaBackend registered: {registry}) loaded the .pte and .ptd "
-        f"(exported by {exporter}), ran CudaBackend::init and ::execute; matches eager "
-        f"(max abs diff {worst:.3g}){kernels_text}",
-        details,
+        return record
+    atol, rtol = entry["atol"], entry["rtol"]
+    differences = [abs(a - e) for a, e in zip(actual, expected, strict=True)]
+    wrong = sum(
+        1 for a, e in zip(actual, expected, strict=True) if math.isnan(a - e) or abs(a - e) > atol + rtol * abs(e)
     )
-
-
-def _first_error_log(stderr: str) -> str:
-    """The runtime's first error log line (ET_LOG(Error, ...) is printed with an E prefix)."""
-    for line in stderr.splitlines():
-        # load_library's "Failed to promote symbols" is expected in a static host (the backend is in the
-        # executable, which dlopen cannot reopen by name) and harmless: the wrapper resolves from it.
-        if line.startswith("E ") and "promote symbols" not in line:
-            return line.strip()[:300]
-    return ""
+    worst = max(differences, default=0.0)
+    record.update(max_abs_diff=worst, wrong_values=wrong, values=len(expected))
+    tolerance = f"atol {atol:g}, rtol {rtol:g}"
+    if wrong:
+        record.update(
+            status="failed",
+            reason=f"{wrong} of {len(expected)} values differ from eager beyond {tolerance} (max abs diff {worst:.3g})",
+        )
+        return record
+    record.update(
+        status="passed",
+        reason=f"matches eager within {tolerance} (max abs diff {worst:.3g}), calls {len(needed)} shims",
+    )
+    return record
 
 
 def _floats(path: Path) -> list[float]:
     data = path.read_bytes() if path.is_file() else b""
     return list(struct.unpack(f"<{len(data) // 4}f", data[: len(data) // 4 * 4]))
-
-
-def cuda_kernels(objects: list[tuple[str, Path]]) -> dict[str, str]:
-    """aoti_torch_* symbol -> the .cu source whose object defines it; objects: (source, object path)."""
-    from smoke.backend_stages import strong_definitions
-
-    found: dict[str, str] = {}
-    for source, path in objects:
-        if source.endswith(".cu") and path.is_file():
-            for name in strong_definitions(path):
-                if name.startswith(SHIM_PREFIX):
-                    found.setdefault(name, source)
-    return found

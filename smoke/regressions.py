@@ -177,6 +177,77 @@ def shift_sort_indices(tree: Path) -> Regression:
     return Regression("sort-wrong-index", path, line, f"program-run: values differ from eager; {path}:{line}")
 
 
+def drop_cuda_guard(tree: Path) -> Regression:
+    """A CMake edit drops cuda_guard.cpp from the shim library's sources: its stream-guard shims, which
+    every wrapper calls, are no longer exported. Blame: the CMake line that named it."""
+    path = "backends/cuda/CMakeLists.txt"
+    line = _replace(tree, path, "                            runtime/shims/cuda_guard.cpp\n", "")
+    return Regression("drop-cuda-guard", path, line, f"symbol-lost: cuda_guard.cpp no longer compiled; {path}:{line}")
+
+
+def hide_shims(tree: Path) -> Regression:
+    """-fvisibility=hidden on the shim library's C++ sources: AOTI_SHIM_EXPORT is empty on Linux, so
+    every shim of memory.cpp and cuda_guard.cpp drops out of the dynamic table. Blame: that option's line."""
+    path = "backends/cuda/CMakeLists.txt"
+    old = "target_compile_definitions(aoti_cuda_shims PRIVATE CUDA_AVAILABLE=1)\n"
+    added = "target_compile_options(aoti_cuda_shims PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fvisibility=hidden>)\n"
+    line = _replace(tree, path, old, old + added) + 1
+    return Regression("hidden-visibility", path, line, f"symbol-lost: -fvisibility=hidden at {path}:{line}")
+
+
+def refuse_two_dimensions(tree: Path) -> Regression:
+    """A `.cpp` shim that fails at run time: aoti_torch_empty_strided refuses tensors of two or more
+    dimensions. The wrapper's call fails ("aoti_torch_empty_strided(...) API call failed") and the shim's
+    own check logs memory.cpp:LINE. Blame: that line."""
+    path = "backends/cuda/runtime/shims/memory.cpp"
+    old = '"aoti_torch_empty_strided: sizes_ptr is null but ndim > 0");\n'
+    check = (
+        "  ET_CHECK_OR_RETURN_ERROR(\n"
+        '      ndim < 2, InvalidArgument, "aoti_torch_empty_strided: %d dimensions", static_cast<int>(ndim));\n'
+    )
+    line = _replace(tree, path, old, old + check) + 1
+    return Regression("empty-strided-check", path, line, f"run failure of aoti_torch_empty_strided; {path}:{line}")
+
+
+def halve_int4_group(tree: Path) -> Regression:
+    """The int4 matmul shim passes half the quantization group size to its kernel: the scales of the
+    wrong group apply (or the kernel's own check refuses). Blame: the shim's changed line."""
+    path = "backends/cuda/runtime/shims/int4mm.cu"
+    old = "_weight_int4pack_mm_cuda(*self, *mat2, qGroupSize, *qScaleAndZeros)"
+    line = _replace(tree, path, old, "_weight_int4pack_mm_cuda(*self, *mat2, qGroupSize / 2, *qScaleAndZeros)")
+    return Regression("int4mm-group", path, line, f"int4mm fails or differs from eager; {path}:{line}")
+
+
+def comment_in_sort(tree: Path) -> Regression:
+    """Quiet: a comment inside the sort shim."""
+    path = "backends/cuda/runtime/shims/sort.cu"
+    old = "    Tensor** ret1) {\n"
+    line = _replace(tree, path, old, old + "  // Sorts along dim with thrust; indices are int64.\n") + 1
+    return Regression("quiet-sort-comment", path, line, "nothing new at head")
+
+
+def rename_in_memory(tree: Path) -> Regression:
+    """Quiet: a local variable of aoti_torch_empty_strided renamed."""
+    path = "backends/cuda/runtime/shims/memory.cpp"
+    file = tree / path
+    text = file.read_text()
+    if "contig_strides" not in text:
+        raise RegressionError(f"{path}: the text to edit is gone: 'contig_strides'")
+    line = text[: text.index("contig_strides")].count("\n") + 1
+    file.write_text(text.replace("contig_strides", "contiguous_strides"))
+    return Regression("quiet-memory-rename", path, line, "nothing new at head")
+
+
+def reorder_shim_sources(tree: Path) -> Regression:
+    """Quiet: the shim library's first two sources listed the other way round."""
+    path = "backends/cuda/CMakeLists.txt"
+    old = "set(_aoti_cuda_shim_sources runtime/cuda_allocator.cpp runtime/shims/memory.cpp\n"
+    line = _replace(
+        tree, path, old, "set(_aoti_cuda_shim_sources runtime/shims/memory.cpp runtime/cuda_allocator.cpp\n"
+    )
+    return Regression("quiet-cmake-reorder", path, line, "nothing new at head")
+
+
 def tree_diff(base: Path, head: Path) -> str:
     """A unified diff (a/ and b/ paths relative to the trees) of the files that differ."""
     paths = sorted({p.relative_to(root).as_posix() for root in (base, head) for p in root.rglob("*") if p.is_file()})
@@ -195,6 +266,16 @@ REGRESSIONS = {
     "cu-syntax-error": break_cuda_syntax,
     "tensor-attribute": join_tensor_attribute,
     "sort-wrong-index": shift_sort_indices,
+    "drop-cuda-guard": drop_cuda_guard,
+    "hidden-visibility": hide_shims,
+    "empty-strided-check": refuse_two_dimensions,
+    "int4mm-group": halve_int4_group,
+}
+# Edits that change nothing the smoke job can observe: each must report nothing new at head.
+QUIET = {
+    "quiet-sort-comment": comment_in_sort,
+    "quiet-memory-rename": rename_in_memory,
+    "quiet-cmake-reorder": reorder_shim_sources,
 }
 
 
@@ -202,8 +283,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["extract"] and len(argv) == 4:
         print(extract(Path(argv[1]), argv[2], Path(argv[3])))
         return 0
-    if argv[:1] == ["apply"] and len(argv) == 3 and argv[1] in REGRESSIONS:
-        print(json.dumps(asdict(REGRESSIONS[argv[1]](Path(argv[2])))))
+    if argv[:1] == ["apply"] and len(argv) == 3 and argv[1] in {**REGRESSIONS, **QUIET}:
+        print(json.dumps(asdict({**REGRESSIONS, **QUIET}[argv[1]](Path(argv[2])))))
         return 0
     if argv[:1] == ["diff"] and len(argv) == 3:
         sys.stdout.write(tree_diff(Path(argv[1]), Path(argv[2])))

@@ -42,11 +42,13 @@ class StageResult:
 
 
 def overall_status(stages: tuple[StageResult, ...]) -> Status:
-    """Failed if any stage failed (except one that failed at base too); skipped if every stage skipped."""
+    """Failed if any stage failed (except one that failed at base too); skipped if every stage skipped or
+    a stage says the pull request went untested; else passed."""
     statuses = {"passed" if stage.details.get("also_at_base") else stage.status for stage in stages}
     if "failed" in statuses:
         return "failed"
-    if statuses <= {"skipped"}:
+    # What could not be tested (base did not build, no program ran on the GPU) is never passed: neutral.
+    if statuses <= {"skipped"} or any(stage.details.get("untested") for stage in stages):
         return "skipped"
     return "passed"
 
@@ -77,11 +79,17 @@ def write_report(report: dict, path: Path) -> None:
 
 def describe_report(report: dict) -> str:
     """One line per stage and the verdict, for the job log."""
-    lines = [f"{stage['status']:>7}  {stage['name']:<15} {stage['reason']}" for stage in report["stages"]]
+    lines = [
+        f"{stage['status']:>7}  {stage['name']:<15} {stage['seconds']:6.1f}s  {stage['reason']}"
+        for stage in report["stages"]
+    ]
     for item in (report.get("backend") or {}).get("new_at_head", []):
         lines.append(f"    new at head: {item['kind']}: {item['message']}")
     for line in (report.get("backend") or {}).get("fixed_at_head", []):
         lines.append(f"    fixed at head: {line}")
+    for row in (report.get("backend") or {}).get("coverage", []):
+        ran = "ran on the GPU" if row["ran_on_gpu"] else "NOT reached"
+        lines.append(f"    changed: {row['path']}:{row['line']} {row['function']}: {ran} ({row['how']})")
     skipped = [stage["name"] for stage in report["stages"] if stage["status"] == "skipped"]
     if report["status"] == "passed" and skipped:
         # "passed" with skipped stages would claim what was never run; say how much was.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 import time
 import traceback
@@ -12,7 +14,7 @@ from pathlib import Path
 
 from smoke.backend_build import find_toolset
 from smoke.backend_run import BackendOptions, backend_stages
-from smoke.canary import CANARY_TIMEOUT_S, CanaryOutcome, compile_canary
+from smoke.canary import CANARY_TIMEOUT_S, CanaryOutcome, CanaryWrapper, compile_canary
 from smoke.config import HostConfig
 from smoke.host_under_test import BUILD_TIMEOUT_S, check_host
 from smoke.link_contract import prove_link_contract
@@ -34,6 +36,8 @@ class RunOptions:
     backend_only: bool = False
     cuda_arch: str | None = None
     jobs: int = 0
+    # Kept across runs: compiled objects, exported programs, and the canary per toolkit (None: nothing kept).
+    cache_dir: Path | None = None
 
 
 def run_smoke(options: RunOptions) -> dict:
@@ -60,7 +64,7 @@ def run_smoke(options: RunOptions) -> dict:
         canary_outcomes: list[CanaryOutcome] = []
 
         def canary_stage() -> StageOutcome:
-            canary_outcomes.append(compile_canary(build_root / "canary", facts, options.canary_timeout))
+            canary_outcomes.append(cached_canary(options.cache_dir, build_root, facts, options.canary_timeout))
             return canary_outcomes[0].stage
 
         canary = _timed("canary", canary_stage)
@@ -105,6 +109,53 @@ def _backend(
             {"traceback": traceback.format_exc()[-4000:]},
         )
         return (outcome,), {"error": outcome.reason}
+
+
+def cached_canary(cache_dir: Path | None, build_root: Path, facts: MachineFacts, timeout: float) -> CanaryOutcome:
+    """The canary proves the machine, not the pull request: compiled once per toolkit (PyTorch, nvcc, driver,
+    compiler and the canary's own code) and its passing outcome reused from the cache after that."""
+    if cache_dir is None:
+        return compile_canary(build_root / "canary", facts, timeout)
+    digest = hashlib.sha256()
+    for text in (facts.torch.version, facts.nvcc.version, facts.driver_version, facts.cxx.path, facts.cxx.version):
+        digest.update(f"{text}\0".encode())
+    for module in ("canary.py", "canary_model.py"):
+        digest.update(Path(__file__).with_name(module).read_bytes())
+    folder = cache_dir / "canary" / digest.hexdigest()[:16]
+    record = folder / "outcome.json"
+    if record.is_file():
+        kept = json.loads(record.read_text())
+        wrapper = kept["wrapper"]
+        stage = StageOutcome(kept["status"], f"(kept for this toolkit) {kept['reason']}", kept["details"])
+        return CanaryOutcome(
+            stage,
+            CanaryWrapper(
+                Path(wrapper["path"]),
+                tuple(wrapper["needed_symbols"]),
+                tuple(wrapper["needed_libraries"]),
+                wrapper["libstdcxx"],
+            ),
+        )
+    outcome = compile_canary(folder, facts, timeout)
+    if outcome.stage.status == "passed" and outcome.wrapper is not None:
+        wrapper = outcome.wrapper
+        record.write_text(
+            json.dumps(
+                {
+                    "status": outcome.stage.status,
+                    "reason": outcome.stage.reason,
+                    "details": outcome.stage.details,
+                    "wrapper": {
+                        "path": str(wrapper.path),
+                        "needed_symbols": list(wrapper.needed_symbols),
+                        "needed_libraries": list(wrapper.needed_libraries),
+                        "libstdcxx": wrapper.libstdcxx,
+                    },
+                },
+                default=str,
+            )
+        )
+    return outcome
 
 
 def _doctor_outcome(facts: MachineFacts, require_gpu: bool) -> StageOutcome:

@@ -167,25 +167,25 @@ def test_a_load_failing_on_a_lost_symbol_is_said_with_the_lost_symbol_not_again(
         "errors": [],
         "exported": ["aoti_torch_dtype_float32", "aoti_torch_get_numel"],
         "duplicated": [],
-        "statuses": {"compile": "passed", "exports": "passed", "load-run": "passed"},
-        "reasons": {"compile": "ok", "exports": "ok", "load-run": "ok"},
+        "statuses": {"compile": "passed", "exports": "passed", "load": "passed"},
+        "reasons": {"compile": "ok", "exports": "ok", "load": "ok"},
     }
     head = {
         **base,
         "exported": ["aoti_torch_get_numel"],
-        "statuses": {"compile": "passed", "exports": "passed", "load-run": "failed"},
+        "statuses": {"compile": "passed", "exports": "passed", "load": "failed"},
         "reasons": {
             "compile": "ok",
             "exports": "ok",
-            "load-run": "dlopen failed: /w/m.wrapper.so: undefined symbol: aoti_torch_dtype_float32",
+            "load": "dlopen failed: /w/m.wrapper.so: undefined symbol: aoti_torch_dtype_float32",
         },
     }
     new = compare(base, head)
     assert [item.kind for item in new] == ["symbol-lost"], new
-    assert "load-run fails on it (undefined symbol: aoti_torch_dtype_float32)" in new[0].message
+    assert "load fails on it (undefined symbol: aoti_torch_dtype_float32)" in new[0].message
     # A load failing on a symbol head still exports is a failure of its own.
     other = {
         **head,
-        "reasons": {**head["reasons"], "load-run": "dlopen failed: x.so: undefined symbol: aoti_torch_other"},
+        "reasons": {**head["reasons"], "load": "dlopen failed: x.so: undefined symbol: aoti_torch_other"},
     }
     assert [item.kind for item in compare(base, other)] == ["symbol-lost", "stage-failed"]

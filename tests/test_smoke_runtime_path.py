@@ -19,7 +19,7 @@ import pytest
 
 from smoke.backend_build import Layout, compile_command, find_toolset
 from smoke.backend_compare import compare
-from smoke.build_plan import RUNTIME_HOST_NAME, model_of_directory, plan_build
+from smoke.build_plan import RUNTIME_HOST_NAME, plan_directory
 from smoke.program_run import extract_wrapper
 from smoke.regressions import FLATBUFFERS_MIRROR, extract, shift_sort_indices, tree_diff
 from smoke.schema_gen import find_flatc, flatc_options, generate_schemas
@@ -68,7 +68,7 @@ def test_without_flatc_or_the_submodule_the_schema_stage_skips_and_says_why(tmp_
 
 
 def test_the_plan_adds_a_runtime_host_with_the_loader_and_the_ptd_reader(real_tree):
-    plan = plan_build(model_of_directory(real_tree))
+    plan = plan_directory(real_tree)
     host = plan.runtime_host
     assert host is not None and host.name == RUNTIME_HOST_NAME
     linked = [item.value for item in host.link_items if item.kind.startswith("target")]
@@ -99,7 +99,7 @@ def test_the_wheels_flatc_generates_the_headers_and_the_loader_and_host_compile(
         layout.binary_root / "extension/flat_tensor/include/executorch/extension/flat_tensor/serialize/"
         "flat_tensor_generated.h"
     ).is_file()
-    plan = plan_build(model_of_directory(real_tree))
+    plan = plan_directory(real_tree)
     steps = {step.source: step for target in plan.targets for step in target.compile_steps}
     steps.update({step.source: step for step in plan.runtime_host.compile_steps})
     # The loader, the .ptd reader and the host: each includes a generated header or the loader's API.
@@ -134,17 +134,26 @@ def test_the_wrapper_is_cut_out_of_the_programs_data_by_its_own_header(tmp_path)
 
 
 def _summary(program_status: str, wrong: int = 0) -> dict:
-    kernels = {"aoti_torch_cuda_sort_stable": "backends/cuda/runtime/shims/sort.cu"}
-    reason = "CudaBackend::execute ran the program but 16384 of 16384 values differ from eager" if wrong else "ok"
+    calls = {"aoti_torch_cuda_sort_stable": "backends/cuda/runtime/shims/sort.cu"}
+    reason = "16384 of 16384 values differ from eager beyond atol 0.0001" if wrong else "matches eager"
     return {
         "errors": [],
         "exported": ["aoti_torch_cuda_sort_stable"],
         "duplicated": [],
         "link_problems": [],
         "statuses": {"compile": "passed", "program-run": program_status},
-        "reasons": {"compile": "ok", "program-run": reason},
-        "program_kernels": kernels,
-        "program_wrong_values": wrong,
+        "reasons": {"compile": "ok", "program-run": f"sort: {reason}"},
+        "definitions": calls,
+        "programs": [
+            {
+                "name": "sort",
+                "status": program_status,
+                "reason": reason,
+                "ran": True,
+                "calls": calls,
+                "wrong_values": wrong,
+            }
+        ],
     }
 
 
@@ -157,11 +166,12 @@ def test_a_wrong_result_is_placed_at_the_changed_line_of_the_kernel_the_program_
     assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
         ("wrong-result", regression.path, regression.line, True)
     ], new
-    assert "aoti_torch_cuda_sort_stable" in new[0].message
-    # Outside the diff, the kernel's definition is named instead, and not blamed on the pull request.
+    # The changed kernel is named, and the shim the program calls that lives beside it.
+    assert "init_indices_kernel" in new[0].message and "aoti_torch_cuda_sort_stable" in new[0].message
+    # With nothing changed that the evidence points at, no line is blamed: the finding says so.
     outside = compare(_summary("passed"), _summary("failed", wrong=3), "", head)
-    assert outside[0].kind == "wrong-result" and not outside[0].in_diff
-    assert outside[0].path == "backends/cuda/runtime/shims/sort.cu" and outside[0].line > regression.line
+    assert [(item.kind, item.path, item.in_diff) for item in outside] == [("wrong-result", None, False)]
+    assert "changes no definition" in outside[0].message
 
 
 slow = pytest.mark.skipif(
@@ -176,7 +186,7 @@ slow = pytest.mark.skipif(
 def test_the_runtime_host_links_the_trees_loader_and_backend(real_tree, tmp_path):
     from smoke.backend_stages import run_backend
 
-    plan = plan_build(model_of_directory(real_tree))
+    plan = plan_directory(real_tree)
     # The .cu shims only add symbols to the shim library; the C++ is what the loader and host need.
     plan = replace(
         plan,

@@ -1,0 +1,83 @@
+"""The smoke job's caches and its choice of programs: objects kept by content (a header the tree changes
+invalidates them, another checkout of the same content reuses them), programs chosen by the paths a
+diff changes, and the coverage of the changed shims said per function."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from smoke.backend_build import find_toolset
+from smoke.backend_run import coverage
+from smoke.backend_stages import run_backend
+from smoke.blame import Tree, changed_lines
+from smoke.build_plan import plan_directory
+from smoke.object_cache import ObjectCache
+from smoke.program_run import catalogue, choose_programs
+
+REPO = Path(__file__).resolve().parents[1]
+MINI = REPO / "fixtures" / "smoke_backend_mini"
+TOOLS = find_toolset()
+needs_compilers = pytest.mark.skipif(
+    TOOLS.cxx is None or TOOLS.nvcc is None or TOOLS.cuda_include is None, reason="needs g++ and nvcc with its toolkit"
+)
+
+
+def _tree(root: Path) -> Path:
+    tree = root / "executorch"
+    shutil.copytree(MINI, tree)
+    return tree
+
+
+@needs_compilers
+def test_objects_are_served_by_content_across_checkouts_and_a_changed_header_recompiles(tmp_path):
+    cache = ObjectCache(tmp_path / "cache")
+    first = _tree(tmp_path / "first")
+    run = run_backend(plan_directory(first), first, tmp_path / "build-1", TOOLS, cache)
+    compiled = run.compile.details["objects_compiled"]
+    assert run.compile.status == "passed" and compiled > 0 and run.compile.details["objects_from_cache"] == 0
+    # Another checkout with the same content, another build directory: nothing is compiled again.
+    second = _tree(tmp_path / "second")
+    run = run_backend(plan_directory(second), second, tmp_path / "build-2", TOOLS, cache)
+    assert (run.compile.details["objects_compiled"], run.compile.details["objects_from_cache"]) == (0, compiled)
+    assert run.exported and run.compile.status == "passed"
+    # A header the shims include changes: the sources that include it compile again, the rest do not.
+    header = second / "backends/cuda/runtime/shims/memory.h"
+    header.write_text(header.read_text() + "\n// a comment changes the header's bytes\n")
+    run = run_backend(plan_directory(second), second, tmp_path / "build-3", TOOLS, cache)
+    again = run.compile.details["objects_compiled"]
+    assert 0 < again < compiled, run.compile.details
+
+
+def test_programs_are_chosen_by_the_paths_the_diff_changes():
+    assert choose_programs(["backends/cuda/runtime/shims/int4mm.cu"]) == ["int4mm"]
+    assert choose_programs(["backends/cuda/runtime/shims/memory.cpp"]) == ["tensor"]
+    assert set(choose_programs(["backends/cuda/CMakeLists.txt"])) == {"sort", "tensor"}
+    # Nothing the catalogue names: the default programs, never none.
+    defaults = [entry["name"] for entry in catalogue() if entry["default"]]
+    assert defaults and choose_programs(["README.md"]) == defaults
+
+
+def test_coverage_says_which_changed_functions_ran_on_the_gpu(tmp_path):
+    tree = tmp_path / "executorch"
+    source = tree / "backends/cuda/runtime/shims/sort.cu"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "__global__ void fill_kernel(int *d) {\n  d[0] = 1;\n}\n"
+        'extern "C" int aoti_torch_cuda_sort_stable(int *d) {\n  return 0;\n}\n'
+        'extern "C" int aoti_torch_cuda_unused(int *d) {\n  return 1;\n}\n'
+    )
+    path = "backends/cuda/runtime/shims/sort.cu"
+    diff = f"--- a/{path}\n+++ b/{path}\n@@ -2 +2 @@\n-  d[0] = 0;\n+  d[0] = 1;\n@@ -8 +8 @@\n-  return 2;\n+  return 1;\n"
+    ran = {"name": "sort", "ran": True, "calls": {"aoti_torch_cuda_sort_stable": path}}
+    rows = coverage(changed_lines(diff), {"programs": [ran]}, Tree(tree))
+    assert [(row["function"], row["line"], row["ran_on_gpu"]) for row in rows] == [
+        ("fill_kernel", 2, True),
+        ("aoti_torch_cuda_unused", 8, False),  # a shim beside the called one is not reached through it
+    ]
+    # The same diff when the program did not run: nothing counts as reached.
+    rows = coverage(changed_lines(diff), {"programs": [{**ran, "ran": False}]}, Tree(tree))
+    assert not any(row["ran_on_gpu"] for row in rows)
+    assert rows[0]["how"] == "not reached by any program that ran"
