@@ -82,7 +82,12 @@ def buck_configurations(model) -> tuple[Configuration, ...]:
             macros = tuple(m for c in platform.constraints for m in PLATFORM_MACROS.get(c, ()))
             found.append(
                 Configuration(
-                    f"{cell} {platform.name}", cell, platform, None, HAS_CUDA in platform.constraints, tuple(sorted(set(macros)))
+                    f"{cell} {platform.name}",
+                    cell,
+                    platform,
+                    None,
+                    HAS_CUDA in platform.constraints,
+                    tuple(sorted(set(macros))),
                 )
             )
     return tuple(found)
@@ -97,7 +102,9 @@ def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuratio
         profile = profile_named(name, model.config.cmake_defined)
         if profile.compiler_id not in SIMULATED_COMPILERS:
             continue
-        found.append(Configuration(f"cmake {name}", None, None, name, profile.cuda, PROFILE_MACROS.get(profile.platform, ())))
+        found.append(
+            Configuration(f"cmake {name}", None, None, name, profile.cuda, PROFILE_MACROS.get(profile.platform, ()))
+        )
     return tuple(found)
 
 
@@ -200,7 +207,10 @@ def _closure(model, layout: Mapping[str, str], unit: str) -> tuple[tuple[str, st
         following = []
         for private in frontier:
             for name, _line in found.get(layout[private], ()):
-                for candidate in (posixpath.normpath(posixpath.join(posixpath.dirname(private), name)), f"include/{name}"):
+                for candidate in (
+                    posixpath.normpath(posixpath.join(posixpath.dirname(private), name)),
+                    f"include/{name}",
+                ):
                     if candidate in layout and candidate not in seen:
                         seen.add(candidate)
                         reached.append(candidate)
@@ -212,4 +222,6 @@ def _closure(model, layout: Mapping[str, str], unit: str) -> tuple[tuple[str, st
 def setup_macros(setup: CompileSetup, texts: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """The configuration's predefined macros that some file of the TU's closure names: the
     others cannot change the compile, so configurations differing only there share one."""
-    return tuple((name, value) for name, value in setup.configuration.predefined if any(name in t for t in texts.values()))
+    return tuple(
+        (name, value) for name, value in setup.configuration.predefined if any(name in t for t in texts.values())
+    )

@@ -7,7 +7,7 @@ API (rules, tests/real_tree and the pipeline read only this):
     review.unverified    # Unverified: (source, configuration, reason): never a finding
     review.left_out      # TUs over the cap, in the order they would have come
     review.state         # "on", or why the tier is off ("no C++ compiler found", "off (--no-compile)")
-    with compiling(False): ...         # the pipeline's switch; unset: on where a compiler is found
+    with compiling(False): ...         # the pipeline's switch (bot/toolchain/switch.py); unset: on where a compiler is found
     compile_source(model, setup, toolchain) -> CompileOutcome   # one compile, cached by content
 Every compile is keyed by the digest of its inputs (the compiler's identity, its flags, each
 file's private path and blob id) in the fact store, so a warm review runs no compiler at all.
@@ -15,21 +15,17 @@ file's private path and blob id) in the fact store, so a warm review runs no com
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import enum
 import os
 import posixpath
 import shlex
 import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.facts import cache as facts
 from bot.facts.compile_units import (
-    TU_SUFFIXES,
     CompileSetup,
     Configuration,
     buck_configurations,
@@ -40,13 +36,15 @@ from bot.facts.compile_units import (
     cmake_setup,
     setup_macros,
 )
+from bot.facts.linked import LinkFailure, link_review
 from bot.facts.unit_choice import chosen_units
 from bot.toolchain.diagnostics import CompileError, first_error
-from bot.toolchain.runner import Limits, Toolchain, discover, run_confined
+from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined
+from bot.toolchain.switch import tier_state
 
 MAX_OWNERS = 2  # per TU and configuration: the first targets by label
 STANDARD = "-std=c++17"
-_ENABLED: contextvars.ContextVar[bool | None] = contextvars.ContextVar("compiled_tier", default=None)
+SYNTAX = ("-fsyntax-only",)
 
 
 class Status(enum.Enum):
@@ -92,31 +90,12 @@ class Unverified:
 class CompiledReview:
     state: str
     failures: tuple[CompileFailure, ...] = ()
+    links: tuple[LinkFailure, ...] = ()
     unverified: tuple[Unverified, ...] = ()
     left_out: tuple[str, ...] = ()
     compiles: int = 0
     compiler: str = ""
     isolation: str = ""
-
-
-@contextlib.contextmanager
-def compiling(enabled: bool | None) -> Iterator[None]:
-    """Switch the tier on or off for the reviews run inside (None: on where a compiler is found)."""
-    token = _ENABLED.set(enabled)
-    try:
-        yield
-    finally:
-        _ENABLED.reset(token)
-
-
-def tier_state() -> tuple[str, Toolchain | None]:
-    """("on", toolchain), or (why not, None)."""
-    if _ENABLED.get() is False:
-        return "off (--no-compile)", None
-    toolchain = discover()
-    if toolchain is None:
-        return "off: no C++ compiler found", None
-    return "on", toolchain
 
 
 def compiled_review(snap) -> CompiledReview:
@@ -159,22 +138,36 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
                 continue  # failing at base too (or unknown there): not the pull request's
         error = outcomes[setup].error
         assert error is not None
-        grouped.setdefault((setup.source, setup.owner, error.text, _mapped(setup, error.path), before is None), []).append(
-            setup
-        )
+        grouped.setdefault(
+            (setup.source, setup.owner, error.text, _mapped(setup, error.path), before is None), []
+        ).append(setup)
     failures = tuple(
-        _failure(head, group, outcomes[group[0]].error, new, toolchain) for (_s, _o, _t, _p, new), group in sorted(grouped.items())
+        _failure(head, group, outcomes[group[0]].error, new, toolchain)
+        for (_s, _o, _t, _p, new), group in sorted(grouped.items())
     )
     distinct = len({_job_key(head, s, toolchain) for s in setups}) + len(base_outcomes)
+    links, link_unverified = link_review(snap, toolchain, configurations, chosen)
+    unverified += [Unverified(owner, configuration, f"link: {why}") for owner, configuration, why in link_unverified]
     return CompiledReview(
         "on",
         failures,
-        tuple(sorted(set(unverified), key=lambda u: (u.source, u.configuration))),
+        links,
+        _grouped(unverified),
         left_out,
         distinct,
         toolchain.cxx,
         toolchain.isolation,
     )
+
+
+def _grouped(unverified: list[Unverified]) -> tuple[Unverified, ...]:
+    """One item per (source, reason), naming every configuration it holds in."""
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for item in unverified:
+        names = by_reason.setdefault((item.source, item.reason), [])
+        if item.configuration not in names:
+            names.append(item.configuration)
+    return tuple(Unverified(source, ", ".join(names), reason) for (source, reason), names in sorted(by_reason.items()))
 
 
 def _setups(model, configurations, sources) -> tuple[CompileSetup, ...]:
@@ -216,20 +209,20 @@ def _texts(model, setup: CompileSetup) -> dict[str, str]:
     return {private: model.tree.read_text(path) or "" for private, path in setup.layout}
 
 
-def _flags(model, setup: CompileSetup, toolchain: Toolchain) -> tuple[str, ...]:
+def compile_flags(model, setup: CompileSetup, toolchain: Toolchain, mode: tuple[str, ...] = SYNTAX) -> tuple[str, ...]:
     """The compile's flags: the configuration's, with only the predefined macros its files name."""
     texts = _texts(model, setup)
-    flags = [STANDARD, "-fsyntax-only", "-w", "-fmax-errors=5", "-fdiagnostics-color=never", "-Iinclude"]
+    flags = [STANDARD, "-w", "-fmax-errors=5", "-fdiagnostics-color=never", "-Iinclude"]
     if setup.configuration.cuda and toolchain.cuda_include and any("cuda" in t.lower() for t in texts.values()):
         flags.append(f"-isystem{toolchain.cuda_include}")
     flags += [f"-D{name}={value}" for name, value in setup_macros(setup, texts)]
     flags += [f"-D{name}={value}" if value is not None else f"-U{name}" for name, value in setup.defines]
-    return tuple(flags)
+    return (*flags, *mode)  # the mode last: a link names each object's output there
 
 
 def _job_key(model, setup: CompileSetup, toolchain: Toolchain) -> str:
     blobs = tuple((private, model.tree.blob_id(path) or "") for private, path in setup.layout)
-    return facts.digest(toolchain.identity, _flags(model, setup, toolchain), blobs)
+    return facts.digest(toolchain.identity, compile_flags(model, setup, toolchain), blobs)
 
 
 def _compile_all(model, setups, toolchain: Toolchain) -> dict[CompileSetup, CompileOutcome]:
@@ -238,7 +231,10 @@ def _compile_all(model, setups, toolchain: Toolchain) -> dict[CompileSetup, Comp
     by_key = {key: setup for setup, key in keys.items()}
 
     def run(missing: list[str]) -> dict[str, CompileOutcome]:
-        jobs = {key: (_files(model, by_key[key]), _flags(model, by_key[key], toolchain)) for key in missing}
+        jobs = {
+            key: (materialized_files(model, by_key[key]), compile_flags(model, by_key[key], toolchain))
+            for key in missing
+        }
         workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
         with ThreadPoolExecutor(workers) as pool:
             done = pool.map(lambda key: (key, compile_files(toolchain, *jobs[key], by_key[key].unit_path)), jobs)
@@ -248,24 +244,23 @@ def _compile_all(model, setups, toolchain: Toolchain) -> dict[CompileSetup, Comp
     return {setup: outcomes[key] for setup, key in keys.items()}
 
 
-def _files(model, setup: CompileSetup) -> tuple[tuple[str, bytes], ...]:
+def materialized_files(model, setup: CompileSetup) -> tuple[tuple[str, bytes], ...]:
     return tuple((private, model.tree.read(path) or b"") for private, path in setup.layout)
 
 
 def compile_files(
-    toolchain: Toolchain, files: tuple[tuple[str, bytes], ...], flags: tuple[str, ...], unit: str, limits: Limits = Limits()
+    toolchain: Toolchain,
+    files: tuple[tuple[str, bytes], ...],
+    flags: tuple[str, ...],
+    unit: str,
+    limits: Limits = LIMITS,
 ) -> CompileOutcome:
     """Materialize `files` in a private directory and compile `unit` there, confined."""
-    refused = _refused_include(files)
+    refused = refused_include(files)
     if refused is not None:
         return CompileOutcome(Status.REFUSED, None, refused, 0.0)
     with tempfile.TemporaryDirectory(prefix="pr-check-compile-") as directory:
-        root = Path(directory)
-        for private, data in files:
-            target = root / private
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        result = run_confined(toolchain, (toolchain.cxx, *flags, unit), root, limits)
+        result = _run_in(toolchain, Path(directory), files, flags, unit, limits)
     excerpt = "\n".join(result.output.splitlines()[:20])
     if result.timed_out:
         return CompileOutcome(Status.TIMEOUT, None, excerpt, round(result.seconds, 3))
@@ -274,7 +269,36 @@ def compile_files(
     return CompileOutcome(status, error, excerpt, round(result.seconds, 3))
 
 
-def _refused_include(files: tuple[tuple[str, bytes], ...]) -> str | None:
+def compile_files_at(
+    toolchain: Toolchain,
+    directory: Path,
+    files: tuple[tuple[str, bytes], ...],
+    flags: tuple[str, ...],
+    unit: str,
+    limits: Limits,
+) -> str | None:
+    """Compile `unit` in `directory` (an object for a link); None when it compiled, else why not."""
+    refused = refused_include(files)
+    if refused is not None:
+        return refused
+    result = _run_in(toolchain, directory, files, flags, unit, limits)
+    if result.timed_out:
+        return "the compile ran out of its time or memory"
+    if result.returncode != 0:
+        error = first_error(result.output)
+        return f"{error.path}:{error.line}: {error.text}" if error else (result.output.splitlines() or ["failed"])[0]
+    return None
+
+
+def _run_in(toolchain: Toolchain, root: Path, files, flags: tuple[str, ...], unit: str, limits: Limits):
+    for private, data in files:
+        target = root / private
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return run_confined(toolchain, (toolchain.cxx, *flags, unit), root, limits)
+
+
+def refused_include(files: tuple[tuple[str, bytes], ...]) -> str | None:
     """An include naming an absolute path, or a relative one leaving the private tree."""
     from bot.facts.xref import includes_of
 
@@ -293,7 +317,9 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
     if outcome.status is Status.REFUSED:
         return outcome.excerpt
     if outcome.status is Status.ERROR and outcome.error is None:
-        return "the compiler failed without an error line: " + outcome.excerpt.splitlines()[0] if outcome.excerpt else ""
+        return (
+            "the compiler failed without an error line: " + outcome.excerpt.splitlines()[0] if outcome.excerpt else ""
+        )
     missing = outcome.error.missing_include if outcome.error is not None else None
     if missing is None:
         return None
@@ -356,3 +382,15 @@ def buck_built(configuration: Configuration) -> bool:
     """Whether a cell or a profile builds this configuration (blocker), or it is derived (major)."""
     return configuration.built
 
+
+def owner_location(model, configuration: Configuration, owner: str) -> tuple[str, int]:
+    """Where the owner is defined: the Buck rule's call site or the CMake `add_library` line."""
+    if configuration.cell is not None:
+        target = model.cell(configuration.cell).targets.get(owner)
+        if target is not None:
+            return target.path, target.line
+    elif configuration.profile is not None:
+        cmake_target = model.cmake(configuration.profile).targets.get(owner)
+        if cmake_target is not None:
+            return cmake_target.path, cmake_target.line
+    return "", 0

@@ -17,9 +17,7 @@ MAX_DEPTH = 3  # headers including the changed header, and so on: further ones a
 def chosen_units(snap) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(TUs to compile, TUs left out by the cap), each in the order they were ranked."""
     head = snap.head
-    changed = sorted(
-        {change.path for change in snap.changes.files if change.path and head.tree.exists(change.path)}
-    )
+    changed = sorted({change.path for change in snap.changes.files if change.path and head.tree.exists(change.path)})
     direct = [path for path in changed if path.endswith(TU_SUFFIXES)]
     headers = [path for path in changed if path.endswith(HEADER_SUFFIXES)]
     ranked = list(direct)
@@ -70,7 +68,11 @@ def _reverse_index(model) -> dict[str, tuple[str, ...]]:
             if relative in headers:
                 targets.add(relative)
             if not targets:
-                targets.update(h for h in by_tail.get(name, ()) if name.count("/") >= 1 or posixpath.dirname(h) == posixpath.dirname(path))
+                targets.update(
+                    h
+                    for h in by_tail.get(name, ())
+                    if name.count("/") >= 1 or posixpath.dirname(h) == posixpath.dirname(path)
+                )
             for header in targets:
                 reverse.setdefault(header, set()).add(path)
     return {header: tuple(sorted(paths)) for header, paths in reverse.items()}

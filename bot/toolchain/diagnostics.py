@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 # GCC and Clang: `path:line:col: error: text` (`fatal error` for a missing include).
-_ERROR = re.compile(r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?:(?P<column>\d+):)?\s*(?P<kind>fatal error|error):\s*(?P<text>.*)$")
+_ERROR = re.compile(
+    r"^(?P<path>[^\s:][^:]*):(?P<line>\d+):(?:(?P<column>\d+):)?\s*(?P<kind>fatal error|error):\s*(?P<text>.*)$"
+)
 _MISSING = re.compile(r"^(?P<include>.+?): No such file or directory$")
 # GNU ld / lld, quoted `sym' (ld) or 'sym' / `sym` (lld).
 _UNDEFINED = re.compile(r"undefined (?:reference to|symbol:) [`'](?P<symbol>[^`']+)['`]")
@@ -42,7 +44,9 @@ def first_error(output: str) -> CompileError | None:
             continue
         text = match.group("text").strip()
         missing = _MISSING.match(text) if match.group("kind") == "fatal error" else None
-        return CompileError(match.group("path"), int(match.group("line")), text, missing.group("include") if missing else None)
+        return CompileError(
+            match.group("path"), int(match.group("line")), text, missing.group("include") if missing else None
+        )
     return None
 
 

@@ -31,6 +31,9 @@ class Limits:
     wall_seconds: float = 90.0
 
 
+LIMITS = Limits()
+
+
 @dataclass(frozen=True, slots=True)
 class Toolchain:
     """The host compiler and what comes with it.
