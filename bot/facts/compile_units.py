@@ -19,6 +19,7 @@ Only the files a TU can reach are materialized (its include closure, every `#if`
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -57,6 +58,7 @@ class Configuration:
     cuda: bool
     predefined: tuple[tuple[str, str], ...]  # simulated on the host compiler
     built: bool = True  # a cell or a profile builds it (else derived: an option set no profile has)
+    variables: tuple[tuple[str, str], ...] = ()  # `-D` overrides on top of the profile (derived ones)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +108,52 @@ def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuratio
             Configuration(f"cmake {name}", None, None, name, profile.cuda, PROFILE_MACROS.get(profile.platform, ()))
         )
     return tuple(found)
+
+
+def cmake_model_of(model, configuration: Configuration):
+    """The CMake model a CMake configuration compiles with (its profile and overrides)."""
+    assert configuration.profile is not None
+    return model.cmake(configuration.profile, **dict(configuration.variables))
+
+
+_OPTION = re.compile(r"\b(EXECUTORCH_BUILD_[A-Z0-9_]+)\b")
+
+
+def derived_configuration(model, base_configuration: Configuration, source: str) -> Configuration | None:
+    """A CMake configuration that compiles `source` where no profile does: the first profile with
+    every `EXECUTORCH_BUILD_*` option that the CMake files on the way to its directory test turned
+    on. A list naming a file under an option no profile turns on is compiled nowhere else."""
+    options: set[str] = set()
+    directory = posixpath.dirname(source)
+    while True:
+        text = model.tree.read_text(posixpath.join(directory, "CMakeLists.txt") if directory else "CMakeLists.txt")
+        if text is not None:
+            options.update(_OPTION.findall(text))
+        if not directory:
+            break
+        directory = posixpath.dirname(directory)
+    from bot.cmake import profile_named
+
+    turned_on = {
+        name
+        for profile in model.config.cmake_profiles
+        for name, value in profile_named(profile, model.config.cmake_defined).variables.items()
+        if value.upper() in ("ON", "TRUE", "1")
+    }
+    wanted = tuple(sorted((name, "ON") for name in options - turned_on))
+    if not wanted:
+        return None
+    suffix = " ".join(f"{name}=ON" for name, _on in wanted)
+    return Configuration(
+        f"{base_configuration.name} with {suffix} (no profile turns this on)",
+        None,
+        None,
+        base_configuration.profile,
+        base_configuration.cuda,
+        base_configuration.predefined,
+        built=False,
+        variables=(*base_configuration.variables, *wanted),
+    )
 
 
 def buck_owners(model, cell: str, platform: Platform) -> Mapping[str, tuple[str, ...]]:

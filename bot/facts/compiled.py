@@ -32,8 +32,10 @@ from bot.facts.compile_units import (
     buck_owners,
     buck_setup,
     cmake_configurations,
+    cmake_model_of,
     cmake_owners,
     cmake_setup,
+    derived_configuration,
     setup_macros,
 )
 from bot.facts.linked import LinkFailure, link_review
@@ -112,6 +114,14 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
     head, base = snap.head, snap.base
     configurations = buck_configurations(head) + cmake_configurations(head, tuple(snap.config.cmake_profiles))
     setups = _setups(head, configurations, chosen)
+    cmake_configs = [c for c in configurations if c.profile is not None]
+    uncovered = [source for source in chosen if not any(s.source == source for s in setups)]
+    if uncovered and cmake_configs:
+        for source in uncovered:
+            derived = derived_configuration(head, cmake_configs[-1], source)
+            if derived is not None:
+                configurations += (derived,)
+                setups += _setups(head, (derived,), (source,))
     unverified: list[Unverified] = [
         Unverified(source, "every configuration", "no target in any configuration compiles it")
         for source in chosen
@@ -138,16 +148,20 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
                 continue  # failing at base too (or unknown there): not the pull request's
         error = outcomes[setup].error
         assert error is not None
-        grouped.setdefault(
-            (setup.source, setup.owner, error.text, _mapped(setup, error.path), before is None), []
-        ).append(setup)
+        # One failure per error, whichever owners show it (a library and its `_static` twin).
+        grouped.setdefault((setup.source, error.text, _mapped(setup, error.path), before is None), []).append(setup)
     failures = tuple(
         _failure(head, group, outcomes[group[0]].error, new, toolchain)
-        for (_s, _o, _t, _p, new), group in sorted(grouped.items())
+        for (_s, _t, _p, new), group in sorted(grouped.items())
     )
     distinct = len({_job_key(head, s, toolchain) for s in setups}) + len(base_outcomes)
     links, link_unverified = link_review(snap, toolchain, configurations, chosen)
-    unverified += [Unverified(owner, configuration, f"link: {why}") for owner, configuration, why in link_unverified]
+    # A link stopped by a changed TU's own compile says nothing more than that compile's verdict.
+    unverified += [
+        Unverified(owner, configuration, f"link: {why}")
+        for owner, configuration, why, blocking in link_unverified
+        if blocking not in chosen
+    ]
     return CompiledReview(
         "on",
         failures,
@@ -179,7 +193,7 @@ def _setups(model, configurations, sources) -> tuple[CompileSetup, ...]:
                 for label in owners.get(source, ())[:MAX_OWNERS]:
                     found.append(buck_setup(model, configuration, label, source))
         elif configuration.profile is not None:
-            cmake_model = model.cmake(configuration.profile)
+            cmake_model = cmake_model_of(model, configuration)
             owners = cmake_owners(cmake_model)
             for source in sources:
                 for name in owners.get(source, ())[:MAX_OWNERS]:
@@ -199,7 +213,7 @@ def _base_setup(base, setup: CompileSetup) -> CompileSetup | None:
             return None
         return buck_setup(base, configuration, setup.owner, setup.source)
     assert configuration.profile is not None
-    cmake_model = base.cmake(configuration.profile)
+    cmake_model = cmake_model_of(base, configuration)
     if setup.owner not in cmake_owners(cmake_model).get(setup.source, ()):
         return None
     return cmake_setup(base, cmake_model, configuration, setup.owner, setup.source)
@@ -346,12 +360,13 @@ def _failure(
     model, group: list[CompileSetup], error: CompileError | None, new: bool, toolchain: Toolchain
 ) -> CompileFailure:
     first = group[0]
+    configurations = tuple(dict.fromkeys(s.configuration for s in group))
     assert error is not None
     macros = tuple(sorted({name for s in group for name, _v in setup_macros(s, _texts(model, s))}))
     return CompileFailure(
         first.source,
         first.owner,
-        tuple(s.configuration for s in group),
+        configurations,
         _mapped(first, error.path),
         error.line,
         error.text,
@@ -390,7 +405,7 @@ def owner_location(model, configuration: Configuration, owner: str) -> tuple[str
         if target is not None:
             return target.path, target.line
     elif configuration.profile is not None:
-        cmake_target = model.cmake(configuration.profile).targets.get(owner)
+        cmake_target = cmake_model_of(model, configuration).targets.get(owner)
         if cmake_target is not None:
             return cmake_target.path, cmake_target.line
     return "", 0

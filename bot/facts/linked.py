@@ -30,6 +30,7 @@ from bot.facts.compile_units import (
     Configuration,
     buck_owners,
     buck_setup,
+    cmake_model_of,
     cmake_owners,
     cmake_setup,
 )
@@ -57,8 +58,9 @@ class LinkUnit:
 class LinkOutcome:
     linked: bool
     problems: tuple[LinkProblem, ...]
-    failed_compile: str | None  # a source that did not compile: the link is not verified
+    failed_compile: str | None  # why a source did not compile: the link is not verified
     excerpt: str
+    failed_source: str | None = None  # that source's repository path
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ def link_units(model, configuration: Configuration, owners: Iterable[str]) -> di
     if configuration.cell is not None and configuration.platform is not None:
         return {owner: _buck_unit(model, configuration, owner) for owner in owners}
     assert configuration.profile is not None
-    cmake_model = model.cmake(configuration.profile)
+    cmake_model = cmake_model_of(model, configuration)
     return {owner: _cmake_unit(model, cmake_model, configuration, owner) for owner in owners}
 
 
@@ -178,7 +180,8 @@ def link_key(model, unit: LinkUnit, toolchain: Toolchain) -> str:
             for s in setups
         )
 
-    return facts.digest(toolchain.identity, "link", part(unit.own), tuple((d, w, part(c)) for d, w, c in unit.archives))
+    archives = tuple((d, w, part(c)) for d, w, c in unit.archives)
+    return facts.digest(toolchain.identity, "link", unit.configuration.cuda, part(unit.own), archives)
 
 
 def link_all(model, units: list[LinkUnit], toolchain: Toolchain) -> dict[LinkUnit, LinkOutcome]:
@@ -196,7 +199,12 @@ def link_all(model, units: list[LinkUnit], toolchain: Toolchain) -> dict[LinkUni
 
     def run(missing: list[str]) -> dict[str, LinkOutcome]:
         jobs = {
-            key: (job(by_key[key].own), tuple((d, w, job(c)) for d, w, c in by_key[key].archives)) for key in missing
+            key: (
+                job(by_key[key].own),
+                tuple((d, w, job(c)) for d, w, c in by_key[key].archives),
+                by_key[key].configuration.cuda,
+            )
+            for key in missing
         }
         workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
         with ThreadPoolExecutor(workers) as pool:
@@ -206,7 +214,9 @@ def link_all(model, units: list[LinkUnit], toolchain: Toolchain) -> dict[LinkUni
     return {unit: outcomes[key] for unit, key in keys.items()}
 
 
-def link_files(toolchain: Toolchain, own: tuple, archives: tuple, limits: Limits = LIMITS) -> LinkOutcome:
+def link_files(
+    toolchain: Toolchain, own: tuple, archives: tuple, cuda: bool = False, limits: Limits = LIMITS
+) -> LinkOutcome:
     """Compile every object, archive each dep, link the owner's objects with `-z defs`."""
     from bot.facts.compiled import compile_files_at
 
@@ -214,7 +224,7 @@ def link_files(toolchain: Toolchain, own: tuple, archives: tuple, limits: Limits
         root = Path(directory)
         counter = 0
 
-        def objects(compiles: tuple) -> list[str] | str:
+        def objects(compiles: tuple) -> list[str] | LinkOutcome:
             nonlocal counter
             made = []
             for files, flags, unit, source in compiles:
@@ -224,24 +234,27 @@ def link_files(toolchain: Toolchain, own: tuple, archives: tuple, limits: Limits
                     toolchain, root / f"u{counter}", files, (*flags[:-1], f"../{name}"), unit, limits
                 )
                 if outcome is not None:
-                    return f"`{source}` does not compile: {outcome}"
+                    return LinkOutcome(False, (), f"`{source}` does not compile: {outcome}", "", source)
                 made.append(name)
             return made
 
         own_objects = objects(own)
-        if isinstance(own_objects, str):
-            return LinkOutcome(False, (), own_objects, "")
+        if isinstance(own_objects, LinkOutcome):
+            return own_objects
         link = [toolchain.cxx, "-shared", "-Wl,-z,defs", "-o", "out.so", *own_objects, "-Wl,--start-group"]
         for index, (_dep, whole, compiles) in enumerate(archives):
             made = objects(compiles)
-            if isinstance(made, str):
-                return LinkOutcome(False, (), made, "")
+            if isinstance(made, LinkOutcome):
+                return made
             archive = f"lib{index}.a"
             result = run_confined(toolchain, ("ar", "rcs", archive, *made), root, limits)
             if result.returncode != 0:
                 return LinkOutcome(False, (), f"ar failed: {result.output[:200]}", "")
             link += ["-Wl,--whole-archive", archive, "-Wl,--no-whole-archive"] if whole else [archive]
         link.append("-Wl,--end-group")
+        if cuda and toolchain.cuda_include:  # the CUDA runtime, as a CUDA configuration links it
+            libraries = str(Path(toolchain.cuda_include).parent / "lib64")
+            link += [f"-L{libraries}", "-lcudart"]
         result = run_confined(toolchain, tuple(link), root, limits)
     excerpt = "\n".join(result.output.splitlines()[:20])
     if result.timed_out:
@@ -267,7 +280,7 @@ def owners_to_link(snap, configuration: Configuration, sources: tuple[str, ...])
                 continue
             found.append(label)
     elif configuration.profile is not None:
-        head_model, base_model = head.cmake(configuration.profile), base.cmake(configuration.profile)
+        head_model, base_model = cmake_model_of(head, configuration), cmake_model_of(base, configuration)
         owners = cmake_owners(head_model)
         found += [name for source in sources for name in owners.get(source, ())]
         for name, target in sorted(head_model.targets.items()):
@@ -292,26 +305,31 @@ def owners_to_link(snap, configuration: Configuration, sources: tuple[str, ...])
 
 
 def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, ...]):
-    """(LinkFailure values new at head, (owner, configuration, why not verified) triples)."""
+    """(LinkFailure values new at head, (owner, configuration, why not verified, the source whose
+    compile stopped the link or None) for each link that says nothing)."""
     head_units: dict[str, tuple[LinkUnit, list[Configuration]]] = {}
     unverified: list[tuple[str, str, str]] = []
     for configuration in configurations:
         for owner, unit in link_units(snap.head, configuration, owners_to_link(snap, configuration, sources)).items():
             if isinstance(unit, str):
-                unverified.append((owner, configuration.name, unit))
+                unverified.append((owner, configuration.name, unit, None))
                 continue
             key = link_key(snap.head, unit, toolchain)
-            head_units.setdefault(key, (unit, []))[1].append(configuration)
+            configs = head_units.setdefault(key, (unit, []))[1]
+            if configuration not in configs:
+                configs.append(configuration)
     chosen = sorted(head_units.values(), key=lambda pair: (pair[0].owner, pair[1][0].name))
     for unit, configs in chosen[MAX_LINKS:]:
-        unverified.append((unit.owner, configs[0].name, f"over the cap of {MAX_LINKS} links per review"))
+        unverified.append((unit.owner, configs[0].name, f"over the cap of {MAX_LINKS} links per review", None))
     chosen = chosen[:MAX_LINKS]
     outcomes = link_all(snap.head, [unit for unit, _c in chosen], toolchain)
     failures: list[LinkFailure] = []
     broken = [(unit, configs) for unit, configs in chosen if outcomes[unit].problems or not outcomes[unit].linked]
     for unit, configs in broken:
         if not outcomes[unit].linked:
-            unverified.append((unit.owner, configs[0].name, outcomes[unit].failed_compile or "the link did not finish"))
+            outcome = outcomes[unit]
+            why = outcome.failed_compile or "the link did not finish"
+            unverified.append((unit.owner, configs[0].name, why, outcome.failed_source))
     broken = [(unit, configs) for unit, configs in broken if outcomes[unit].linked]
     base_units: dict[LinkUnit, LinkUnit | str | None] = {}
     for unit, configs in broken:
@@ -325,13 +343,13 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
     for unit, configs in broken:
         before = base_units[unit]
         if isinstance(before, str):
-            unverified.append((unit.owner, configs[0].name, f"at base: {before}"))
+            unverified.append((unit.owner, configs[0].name, f"at base: {before}", None))
             continue
         known: set[tuple[str, str]] = set()
         if isinstance(before, LinkUnit):
             outcome = base_outcomes[before]
             if not outcome.linked:
-                unverified.append((unit.owner, configs[0].name, f"at base: {outcome.failed_compile}"))
+                unverified.append((unit.owner, configs[0].name, f"at base: {outcome.failed_compile}", None))
                 continue
             known = {(p.kind, p.symbol) for p in outcome.problems}
         objects = _object_sources(unit)
@@ -347,7 +365,7 @@ def _exists_at(base, unit: LinkUnit, configuration: Configuration) -> bool:
     if configuration.cell is not None:
         return unit.owner in base.cell(configuration.cell).targets
     assert configuration.profile is not None
-    return unit.owner in base.cmake(configuration.profile).targets
+    return unit.owner in cmake_model_of(base, configuration).targets
 
 
 def _object_sources(unit: LinkUnit) -> dict[str, str]:
