@@ -41,7 +41,7 @@ from bot.facts.compile_units import (
 from bot.facts.linked import LinkFailure, link_review
 from bot.facts.unit_choice import chosen_units
 from bot.toolchain.diagnostics import CompileError, first_error
-from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined
+from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined, runs_so_far
 from bot.toolchain.switch import tier_state
 
 MAX_OWNERS = 2  # per TU and configuration: the first targets by label
@@ -95,7 +95,8 @@ class CompiledReview:
     links: tuple[LinkFailure, ...] = ()
     unverified: tuple[Unverified, ...] = ()
     left_out: tuple[str, ...] = ()
-    compiles: int = 0
+    compiles: int = 0  # distinct compiles the review asked for
+    ran: int = 0  # compiler and linker commands run for it (the rest came from the store)
     compiler: str = ""
     isolation: str = ""
 
@@ -110,6 +111,7 @@ def compiled_review(snap) -> CompiledReview:
 
 
 def _review(snap, toolchain: Toolchain) -> CompiledReview:
+    runs_before = runs_so_far()
     chosen, left_out = chosen_units(snap)
     head, base = snap.head, snap.base
     configurations = buck_configurations(head) + cmake_configurations(head, tuple(snap.config.cmake_profiles))
@@ -158,9 +160,9 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
     links, link_unverified = link_review(snap, toolchain, configurations, chosen)
     # A link stopped by a changed TU's own compile says nothing more than that compile's verdict.
     unverified += [
-        Unverified(owner, configuration, f"link: {why}")
-        for owner, configuration, why, blocking in link_unverified
-        if blocking not in chosen
+        Unverified(item.owner, item.configuration, f"link: {item.reason}")
+        for item in link_unverified
+        if item.blocking_source not in chosen
     ]
     return CompiledReview(
         "on",
@@ -169,6 +171,7 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
         _grouped(unverified),
         left_out,
         distinct,
+        runs_so_far() - runs_before,
         toolchain.cxx,
         toolchain.isolation,
     )
@@ -313,13 +316,17 @@ def _run_in(toolchain: Toolchain, root: Path, files, flags: tuple[str, ...], uni
 
 
 def refused_include(files: tuple[tuple[str, bytes], ...]) -> str | None:
-    """An include naming an absolute path, or a relative one leaving the private tree."""
+    """An include naming an absolute path, or a relative one that leaves the private tree: from
+    the including file's directory, or (a `..` name the private tree does not answer) from the
+    include roots and the system's directories, where it would reach files outside both."""
     from bot.facts.xref import includes_of
 
+    present = {private for private, _data in files}
     for private, data in files:
         for name, line in includes_of(data.decode("utf-8", "replace")):
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(private), name))
-            if name.startswith("/") or joined.startswith("../") or joined == "..":
+            climbing = posixpath.normpath(name).startswith("..") and joined not in present
+            if name.startswith("/") or joined.startswith("../") or joined == ".." or climbing:
                 return f"{private}:{line}: include of {name!r} refused (absolute, or outside the tree)"
     return None
 

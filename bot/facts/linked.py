@@ -64,6 +64,16 @@ class LinkOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkUnverified:
+    """A link that says nothing: why, and the source whose compile stopped it (if one did)."""
+
+    owner: str
+    configuration: str
+    reason: str
+    blocking_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class LinkFailure:
     """A symbol the link of `owner` misses (or finds twice) at head and did not at base."""
 
@@ -308,11 +318,11 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
     """(LinkFailure values new at head, (owner, configuration, why not verified, the source whose
     compile stopped the link or None) for each link that says nothing)."""
     head_units: dict[str, tuple[LinkUnit, list[Configuration]]] = {}
-    unverified: list[tuple[str, str, str]] = []
+    unverified: list[LinkUnverified] = []
     for configuration in configurations:
         for owner, unit in link_units(snap.head, configuration, owners_to_link(snap, configuration, sources)).items():
             if isinstance(unit, str):
-                unverified.append((owner, configuration.name, unit, None))
+                unverified.append(LinkUnverified(owner, configuration.name, unit, None))
                 continue
             key = link_key(snap.head, unit, toolchain)
             configs = head_units.setdefault(key, (unit, []))[1]
@@ -320,7 +330,9 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
                 configs.append(configuration)
     chosen = sorted(head_units.values(), key=lambda pair: (pair[0].owner, pair[1][0].name))
     for unit, configs in chosen[MAX_LINKS:]:
-        unverified.append((unit.owner, configs[0].name, f"over the cap of {MAX_LINKS} links per review", None))
+        unverified.append(
+            LinkUnverified(unit.owner, configs[0].name, f"over the cap of {MAX_LINKS} links per review", None)
+        )
     chosen = chosen[:MAX_LINKS]
     outcomes = link_all(snap.head, [unit for unit, _c in chosen], toolchain)
     failures: list[LinkFailure] = []
@@ -329,7 +341,7 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
         if not outcomes[unit].linked:
             outcome = outcomes[unit]
             why = outcome.failed_compile or "the link did not finish"
-            unverified.append((unit.owner, configs[0].name, why, outcome.failed_source))
+            unverified.append(LinkUnverified(unit.owner, configs[0].name, why, outcome.failed_source))
     broken = [(unit, configs) for unit, configs in broken if outcomes[unit].linked]
     base_units: dict[LinkUnit, LinkUnit | str | None] = {}
     for unit, configs in broken:
@@ -343,13 +355,15 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
     for unit, configs in broken:
         before = base_units[unit]
         if isinstance(before, str):
-            unverified.append((unit.owner, configs[0].name, f"at base: {before}", None))
+            unverified.append(LinkUnverified(unit.owner, configs[0].name, f"at base: {before}", None))
             continue
         known: set[tuple[str, str]] = set()
         if isinstance(before, LinkUnit):
             outcome = base_outcomes[before]
             if not outcome.linked:
-                unverified.append((unit.owner, configs[0].name, f"at base: {outcome.failed_compile}", None))
+                unverified.append(
+                    LinkUnverified(unit.owner, configs[0].name, f"at base: {outcome.failed_compile}", None)
+                )
                 continue
             known = {(p.kind, p.symbol) for p in outcome.problems}
         objects = _object_sources(unit)
@@ -358,7 +372,17 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
                 continue
             source = objects.get(problem.object or "")
             failures.append(LinkFailure(unit.owner, tuple(configs), problem, source, before is None))
-    return tuple(failures), tuple(unverified)
+    # One failure per (owner, symbol), naming every configuration whose link shows it.
+    merged: dict[tuple[str, str, str], LinkFailure] = {}
+    for failure in failures:
+        key = (failure.owner, failure.problem.kind, failure.problem.symbol)
+        earlier = merged.get(key)
+        if earlier is None:
+            merged[key] = failure
+        else:
+            configurations = tuple(dict.fromkeys(earlier.configurations + failure.configurations))
+            merged[key] = LinkFailure(earlier.owner, configurations, earlier.problem, earlier.source, earlier.new_owner)
+    return tuple(merged.values()), tuple(unverified)
 
 
 def _exists_at(base, unit: LinkUnit, configuration: Configuration) -> bool:
