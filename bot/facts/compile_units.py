@@ -44,6 +44,9 @@ PROFILE_MACROS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "Android": (("__ANDROID__", "1"),),
     "Darwin": (("__APPLE__", "1"), ("__MACH__", "1")),
 }
+# Vendored third-party headers the tree holds, mounted as include roots in every configuration
+# (the internal cells get the same headers from their own copy): `<c10/util/...>`, `<torch/headeronly/...>`.
+VENDORED_ROOTS = ("runtime/core/portable_type/c10",)
 SIMULATED_COMPILERS = frozenset({"GNU", "Clang", "AppleClang"})  # others (MSVC) are not simulated
 
 
@@ -205,6 +208,7 @@ def buck_setup(model, configuration: Configuration, label: str, source: str) -> 
             continue
         for attribute in FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",):
             flags.extend(str(flag) for flag in dep.values(attribute, platform) if isinstance(flag, str))
+    _mount_vendored(model, layout)
     return CompileSetup(source, label, configuration, _closure(model, layout, f"src/{source}"), _defines(flags))
 
 
@@ -237,7 +241,15 @@ def cmake_setup(model, cmake_model, configuration: Configuration, name: str, sou
             if own or definition.scope in ("PUBLIC", "INTERFACE"):
                 flags.append(f"-D{definition.value}")
         pending.extend((library.value, False) for library in target.link_libraries)
+    _mount_vendored(model, layout)
     return CompileSetup(source, name, configuration, _closure(model, layout, unit), _defines(flags))
+
+
+def _mount_vendored(model, layout: dict[str, str]) -> None:
+    """Add the vendored include roots under `include/`, below what the configuration gives."""
+    for root in VENDORED_ROOTS:
+        for path in model.tree.paths_under(root + "/"):
+            layout.setdefault(f"include/{path[len(root) + 1 :]}", path)
 
 
 def _defines(flags: list[str]) -> tuple[tuple[str, str | None], ...]:

@@ -35,12 +35,11 @@ from bot.facts.compile_units import (
     cmake_setup,
 )
 from bot.facts.header_deps import CXX_KINDS
-from bot.toolchain.diagnostics import LinkProblem, link_problems
+from bot.toolchain.diagnostics import LinkProblem, defined_symbols, link_problems
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined
 
 MAX_LINKS = 6  # link units per review
 MAX_LINK_SOURCES = 40  # sources in one closure; a larger one is not verified
-SYSTEM_LIBRARIES = frozenset({"pthread", "dl", "m", "rt", "Threads::Threads", "${CMAKE_DL_LIBS}"})
 OBJECT = ("-c", "-fPIC", "-o", "unit.o")
 
 
@@ -61,6 +60,7 @@ class LinkOutcome:
     failed_compile: str | None  # why a source did not compile: the link is not verified
     excerpt: str
     failed_source: str | None = None  # that source's repository path
+    defined: frozenset[str] = frozenset()  # symbols the closure's objects define (demangled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,19 +104,14 @@ def _buck_unit(model, configuration: Configuration, label: str) -> LinkUnit | st
         if current in closure:
             continue
         target = graph.targets.get(current)
-        if target is None:
-            return f"its closure names `{current}`, which the cell does not define here"
-        if xref.external_dep_names(target, platform):
-            return f"`{current}` links external libraries"
+        # A library outside the tree (third-party, a label this cell leaves undefined), a file, a
+        # Python library: nothing of the tree's own the link takes. Its symbols stay undefined at
+        # base and head alike, and only symbols the base closure defined are reported.
+        if target is None or not CXX_KINDS.search(target.kind):
+            continue
         closure.add(current)
         order.append(current)
-        pending.extend(
-            d
-            for d in xref.dependency_labels(target, platform)
-            if CXX_KINDS.search(graph.targets[d].kind)
-            if d in graph.targets
-        )
-        pending.extend(d for d in xref.dependency_labels(target, platform) if d not in graph.targets)
+        pending.extend(xref.dependency_labels(target, platform))
 
     def compiles(owner: str) -> tuple[CompileSetup, ...] | str:
         sources = xref.source_paths(graph.targets[owner], platform)
@@ -135,7 +130,7 @@ def _cmake_unit(model, cmake_model, configuration: Configuration, name: str) -> 
             continue
         target = cmake_model.targets.get(current)
         if target is None or target.imported:
-            return f"links `{current}`, which the tree does not build"
+            continue  # a library outside the tree: see _buck_unit
         if target.alias_of:
             pending.append(target.alias_of)
             continue
@@ -143,7 +138,7 @@ def _cmake_unit(model, cmake_model, configuration: Configuration, name: str) -> 
         order.append(current)
         for library in target.link_libraries:
             value = library.value
-            if value.startswith("-") or value in SYSTEM_LIBRARIES:
+            if value.startswith("-"):
                 continue
             pending.append(value)
 
@@ -266,10 +261,13 @@ def link_files(
             libraries = str(Path(toolchain.cuda_include).parent / "lib64")
             link += [f"-L{libraries}", "-lcudart"]
         result = run_confined(toolchain, tuple(link), root, limits)
+        objects_made = sorted(str(p.name) for p in root.glob("*.o"))
+        listed = run_confined(toolchain, ("nm", "-C", "--defined-only", *objects_made), root, limits)
+    defined = defined_symbols(listed.output)
     excerpt = "\n".join(result.output.splitlines()[:20])
     if result.timed_out:
         return LinkOutcome(False, (), "the link ran out of its time or memory", excerpt)
-    return LinkOutcome(True, link_problems(result.output) if result.returncode else (), None, excerpt)
+    return LinkOutcome(True, link_problems(result.output) if result.returncode else (), None, excerpt, None, defined)
 
 
 def owners_to_link(snap, configuration: Configuration, sources: tuple[str, ...]) -> tuple[str, ...]:
@@ -358,6 +356,7 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
             unverified.append(LinkUnverified(unit.owner, configs[0].name, f"at base: {before}", None))
             continue
         known: set[tuple[str, str]] = set()
+        defined_at_base: frozenset[str] = frozenset()
         if isinstance(before, LinkUnit):
             outcome = base_outcomes[before]
             if not outcome.linked:
@@ -366,9 +365,15 @@ def link_review(snap, toolchain: Toolchain, configurations, sources: tuple[str, 
                 )
                 continue
             known = {(p.kind, p.symbol) for p in outcome.problems}
+            defined_at_base = outcome.defined
         objects = _object_sources(unit)
         for problem in outcomes[unit].problems:
             if (problem.kind, problem.symbol) in known:
+                continue
+            # An undefined symbol is the change's only where the base closure defined it (a
+            # function moved out, an implementation no source expands any more): a new call into
+            # a library outside the tree is undefined here and resolved by the real link.
+            if problem.kind == "undefined" and problem.symbol not in defined_at_base:
                 continue
             source = objects.get(problem.object or "")
             failures.append(LinkFailure(unit.owner, tuple(configs), problem, source, before is None))

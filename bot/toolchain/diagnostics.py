@@ -66,3 +66,16 @@ def link_problems(output: str) -> tuple[LinkProblem, ...]:
             symbol = (match.group("symbol") if kind == "undefined" else match.group(1) or match.group("lld")).strip()
             found.setdefault((kind, symbol), LinkProblem(kind, symbol, current, line))
     return tuple(found.values())
+
+
+_DEFINING = frozenset("TDBRVWtdbrvwu")  # nm's types of a symbol an object defines
+
+
+def defined_symbols(output: str) -> frozenset[str]:
+    """The symbols `nm -C --defined-only` lists (`address type name`), demangled as the linker names them."""
+    found = set()
+    for line in output.splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[1] in _DEFINING:
+            found.add(parts[2])
+    return frozenset(found)
