@@ -96,7 +96,7 @@ class CompiledReview:
     unverified: tuple[Unverified, ...] = ()
     left_out: tuple[str, ...] = ()
     compiles: int = 0  # distinct compiles the review asked for
-    ran: int = 0  # compiler and linker commands run for it (the rest came from the store)
+    ran: int = 0  # compiler and linker commands run when it was derived (the rest came from the store)
     compiler: str = ""
     isolation: str = ""
 
@@ -106,8 +106,16 @@ def compiled_review(snap) -> CompiledReview:
     state, toolchain = tier_state()
     if toolchain is None:
         return CompiledReview(state)
-    key = (snap.base.tree.digest(), snap.head.tree.digest(), repr(snap.changes.paths), toolchain.identity)
-    return facts.fact("compiled-review", key, lambda: _review(snap, toolchain))
+    # Kept in the store: a review of the same trees again (a re-run with the checks asked afresh)
+    # reads its verdicts back instead of deriving every compile's inputs.
+    key = facts.digest(
+        snap.base.tree.digest(),
+        snap.head.tree.digest(),
+        tuple(sorted(snap.changes.paths)),
+        repr(snap.config),
+        toolchain.identity,
+    )
+    return facts.fact("compiled-review", key, lambda: _review(snap, toolchain), persist=True)
 
 
 def _review(snap, toolchain: Toolchain) -> CompiledReview:
