@@ -79,6 +79,7 @@ class CompileFailure:
     command: str  # one command a maintainer can paste in the checkout's parent directory
     new_source: bool  # the TU (or its owner in this configuration) does not exist at base
     simulated: tuple[str, ...] = ()  # predefined macros simulated on the host that its files name
+    hidden_header: str | None = None  # a missing include the tree holds: the configuration does not give it
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,6 +389,7 @@ def _failure(
         reproduce_command(first, toolchain, macros),
         new,
         macros,
+        error.missing_include if error.missing_include and _tree_holds(model, error.missing_include) else None,
     )
 
 
