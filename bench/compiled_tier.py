@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.json.write_text(json.dumps(rows, indent=1))
     cold = sorted(r["cold"] for r in rows)
     if cold:
-        p90 = cold[min(len(cold) - 1, int(round(0.9 * (len(cold) - 1))))]
+        p90 = cold[min(len(cold) - 1, round(0.9 * (len(cold) - 1)))]
         print(
             f"{len(rows)} PRs: cold median {statistics.median(cold)} s, p90 {p90} s, max {cold[-1]} s; "
             f"warm max {max(r['warm'] for r in rows)} s; loud {sum(len(r['loud']) for r in rows)}",
