@@ -39,7 +39,7 @@ from bot.facts.compile_units import (
     setup_macros,
 )
 from bot.facts.linked import LinkFailure, link_review
-from bot.facts.unit_choice import chosen_units
+from bot.facts.unit_choice import chosen_units, link_sources
 from bot.toolchain.diagnostics import CompileError, first_error
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined, runs_so_far
 from bot.toolchain.switch import tier_state
@@ -166,7 +166,7 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
         for (_s, _t, _p, new), group in sorted(grouped.items())
     )
     distinct = len({_job_key(head, s, toolchain) for s in setups}) + len(base_outcomes)
-    links, link_unverified = link_review(snap, toolchain, configurations, chosen)
+    links, link_unverified = link_review(snap, toolchain, configurations, link_sources(snap, chosen))
     # A link stopped by a changed TU's own compile says nothing more than that compile's verdict.
     unverified += [
         Unverified(item.owner, item.configuration, f"link: {item.reason}")
@@ -295,25 +295,28 @@ def compile_files(
     return CompileOutcome(status, error, excerpt, round(result.seconds, 3))
 
 
-def compile_files_at(
+def compile_object(
     toolchain: Toolchain,
-    directory: Path,
     files: tuple[tuple[str, bytes], ...],
     flags: tuple[str, ...],
     unit: str,
-    limits: Limits,
-) -> str | None:
-    """Compile `unit` in `directory` (an object for a link); None when it compiled, else why not."""
+    limits: Limits = LIMITS,
+) -> tuple[bytes | None, str]:
+    """Compile `unit` to an object (`flags` end with `-o unit.o`): (its bytes, "") or (None, why not)."""
     refused = refused_include(files)
     if refused is not None:
-        return refused
-    result = _run_in(toolchain, directory, files, flags, unit, limits)
-    if result.timed_out:
-        return "the compile ran out of its time or memory"
-    if result.returncode != 0:
-        error = first_error(result.output)
-        return f"{error.path}:{error.line}: {error.text}" if error else (result.output.splitlines() or ["failed"])[0]
-    return None
+        return None, refused
+    with tempfile.TemporaryDirectory(prefix="pr-check-object-") as directory:
+        root = Path(directory)
+        result = _run_in(toolchain, root, files, flags, unit, limits)
+        if result.timed_out:
+            return None, "the compile ran out of its time or memory"
+        if result.returncode != 0:
+            error = first_error(result.output)
+            return None, f"{error.path}:{error.line}: {error.text}" if error else (
+                result.output.splitlines() or ["failed"]
+            )[0]
+        return (root / flags[-1]).read_bytes(), ""
 
 
 def _run_in(toolchain: Toolchain, root: Path, files, flags: tuple[str, ...], unit: str, limits: Limits):

@@ -8,7 +8,9 @@ a warm review derives the reverse index from the store without reading a file.""
 
 from __future__ import annotations
 
+import difflib
 import posixpath
+import re
 
 from bot.buck.cells import is_build_file
 from bot.facts.compile_units import HEADER_SUFFIXES, TU_SUFFIXES
@@ -114,3 +116,33 @@ def _reverse_index(model) -> dict[str, tuple[str, ...]]:
             for header in targets:
                 reverse.setdefault(header, set()).add(path)
     return {header: tuple(sorted(paths)) for header, paths in reverse.items()}
+
+
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define|undef)\b")
+
+
+def link_sources(snap, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen TUs whose targets are worth linking: those the change edits, and those including
+    a changed header whose edit touches a preprocessor conditional or definition (which can add
+    or remove a definition: an implementation macro renamed). A header that only gains or loses
+    declarations changes no link a compile does not already show."""
+    head, base = snap.head, snap.base
+    direct = {change.path for change in snap.changes.files if change.path}
+    gated = [
+        path
+        for path in sorted(direct)
+        if path.endswith(HEADER_SUFFIXES) and head.tree.exists(path) and _edits_directives(base, head, path)
+    ]
+    reached = set(includers_of(head, gated)) if gated else set()
+    return tuple(path for path in chosen if path in direct or path in reached)
+
+
+def _edits_directives(base, head, path: str) -> bool:
+    before = (base.tree.read_text(path) or "").splitlines()
+    after = (head.tree.read_text(path) or "").splitlines()
+    changed = (
+        line[1:]
+        for line in difflib.unified_diff(before, after, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+    return any(_DIRECTIVE.match(line) for line in changed)
