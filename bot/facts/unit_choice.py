@@ -16,6 +16,7 @@ from bot.buck.cells import is_build_file
 from bot.facts.compile_units import HEADER_SUFFIXES, TU_SUFFIXES
 
 MAX_UNITS = 12  # TUs per review: the rest is named as left out
+CUDA_UNITS = (".cu",)  # found as includers (a prediction about them is unknown), never compiled here
 MAX_DEPTH = 3  # headers including the changed header, and so on: further ones are not looked for
 
 
@@ -36,9 +37,13 @@ def chosen_units(snap) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
     ranked = list(direct)
     if headers:
-        ranked += [path for path in includers_of(head, headers) if path not in ranked]
+        ranked += [p for p in includers_of(head, headers) if p not in ranked and p.endswith(TU_SUFFIXES)]
     if gone:
-        ranked += [p for p in includers_of(snap.base, gone) if p not in ranked and head.tree.exists(p)]
+        ranked += [
+            p
+            for p in includers_of(snap.base, gone)
+            if p not in ranked and head.tree.exists(p) and p.endswith(TU_SUFFIXES)
+        ]
     ranked += [path for path in _sources_of_changed_targets(snap) if path not in ranked]
     return tuple(ranked[:MAX_UNITS]), tuple(ranked[MAX_UNITS:])
 
@@ -78,7 +83,7 @@ def includers_of(model, headers: list[str]) -> list[str]:
                 if path in seen:
                     continue
                 seen.add(path)
-                if path.endswith(TU_SUFFIXES):
+                if path.endswith(TU_SUFFIXES + CUDA_UNITS):
                     found.append(path)
                 else:
                     following.append(path)
@@ -89,7 +94,7 @@ def includers_of(model, headers: list[str]) -> list[str]:
 def _reverse_index(model) -> dict[str, tuple[str, ...]]:
     """repository header path -> files including it (by `executorch/<path>`, by a path relative
     to the includer, or by a name ending the header's path)."""
-    files = [p for p in model.tree.paths() if p.endswith(TU_SUFFIXES + HEADER_SUFFIXES)]
+    files = [p for p in model.tree.paths() if p.endswith(TU_SUFFIXES + CUDA_UNITS + HEADER_SUFFIXES)]
     includes = model.includes(files)
     headers = {p for p in files if p.endswith(HEADER_SUFFIXES)}
     by_tail: dict[str, list[str]] = {}
