@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import os
 import posixpath
+import re
 import shlex
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -44,6 +45,7 @@ from bot.toolchain.diagnostics import CompileError, first_error
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined, runs_so_far
 from bot.toolchain.switch import tier_state
 
+_STD_MEMBER = re.compile(r"is not a member of 'std(::\w+)*'")
 MAX_OWNERS = 2  # per TU and configuration: the first targets by label
 STANDARD = "-std=c++17"
 SYNTAX = ("-fsyntax-only",)
@@ -354,6 +356,12 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
             "the compiler failed without an error line: " + outcome.excerpt.splitlines()[0] if outcome.excerpt else ""
         )
     missing = outcome.error.missing_include if outcome.error is not None else None
+    if outcome.error is not None and (
+        _STD_MEMBER.search(outcome.error.text) or "did you forget to '#include <" in outcome.excerpt
+    ):
+        # Which standard headers a standard header pulls in is the standard library's choice: the
+        # host's libstdc++ is not the cell's, so a missing standard include says nothing of its build.
+        return f"the host's standard library differs from the configuration's: `{outcome.error.text}`"
     if missing is None:
         return None
     if toolchain.cuda_include and Path(toolchain.cuda_include, missing).is_file():
