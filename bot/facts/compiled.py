@@ -1,16 +1,22 @@
 """Compiled verification: what a translation unit gives in each configuration, at base and head.
 
 API (rules, tests/real_tree and the pipeline read only this):
-    review = compiled_review(snap)     # CompiledReview, computed once per review (memo by trees)
-    review.failures      # CompileFailure: fails at head, compiled clean at base (or new at head)
-    review.links         # LinkFailure: a symbol undefined or defined twice, new at head
-    review.unverified    # Unverified: (source, configuration, reason): never a finding
+    review = compiled_review(snap)     # CompiledReview, computed once per review, kept in the store
+    review.failures      # CompileFailure: fails at head, compiled clean at base (or new at head):
+                         #   .source .owner .configurations .path .line .text (the compiler's words)
+                         #   .command (paste in the checkout's parent) .new_source .hidden_header
+    review.links         # LinkFailure (bot/facts/linked.py): a symbol undefined (that the base
+                         #   closure defined) or defined twice, new at head: .owner .problem.text
+    review.unverified    # Unverified(source, configurations, reason): never a finding
     review.left_out      # TUs over the cap, in the order they would have come
-    review.state         # "on", or why the tier is off ("no C++ compiler found", "off (--no-compile)")
-    with compiling(False): ...         # the pipeline's switch (bot/toolchain/switch.py); unset: on where a compiler is found
-    compile_source(model, setup, toolchain) -> CompileOutcome   # one compile, cached by content
-Every compile is keyed by the digest of its inputs (the compiler's identity, its flags, each
-file's private path and blob id) in the fact store, so a warm review runs no compiler at all.
+    review.state         # "on", or why the tier is off ("off: no C++ compiler found", "off (--no-compile)")
+    review.compiles, review.ran   # distinct compiles asked; commands run when it was derived
+    pipeline.review_repository(..., compiled=True)   # on; False (the pipeline's default) off;
+                                                     # None: on where a compiler is found
+    confirm_missing_header(...)   # bot/facts/confirmation.py: a rule's predicted missing header
+Every compile, object and link is keyed by the digest of its inputs (the compiler's identity,
+its flags, each file's private path and blob id) in the fact store, so a warm review runs no
+compiler at all.
 """
 
 from __future__ import annotations
