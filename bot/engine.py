@@ -31,17 +31,23 @@ from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, touches
 from bot.diff import ChangeSet
 from bot.facts import cmake_models
-from bot.model import INTERNAL_ERROR, Finding, Hit, ReviewMode, Severity, fingerprint, identity, internal_error
+from bot.model import (
+    ENGINE_RULES,
+    INTERNAL_ERROR,
+    UNUSED_SUPPRESSION,
+    Finding,
+    Hit,
+    ReviewMode,
+    Severity,
+    fingerprint,
+    identity,
+    internal_error,
+)
 
 if TYPE_CHECKING:  # the models and the build scope are imported by a review that runs checks, not
     # by one served from the result store nor by the outputs that read this module's rule names
     from bot.snapshot import Snapshot
 
-UNUSED_SUPPRESSION = "unused-suppression"
-ENGINE_RULES = {
-    INTERNAL_ERROR: (Severity.MAJOR, "A check crashed; its verdict on this change is unknown"),
-    UNUSED_SUPPRESSION: (Severity.MINOR, "A `@lint-ignore` suppresses nothing"),
-}
 
 _SUPPRESSION = re.compile(r"(?:#|//)\s*@lint-ignore\s+([a-z0-9\-]+)(?:\s*:\s*(\S.*))?")
 

@@ -171,6 +171,13 @@ def identity(rule: str, hit: Hit) -> str:
 
 
 INTERNAL_ERROR = "internal-error"
+UNUSED_SUPPRESSION = "unused-suppression"
+# The rules the engine reports about a review itself (not checks): a value here, below the engine,
+# so renderers and the rules page read it without importing the engine's models and evaluators.
+ENGINE_RULES = {
+    INTERNAL_ERROR: (Severity.MAJOR, "A check crashed; its verdict on this change is unknown"),
+    UNUSED_SUPPRESSION: (Severity.MINOR, "A `@lint-ignore` suppresses nothing"),
+}
 
 
 def internal_error(title: str, message: str, *, key: str, subject: str = "", path: str = "") -> Finding:

@@ -16,9 +16,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.engine import INTERNAL_ERROR
 from bot.errors import UsageError
-from bot.model import Severity
+from bot.model import INTERNAL_ERROR, Severity
 from bot.render.github_annotations import render_github_annotations
 from bot.render.json import render_json
 from bot.render.printable import printable

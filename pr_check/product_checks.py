@@ -14,7 +14,7 @@ from functools import cache
 from typing import overload
 
 from bot.check import Check
-from bot.engine import ENGINE_RULES
+from bot.model import ENGINE_RULES
 
 # The product's check set, as the result store keys it: which checks, not their code (the store's
 # keys carry the digest of bot/ and checks/, where every product check and `checks.ALL` live).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.check import Check
-from bot.engine import ENGINE_RULES
+from bot.model import ENGINE_RULES
 from pr_check.review import CHECKS
 
 

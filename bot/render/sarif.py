@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from bot.config import CONFIG_PATH
-from bot.engine import ENGINE_RULES
-from bot.model import Finding, Severity
+from bot.model import ENGINE_RULES, Finding, Severity
 from bot.render.printable import is_printable_path
 from bot.tree import path_bytes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.engine import ENGINE_RULES
 from bot.errors import UsageError
+from bot.model import ENGINE_RULES
 from pr_check.review import BY_ID
 from pr_check.rules_page import render_rules_markdown, render_rules_table
 
