@@ -44,8 +44,10 @@ def review_repository(
     progress: Callable[[str, int, int], None] | None = None,
     stored_results: bool = True,
     check_jobs: int | None = None,
+    compiled: bool | None = False,
 ) -> pipeline.Report:
-    """Review base..head of a git repository (no checkout needed), as the App's review child does."""
+    """Review base..head of a git repository (no checkout needed), as the App's review child does.
+    `compiled`: the compiled tier on, off, or None for on where a compiler is found."""
     with GitRepository(repo_path) as repo:
         given = resolve(repo, Revisions(base, head))
         return pipeline.review_trees(
@@ -57,6 +59,7 @@ def review_repository(
             progress=progress,
             stored_results=stored_results,
             check_jobs=check_jobs,
+            compiled=compiled,
         )
 
 

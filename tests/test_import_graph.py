@@ -22,7 +22,7 @@ PACKAGES = ("bot", "checks", "pr_check", "webhooks", "smoke")
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("values", ("bot.errors", "bot.model", "bot.tree", "bot.diff", "bot.patch", "bot.repo")),
     ("store", ("bot.store",)),
-    ("parallel", ("bot.parallel",)),
+    ("parallel", ("bot.parallel", "bot.toolchain")),
     ("models", ("bot.buck", "bot.cmake", "bot.cpp", "bot.config", "bot.config_schema", "bot.check", "bot.snapshot")),
     ("facts", ("bot.facts",)),
     (
