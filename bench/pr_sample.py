@@ -145,7 +145,7 @@ def draw(repo: Path, root: Path, count: int) -> list[Drawn]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--root", type=Path, default=Path(), help="this repository (for the exclusions)")
     parser.add_argument("--count", type=int, default=120)
