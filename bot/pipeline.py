@@ -18,10 +18,11 @@ from bot.check import Check
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
 from bot.facts import review_results
-from bot.facts.cache import FactCache, reviewing
+from bot.facts.cache import FactCache, digest, reviewing
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
+from bot.toolchain.switch import compiling, tier_state
 from bot.tree import FileTree, memory_tree, noting_missing
 
 if TYPE_CHECKING:  # imported by a review that runs its checks: one served from the store needs none
@@ -58,6 +59,7 @@ def review_repository(
     progress: Callable[[str, int, int], None] | None = None,
     stored_results: bool = True,
     check_jobs: int | None = None,
+    compiled: bool | None = False,
 ) -> Report:
     """Review base..head of a git repository (no checkout needed)."""
     with GitRepository(repo_path) as repo:
@@ -72,6 +74,7 @@ def review_repository(
             progress=progress,
             stored_results=stored_results,
             check_jobs=check_jobs,
+            compiled=compiled,
         )
 
 
@@ -86,16 +89,22 @@ def review_trees(
     config: Config | None = None,
     stored_results: bool = True,
     check_jobs: int | None = None,
+    compiled: bool | None = False,
 ) -> Report:
     """Review two trees; the configuration comes from the base tree unless given. `stored_results`
     False: run the checks even when this review's result is stored (benchmarks of the checks).
     `check_jobs`: 1 runs every check in this process, 2 shares them with a forked worker, None
-    lets the engine decide (bot/check_split.py)."""
+    lets the engine decide (bot/check_split.py). `compiled`: the compiled tier (bot/facts/compiled.py)
+    on, off, or None for on where a compiler is found."""
     started = time.perf_counter()
     # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
     # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
     # before the configuration is parsed: that needs the checks, which a lazy set imports only now.
     key = review_results.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
+    with compiling(compiled):
+        tier = tier_state()
+    if key is not None and tier[1] is not None:
+        key = digest(key, "compiled", tier[1].identity)  # its verdicts are part of the result
     if cache is not None and key is not None and stored_results:
         stored = review_results.load(cache.facts, key, head_tree)
         if stored is not None:
@@ -113,6 +122,7 @@ def review_trees(
         collector_paused(),
         reviewing(cache.facts if cache is not None else FactCache(None)),
         noting_missing() as missing,
+        compiling(compiled),
     ):
         result = engine.run(checks, snapshot, jobs=check_jobs)
         smoke = classify(snapshot)

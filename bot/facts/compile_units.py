@@ -1,0 +1,287 @@
+"""What each configuration gives a translation unit: the compiles a review asks the compiler for.
+
+A configuration is one build the model knows: a target platform of a Buck cell (xplat's
+CPU-only Android, Apple and Linux, and Linux with CUDA; fbcode; OSS) or a CMake profile. For
+one translation unit (TU) and one owner (the Buck target or CMake target compiling it) it gives:
+- a header layout: private path -> repository path. Buck: the owner's own headers, and the
+  exported headers of its deps and, through them, of their exported deps (buck2's rule; a
+  private dep of a dep is invisible), each under its include name (`executorch/<package>/x.h`
+  or the target's `header_namespace`); fbcode's plain `headers` count as exported (the cell
+  table). CMake: the whole repository under `executorch/` (ExecuTorch's include root is the
+  checkout's parent), as the CMake build sees it.
+- its macros: the owner's preprocessor flags and its visible deps' exported ones (Buck), the
+  target's compile definitions and those its libraries pass on (CMake), and the platform's
+  predefined macros as data (`__ANDROID__`, `__APPLE__`), simulated on the host compiler.
+- CUDA headers only where the configuration has CUDA.
+Only the files a TU can reach are materialized (its include closure, every `#if` branch taken).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.buck.cells import HAS_CUDA, cell_named
+from bot.buck.targets import Platform
+from bot.cpp import defines_from_flags
+from bot.facts import xref
+from bot.facts.header_deps import CXX_KINDS, FLAG_ATTRIBUTES
+from bot.facts.header_graph import header_graph
+
+TU_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".cuh", ".inc", ".def")
+MAX_INCLUDE_FILES = 4000  # a closure larger than this is not materialized (not verified)
+
+# The predefined macros a platform's compiler has and the host's lacks, by constraint value.
+PLATFORM_MACROS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "ovr_config//os:android": (("__ANDROID__", "1"),),
+    "ovr_config//os:iphoneos": (("__APPLE__", "1"), ("__MACH__", "1")),
+    "ovr_config//os:macos": (("__APPLE__", "1"), ("__MACH__", "1")),
+}
+PROFILE_MACROS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "Android": (("__ANDROID__", "1"),),
+    "Darwin": (("__APPLE__", "1"), ("__MACH__", "1")),
+}
+# Vendored third-party headers the tree holds, mounted as include roots in every configuration
+# (the internal cells get the same headers from their own copy): `<c10/util/...>`, `<torch/headeronly/...>`.
+VENDORED_ROOTS = ("runtime/core/portable_type/c10",)
+SIMULATED_COMPILERS = frozenset({"GNU", "Clang", "AppleClang"})  # others (MSVC) are not simulated
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    """One build of the repository: a Buck cell on one platform, or a CMake profile."""
+
+    name: str  # "xplat android-arm64", "cmake cpu-only"
+    cell: str | None
+    platform: Platform | None
+    profile: str | None
+    cuda: bool
+    predefined: tuple[tuple[str, str], ...]  # simulated on the host compiler
+    built: bool = True  # a cell or a profile builds it (else derived: an option set no profile has)
+    variables: tuple[tuple[str, str], ...] = ()  # `-D` overrides on top of the profile (derived ones)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileSetup:
+    """One TU as one configuration compiles it, owned by `owner`."""
+
+    source: str  # repository path
+    owner: str  # Buck label or CMake target name
+    configuration: Configuration
+    layout: tuple[tuple[str, str], ...]  # (private path, repository path), the TU first
+    defines: tuple[tuple[str, str | None], ...]  # target macros (None: -U)
+
+    @property
+    def unit_path(self) -> str:
+        return self.layout[0][0]
+
+
+def buck_configurations(model) -> tuple[Configuration, ...]:
+    """Every target platform of every cell."""
+    found = []
+    for cell in ("fbcode", "xplat", "oss"):
+        for platform in model.platforms(cell):
+            macros = tuple(m for c in platform.constraints for m in PLATFORM_MACROS.get(c, ()))
+            found.append(
+                Configuration(
+                    f"{cell} {platform.name}",
+                    cell,
+                    platform,
+                    None,
+                    HAS_CUDA in platform.constraints,
+                    tuple(sorted(set(macros))),
+                )
+            )
+    return tuple(found)
+
+
+def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuration, ...]:
+    """The given CMake profiles that the host compiler can stand for."""
+    from bot.cmake import profile_named
+
+    found = []
+    for name in profiles:
+        profile = profile_named(name, model.config.cmake_defined)
+        if profile.compiler_id not in SIMULATED_COMPILERS:
+            continue
+        found.append(
+            Configuration(f"cmake {name}", None, None, name, profile.cuda, PROFILE_MACROS.get(profile.platform, ()))
+        )
+    return tuple(found)
+
+
+def cmake_model_of(model, configuration: Configuration):
+    """The CMake model a CMake configuration compiles with (its profile and overrides)."""
+    assert configuration.profile is not None
+    return model.cmake(configuration.profile, **dict(configuration.variables))
+
+
+_OPTION = re.compile(r"\b(EXECUTORCH_BUILD_[A-Z0-9_]+)\b")
+
+
+def derived_configuration(model, base_configuration: Configuration, source: str) -> Configuration | None:
+    """A CMake configuration that compiles `source` where no profile does: the first profile with
+    every `EXECUTORCH_BUILD_*` option that the CMake files on the way to its directory test turned
+    on. A list naming a file under an option no profile turns on is compiled nowhere else."""
+    options: set[str] = set()
+    directory = posixpath.dirname(source)
+    while True:
+        text = model.tree.read_text(posixpath.join(directory, "CMakeLists.txt") if directory else "CMakeLists.txt")
+        if text is not None:
+            options.update(_OPTION.findall(text))
+        if not directory:
+            break
+        directory = posixpath.dirname(directory)
+    from bot.cmake import profile_named
+
+    turned_on = {
+        name
+        for profile in model.config.cmake_profiles
+        for name, value in profile_named(profile, model.config.cmake_defined).variables.items()
+        if value.upper() in ("ON", "TRUE", "1")
+    }
+    wanted = tuple(sorted((name, "ON") for name in options - turned_on))
+    if not wanted:
+        return None
+    suffix = " ".join(f"{name}=ON" for name, _on in wanted)
+    return Configuration(
+        f"{base_configuration.name} with {suffix} (no profile turns this on)",
+        None,
+        None,
+        base_configuration.profile,
+        base_configuration.cuda,
+        base_configuration.predefined,
+        built=False,
+        variables=(*base_configuration.variables, *wanted),
+    )
+
+
+def buck_owners(model, cell: str, platform: Platform) -> Mapping[str, tuple[str, ...]]:
+    """source path -> labels of the C++ targets compiling it on `platform` (compatible there)."""
+
+    def compute(graph) -> dict[str, tuple[str, ...]]:
+        incompatible = model.incompatible(cell, platform)
+        owners: dict[str, list[str]] = {}
+        for label, target in graph.targets.items():
+            if not CXX_KINDS.search(target.kind) or label in incompatible:
+                continue
+            for path in xref.source_paths(target, platform):
+                owners.setdefault(path, []).append(label)
+        return {path: tuple(sorted(labels)) for path, labels in owners.items()}
+
+    return model.graph_memo(cell, ("compile-owners", platform), compute, persist=False)
+
+
+def buck_setup(model, configuration: Configuration, label: str, source: str) -> CompileSetup:
+    """What `configuration` gives `source` compiled by Buck target `label`."""
+    cell, platform = configuration.cell or "", configuration.platform
+    graph = header_graph(model, cell)
+    index = graph.index
+    view = next((v for v in index.configured if v.platform == platform), None)
+    if view is not None:
+        index = view.index
+    visible = index.visible(label)
+    exported_visibility = cell_named(cell).headers_visible_to_dependents
+    layout: dict[str, str] = {f"src/{source}": source}
+    target = graph.targets[label]
+    for attribute in ("exported_headers", "headers"):
+        for include_name, repo_path in xref.header_entries(target, attribute, platform):
+            layout.setdefault(f"include/{include_name}", repo_path)
+            layout.setdefault(f"src/{repo_path}", repo_path)  # "x.h" next to the source
+    for other in sorted(visible - {label}):
+        dep = graph.targets.get(other)
+        if dep is None:
+            continue
+        for attribute in ("exported_headers", "headers"):
+            seen = xref.visible_attribute(dep, attribute, cell)
+            if seen == "headers" and not exported_visibility:
+                continue
+            for include_name, repo_path in xref.header_entries(dep, attribute, platform):
+                layout.setdefault(f"include/{include_name}", repo_path)
+    flags: list[str] = []
+    for other in sorted(visible):
+        dep = graph.targets.get(other)
+        if dep is None:
+            continue
+        for attribute in FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",):
+            flags.extend(str(flag) for flag in dep.values(attribute, platform) if isinstance(flag, str))
+    _mount_vendored(model, layout)
+    return CompileSetup(source, label, configuration, _closure(model, layout, f"src/{source}"), _defines(flags))
+
+
+def cmake_owners(cmake_model) -> Mapping[str, tuple[str, ...]]:
+    """source path -> names of the CMake targets compiling it."""
+    owners: dict[str, list[str]] = {}
+    for name, target in cmake_model.targets.items():
+        if target.imported or target.alias_of:
+            continue
+        for source in target.sources:
+            owners.setdefault(source.path_repo_relative, []).append(name)
+    return {path: tuple(sorted(set(names))) for path, names in owners.items()}
+
+
+def cmake_setup(model, cmake_model, configuration: Configuration, name: str, source: str) -> CompileSetup:
+    """What a CMake profile gives `source` compiled by CMake target `name`."""
+    layout = {f"include/executorch/{path}": path for path in model.tree.paths() if path.endswith(HEADER_SUFFIXES)}
+    unit = f"include/executorch/{source}"
+    layout = {unit: source, **layout}
+    flags: list[str] = []
+    seen: set[str] = set()
+    pending = [(name, True)]
+    while pending:
+        current, own = pending.pop()
+        if current in seen or current not in cmake_model.targets:
+            continue
+        seen.add(current)
+        target = cmake_model.targets[current]
+        for definition in target.compile_definitions:
+            if own or definition.scope in ("PUBLIC", "INTERFACE"):
+                flags.append(f"-D{definition.value}")
+        pending.extend((library.value, False) for library in target.link_libraries)
+    _mount_vendored(model, layout)
+    return CompileSetup(source, name, configuration, _closure(model, layout, unit), _defines(flags))
+
+
+def _mount_vendored(model, layout: dict[str, str]) -> None:
+    """Add the vendored include roots under `include/`, below what the configuration gives."""
+    for root in VENDORED_ROOTS:
+        for path in model.tree.paths_under(root + "/"):
+            layout.setdefault(f"include/{path[len(root) + 1 :]}", path)
+
+
+def _defines(flags: list[str]) -> tuple[tuple[str, str | None], ...]:
+    defines = defines_from_flags(flags)
+    return tuple(sorted((k, v) for k, v in defines.items() if k.isidentifier()))
+
+
+def _closure(model, layout: Mapping[str, str], unit: str) -> tuple[tuple[str, str], ...]:
+    """The private paths `unit` can reach through `#include` (any branch), TU first."""
+    reached = [unit]
+    seen = {unit}
+    frontier = [unit]
+    while frontier and len(reached) < MAX_INCLUDE_FILES:
+        found = model.includes([layout[p] for p in frontier])
+        following = []
+        for private in frontier:
+            for name, _line in found.get(layout[private], ()):
+                for candidate in (
+                    posixpath.normpath(posixpath.join(posixpath.dirname(private), name)),
+                    f"include/{name}",
+                ):
+                    if candidate in layout and candidate not in seen:
+                        seen.add(candidate)
+                        reached.append(candidate)
+                        following.append(candidate)
+        frontier = following
+    return tuple((private, layout[private]) for private in reached)
+
+
+def setup_macros(setup: CompileSetup, texts: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The configuration's predefined macros that some file of the TU's closure names: the
+    others cannot change the compile, so configurations differing only there share one."""
+    return tuple(
+        (name, value) for name, value in setup.configuration.predefined if any(name in t for t in texts.values())
+    )

@@ -1,0 +1,129 @@
+"""The compiled tier on fixture pull requests, one bad and one good case per class of issue 33.
+
+Each bad case fails with the compiler's (or the linker's) own words in the configuration that
+breaks and is quiet in the ones that do not; its clean twin is quiet everywhere. Expectations are
+written by hand from the invariant: which configurations have the macro, the CUDA headers, the
+source in their list.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.facts.cache import DiskStore, FactCache, reviewing
+from bot.facts.compiled import compiled_review
+from bot.toolchain.runner import discover
+from pr_check.review import review_repository
+
+pytestmark = pytest.mark.skipif(discover() is None, reason="no C++ compiler on this machine")
+
+TIER = frozenset({"compile-error-new", "link-undefined-symbol", "link-duplicate-definition"})
+CPU_ONLY = ("xplat android-arm64", "xplat iphoneos-arm64", "xplat linux-x86_64", "oss linux-x86_64")
+CUDA = ("fbcode fbcode-linux-x86_64-cuda", "xplat linux-x86_64-cuda")
+EVERY_BUCK = frozenset(CPU_ONLY + CUDA)
+
+
+def _tier(report):
+    return [f for f in report.findings if f.rule in TIER]
+
+
+def _configurations(message: str) -> frozenset[str]:
+    named = message.split(" in `", 1)[1].split(":", 1)[0].split(";", 1)[0]
+    return frozenset(part.strip(" `") for part in named.split(",") if part.strip(" `"))
+
+
+def _review(case_repo, tmp_path, case):
+    repo, base, head = case_repo(case)
+    return review_repository(repo, base, head, cache_dir=tmp_path / "cache", compiled=True)
+
+
+def test_a_cuda_call_outside_its_ifdef_fails_on_every_cpu_only_platform(case_repo, tmp_path):
+    (finding,) = _tier(_review(case_repo, tmp_path, "compiled-cuda-call-outside-ifdef"))
+    assert (finding.rule, finding.path, finding.line, finding.severity.label) == (
+        "compile-error-new",
+        "extension/sync/sync.cpp",
+        8,
+        "blocker",
+    )
+    assert "'cudaError_t' was not declared in this scope" in finding.message
+    # Quiet where the platform has CUDA: the macro is set and the toolkit's headers are given.
+    assert _configurations(finding.message) == frozenset(CPU_ONLY)
+    assert "g++ -std=c++17 -fsyntax-only -I. executorch/extension/sync/sync.cpp" in finding.message
+
+
+def test_a_cuda_call_kept_under_its_ifdef_compiles_everywhere(case_repo, tmp_path):
+    assert _tier(_review(case_repo, tmp_path, "compiled-cuda-call-inside-ifdef")) == []
+
+
+def test_a_function_moved_to_a_source_the_cmake_list_lacks_is_undefined_at_the_cmake_link(case_repo, tmp_path):
+    (finding,) = _tier(_review(case_repo, tmp_path, "compiled-function-moved-list-lacks"))
+    assert (finding.rule, finding.path, finding.line) == ("link-undefined-symbol", "kernels/math/CMakeLists.txt", 3)
+    assert "undefined reference to `et_twice(int)'" in finding.message
+    # Buck's list names twice.cpp: every Buck configuration links; the CMake profiles do not.
+    assert _configurations(finding.message) == frozenset({"cmake linux-gcc-cuda", "cmake cpu-only"})
+
+
+def test_a_function_moved_to_a_source_both_lists_name_links(case_repo, tmp_path):
+    assert _tier(_review(case_repo, tmp_path, "compiled-function-moved-list-has")) == []
+
+
+def test_two_runtime_variants_in_one_link_define_the_registry_twice(case_repo, tmp_path):
+    (finding,) = _tier(_review(case_repo, tmp_path, "compiled-runtime-variants-both-linked"))
+    assert (finding.rule, finding.path, finding.line) == ("link-duplicate-definition", "examples/runner/targets.bzl", 4)
+    assert "multiple definition of `et_register_kernel(char const*)'" in finding.message
+    assert _configurations(finding.message) == EVERY_BUCK
+
+
+def test_one_runtime_variant_links(case_repo, tmp_path):
+    assert _tier(_review(case_repo, tmp_path, "compiled-runtime-variant-one-linked")) == []
+
+
+def test_an_implementation_macro_no_source_defines_leaves_the_function_undefined(case_repo, tmp_path):
+    (finding,) = _tier(_review(case_repo, tmp_path, "compiled-header-only-macro-undefined"))
+    assert (finding.rule, finding.path, finding.line) == ("link-undefined-symbol", "extension/json/targets.bzl", 4)
+    assert "undefined reference to `et_json_depth(char const*)'" in finding.message
+    assert _configurations(finding.message) == EVERY_BUCK
+
+
+def test_an_implementation_macro_renamed_with_its_definer_links(case_repo, tmp_path):
+    assert _tier(_review(case_repo, tmp_path, "compiled-header-only-macro-defined")) == []
+
+
+def test_a_source_only_an_unset_option_builds_is_compiled_in_a_derived_configuration(case_repo, tmp_path):
+    (finding,) = _tier(_review(case_repo, tmp_path, "compiled-option-only-source-broken"))
+    assert (finding.rule, finding.path, finding.line) == (
+        "compile-error-new",
+        "extension/evalue_util/print_evalue.cpp",
+        9,
+    )
+    assert "'et_format_scalar' was not declared in this scope" in finding.message
+    # No profile turns the option on: a derived configuration, so major rather than blocker.
+    assert finding.severity.label == "major"
+    assert "EXECUTORCH_BUILD_EXTENSION_EVALUE_UTIL=ON (no profile turns this on)" in finding.message
+
+
+def test_a_source_only_an_unset_option_builds_changed_correctly_is_quiet(case_repo, tmp_path):
+    assert _tier(_review(case_repo, tmp_path, "compiled-option-only-source-fine")) == []
+
+
+def test_the_tier_is_off_unless_asked_and_the_review_says_nothing_of_it(case_repo, tmp_path):
+    repo, base, head = case_repo("compiled-cuda-call-outside-ifdef")
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
+    assert _tier(report) == []
+
+
+def test_a_warm_review_runs_no_compiler(case_repo, tmp_path):
+    from bot.diff import parse_diff
+    from bot.repo import GitRepository
+    from bot.snapshot import BuildModel, Snapshot
+
+    repo, base, head = case_repo("compiled-runtime-variants-both-linked")
+    store = DiskStore(tmp_path / "store")
+    ran = []
+    for _ in range(2):
+        with GitRepository(repo) as git, reviewing(FactCache(store)):
+            snap = Snapshot(BuildModel(git.tree(base)), BuildModel(git.tree(head)), parse_diff(git.diff(base, head)))
+            review = compiled_review(snap)
+            ran.append(review.ran)
+            assert [f.problem.symbol for f in review.links] == ["et_register_kernel(char const*)"]
+    assert ran[0] > 0 and ran[1] == 0
