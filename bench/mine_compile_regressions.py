@@ -1,35 +1,35 @@
-"""Mine real compile regressions from history by asking the compiler: fixes, their introducers, the TU.
+"""Mine real compile regressions from history by asking the compiler: introducer, fix, the TU.
 
     python -m bench.mine_compile_regressions candidates --repo MIRROR [--since 2024-06-01]
-        [--until 2025-09-01] [--out bench/out/compile_candidates.tsv] [--limit N]
+        [--until 2025-09-01] [--jobs 2] [--out bench/out/compile_candidates.tsv]
     python -m bench.mine_compile_regressions verify --repo MIRROR [--corpus tests/real_tree/compiled_corpus.toml]
         [--only NAME]
 
-`candidates`: a *fix* is a first-parent commit of `refs/heads/main` dated in the window (never on
-or after 2025-09-01: later material is held out) whose subject says fix, unbreak, revert, back
-out, compile or build, and which changes a C or C++ file. Its translation units (TUs) are the
-.c/.cc/.cpp files it changes (present on both sides); where it changes only headers, the first
-three sources (by path) under the header's top-level folder that name the header's file name.
-Each TU is compiled with g++ -fsyntax-only at the fix's parent and at the fix in each host-simulated
-configuration of CONFIGURATIONS. A TU that fails at the parent and compiles at the fix is a
-regression candidate; its introducer is then looked for among the last commits that changed the
-TU or a file the fix changed (newest first): the first that fails while its parent compiles. A
-first error of the kind "No such file" for a header the extracted tree lacks (a submodule, a
-generated header, a system SDK) makes the TU unknown, never a candidate. The output is a list to
-read, sorted by fix date: the corpus (tests/real_tree/compiled_corpus.toml) is what a person wrote
-after reading each and compiling it again by hand.
+`candidates`: every first-parent commit of `refs/heads/main` in the window (never on or after
+2025-09-01: later material is held out) that adds or changes a C/C++ source under SCANNED (tests
+excluded) has its changed TUs (UNITS_PER_COMMIT, first by path) compiled with g++ -fsyntax-only
+in the host-simulated configuration `linux`, and in each other CONFIGURATIONS entry whose macro
+the TU's text names. A TU that fails at the commit, where the commit's parent compiled it (or did
+not have it), is a candidate; its fix is the first later first-parent commit (within
+FIX_HORIZON_DAYS, bisected) at which it compiles again. A first error "No such file" for a header
+the extracted tree lacks (a submodule, a flatc-generated header, gtest, a system SDK) makes the
+TU unknown, never a candidate. The output is a list to read, oldest first: the corpus
+(tests/real_tree/compiled_corpus.toml) is what a person wrote after reading each and compiling it
+again by hand (which configuration builds the TU, why it broke, whether the fix is the repair).
 
-`verify`: compiles each corpus entry's TU in its configuration at the introducer and at its
-parent, and at the fix and at its parent, and prints the first error of each side, so every
+`verify`: compiles each corpus entry's TU in its host configuration at the introducer's parent,
+the introducer, the fix's parent and the fix, and prints each side's first error, so every
 expectation of the corpus can be re-checked with one command.
 
 Compiles see the folders of EXTRACTED (and the TU's own top-level folder) of the revision under
-`executorch/`, the vendored c10 headers as the build gives them, and nothing else of the tree.
+`executorch/`, the vendored c10 headers as the build gives them, and nothing else of the tree:
+the whole repository as the CMake build's include root gives it, not a Buck header tree.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -58,6 +58,9 @@ SCANNED = (
     "backends/cadence/",
 )
 FIX_HORIZON_DAYS = 120
+# TUs compiled per commit, the first by path: a sweeping refactor is mostly clean, and a mining
+# run on a shared 2-core machine must finish in minutes.
+UNITS_PER_COMMIT = 2
 TU = re.compile(r"\.(c|cc|cpp)$")
 EXTRACTED = ("runtime", "kernels", "extension", "schema", "configurations")
 CUTOFF = "2025-09-01"
@@ -151,7 +154,12 @@ def run_compile(root: Path, unit: str, configuration: str) -> Outcome:
     if not (root / "executorch" / unit).is_file():
         return Outcome("unknown", f"{unit} absent")
     done = subprocess.run(
-        compile_command(root, unit, configuration), capture_output=True, text=True, errors="replace", check=False
+        compile_command(root, unit, configuration),
+        capture_output=True,
+        text=True,
+        errors="replace",
+        check=False,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},  # plain quotes in messages
     )
     if done.returncode == 0:
         return Outcome("clean", "")
@@ -193,7 +201,7 @@ def introducing_commits(repo: Path, since: str, until: str) -> Iterator[tuple[st
         sha, date, subject = head.split("\t", 2)
         units = [n for n in names if TU.search(n) and "/test/" not in n and "/tests/" not in n]
         if units and date < CUTOFF:
-            yield sha, date, subject, units
+            yield sha, date, subject, sorted(units)[:UNITS_PER_COMMIT]
 
 
 def configurations_of(root: Path, unit: str) -> list[str]:
@@ -309,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     mining = commands.add_parser("candidates")
     mining.add_argument("--repo", type=Path, required=True)
-    mining.add_argument("--since", default="2024-01-01")
+    mining.add_argument("--since", default="2024-06-01")
     mining.add_argument("--until", default=CUTOFF)
     mining.add_argument("--limit", type=int, default=10_000)
     mining.add_argument("--jobs", type=int, default=2)

@@ -1,0 +1,117 @@
+"""Real compile regressions from ExecuTorch history, checked twice: by g++ directly, and by the compiled tier.
+
+Each entry of tests/real_tree/compiled_corpus.toml was found by bench/mine_compile_regressions.py
+and written by hand after compiling the TU at the introducer, its parent and the fix (the entry's
+`first_error` is the compiler's first error there, read from the compile, not captured by a tool).
+Two checks per entry, both skipped without the mirror:
+- the compiler's word: the TU, extracted from the mirror and compiled with g++ in the entry's
+  host configuration, compiles at the introducer's parent (or is absent there), fails at the
+  introducer with `first_error`, and compiles at the fix;
+- the tier's word (entries with `expected_caught = true`): a review of the introducer against its
+  parent with the compiled tier on reports `compile-error-new` for the TU, naming the entry's
+  configuration (`tier_configuration`, as the tier's message words it) and the compiler's words; a review of the fix against its parent reports none for it.
+Entries the tier misses stay in the corpus with `expected_caught = false` and a `missed` reason.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from bench import mine_compile_regressions as mining
+
+CORPUS = Path(__file__).parent / "real_tree" / "compiled_corpus.toml"
+ENTRIES = tomllib.loads(CORPUS.read_text())["regression"]
+FIELDS = {
+    "name",
+    "introducer",
+    "introducer_date",
+    "fix",
+    "fix_date",
+    "class",
+    "configuration",
+    "tier_configuration",
+    "host_configuration",
+    "unit",
+    "first_error",
+    "reason",
+    "expected_caught",
+}
+CUTOFF = "2025-09-01"
+
+
+def test_corpus_entries_are_complete_and_before_the_cutoff():
+    names = [entry["name"] for entry in ENTRIES]
+    assert len(names) == len(set(names))
+    for entry in ENTRIES:
+        assert FIELDS <= set(entry), entry["name"]
+        assert entry["introducer_date"] < CUTOFF and entry["fix_date"] < CUTOFF, entry["name"]
+        assert entry["host_configuration"] in mining.CONFIGURATIONS, entry["name"]
+        assert entry["expected_caught"] or entry.get("missed"), f"{entry['name']}: a miss needs its reason"
+
+
+def test_corpus_shares_no_pull_request_with_the_held_out_sample():
+    sample = {
+        line.split("\t")[0]
+        for line in (CORPUS.parent / "pr_sample_compiled.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    for entry in ENTRIES:
+        for revision in (entry["introducer"], entry.get("introducer_base", ""), entry["fix"]):
+            if revision.startswith("refs/pull/"):
+                assert revision.split("/")[2] not in sample, entry["name"]
+        assert str(entry.get("pull", "")) not in sample, entry["name"]
+
+
+def _sides(repo: Path, entry: dict) -> dict[str, mining.Outcome]:
+    unit, configuration = entry["unit"], entry["host_configuration"]
+    folders = mining.folders_for(unit)
+    base = entry.get("introducer_base") or f"{entry['introducer']}^"
+    with tempfile.TemporaryDirectory(prefix="compiled-history-") as scratch:
+        trees = mining.Trees(repo, Path(scratch))
+        return {
+            side: mining.run_compile(trees.root(revision, folders), unit, configuration)
+            for side, revision in (
+                ("base", base),
+                ("introducer", entry["introducer"]),
+                ("fix", entry["fix"]),
+            )
+        }
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=[e["name"] for e in ENTRIES])
+def test_the_compiler_fails_at_the_introducer_only(entry, executorch_mirror):
+    sides = _sides(executorch_mirror, entry)
+    assert sides["base"].status == "clean" or sides["base"].first.endswith("absent"), sides["base"]
+    assert sides["introducer"].status == "error", sides["introducer"]
+    assert entry["first_error"] in sides["introducer"].first
+    assert sides["fix"].status == "clean", sides["fix"]
+
+
+CAUGHT = [e for e in ENTRIES if e["expected_caught"]]
+
+
+@pytest.mark.parametrize("entry", CAUGHT, ids=[e["name"] for e in CAUGHT])
+def test_the_tier_reports_the_introducer_and_is_quiet_at_the_fix(entry, executorch_mirror, real_tree_cache):
+    import checks
+    from bot.pipeline import review_repository
+
+    selected = (checks.BY_ID["compile-error-new"],)
+    base = entry.get("introducer_base") or f"{entry['introducer']}^"
+
+    def compile_findings(old: str, new: str):
+        report = review_repository(
+            executorch_mirror, old, new, checks=selected, cache_dir=real_tree_cache, compiled=True
+        )
+        assert not [f for f in report.findings if f.rule == "internal-error"]
+        return [f for f in report.findings if f.rule == "compile-error-new" and f"`{entry['unit']}`" in f.message]
+
+    broke = compile_findings(base, entry["introducer"])
+    assert broke, f"no compile-error-new for {entry['unit']}"
+    assert any(
+        entry["tier_configuration"] in f.message and entry["first_error"] in f.message for f in broke
+    ), [f.message for f in broke]
+    assert not compile_findings(f"{entry['fix']}^", entry["fix"])
