@@ -143,6 +143,9 @@ def compile_command(root: Path, unit: str, configuration: str) -> list[str]:
         "-w",
         f"-I{root}",
         f"-I{tree / 'runtime/core/portable_type/c10'}",
+        # Feb 2025 (de64ea36f7..4ab8acf9db) had c10/ one level up; after the system headers, so
+        # its complex.h never shadows C's.
+        f"-idirafter{tree / 'runtime/core/portable_type'}",
         "-DC10_USING_CUSTOM_GENERATED_MACROS",
         *CONFIGURATIONS[configuration],
         str(tree / unit),
@@ -245,16 +248,19 @@ def _days_after(day: str, days: int) -> str:
     return (date.fromisoformat(day) + timedelta(days=days)).isoformat()
 
 
-def examine(repo: Path, scratch: Path, commit: tuple[str, str, str, list[str]]) -> list[Candidate]:
-    """The candidates one commit introduces: TUs it makes fail in a configuration."""
+def examine(repo: Path, scratch: Path, commit: tuple[str, str, str, list[str]]) -> tuple[list[Candidate], int]:
+    """The candidates one commit introduces (TUs it makes fail in a configuration), and how many of
+    its TUs the extracted tree could not verify."""
     sha, date, subject, units = commit
     trees = Trees(repo, scratch / sha[:12])
     found: list[Candidate] = []
+    unknown = 0
     try:
         for unit in units:
             folders = folders_for(unit)
             for configuration in configurations_of(trees.root(sha, folders), unit):
                 after = run_compile(trees.root(sha, folders), unit, configuration)
+                unknown += after.status == "unknown"
                 if after.status != "error":
                     break  # clean, or the tree cannot say (then no configuration can)
                 before = run_compile(trees.root(f"{sha}^", folders), unit, configuration)
@@ -268,15 +274,18 @@ def examine(repo: Path, scratch: Path, commit: tuple[str, str, str, list[str]]) 
                 break
     finally:
         shutil.rmtree(scratch / sha[:12], ignore_errors=True)
-    return found
+    return found, unknown
 
 
 def mine(repo: Path, since: str, until: str, limit: int, jobs: int) -> list[Candidate]:
     """Every candidate of the window (at most `limit` commits examined), oldest introducer first."""
     chosen = list(introducing_commits(repo, since, until))[:limit]
     with tempfile.TemporaryDirectory(prefix="mine-compile-") as scratch, ThreadPoolExecutor(jobs) as pool:
-        results = pool.map(lambda commit: examine(repo, Path(scratch), commit), chosen)
-        return [candidate for found in results for candidate in found]
+        results = list(pool.map(lambda commit: examine(repo, Path(scratch), commit), chosen))
+    units = sum(len(commit[3]) for commit in chosen)
+    unknown = sum(count for _, count in results)
+    print(f"{len(chosen)} commits, {units} TUs, {unknown} not verifiable (a header the tree lacks)", file=sys.stderr)
+    return [candidate for found, _ in results for candidate in found]
 
 
 def verify(repo: Path, corpus: Path, only: str) -> int:
