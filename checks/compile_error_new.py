@@ -52,6 +52,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
 
 
 def _hit(snap: Snapshot, failure: CompileFailure, compiler: str) -> Hit:
+    first = failure.configurations[0]
     in_tree = snap.head.tree.exists(failure.path)
     path, line = (failure.path, failure.line) if in_tree else (failure.source, 1)
     configurations = ", ".join(f"`{c.name}`" for c in failure.configurations)
@@ -62,8 +63,23 @@ def _hit(snap: Snapshot, failure: CompileFailure, compiler: str) -> Hit:
         if macros
         else ""
     )
-    since = "is new at head" if failure.new_source else "succeeded at base"
-    first = failure.configurations[0]
+    since = (
+        "did not exist at base (a new source, or a target new in this configuration)"
+        if failure.new_source
+        else "succeeded at base"
+    )
+    if failure.hidden_header is None:
+        reproduce = f"Reproduce in the directory holding the `executorch` checkout: `{failure.command}`"
+    else:
+        build = (
+            f"`buck2 build /{failure.owner}`"
+            if first.cell == "oss"
+            else f"the `{first.cell}` build of `{failure.owner}`"
+        )
+        reproduce = (
+            f"The tree holds `{failure.hidden_header}`, but no dep of `{failure.owner}` gives it there (a compile over "
+            f"the whole checkout would find it): reproduce with {build}."
+        )
     built = any(c.built for c in failure.configurations)
     return Hit(
         path=path,
@@ -71,7 +87,7 @@ def _hit(snap: Snapshot, failure: CompileFailure, compiler: str) -> Hit:
         message=(
             f"`{compiler.rsplit('/', 1)[-1]}` fails to compile `{failure.source}` (built by `{failure.owner}`) in "
             f"{configurations}: `{failure.path}:{failure.line}: error: {failure.text}`. The same compile "
-            f"{since}.{note} Reproduce in the directory holding the `executorch` checkout: `{failure.command}`"
+            f"{since}.{note} {reproduce}"
         ),
         key=f"{failure.source}|{failure.owner}|{failure.text}",
         target=failure.owner if first.cell else None,

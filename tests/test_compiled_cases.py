@@ -12,7 +12,7 @@ import pytest
 
 from bot.facts.cache import DiskStore, FactCache, reviewing
 from bot.facts.compiled import compiled_review
-from bot.toolchain.runner import discover
+from bot.toolchain.runner import discover, runs_so_far
 from pr_check.review import review_repository
 
 pytestmark = pytest.mark.skipif(discover() is None, reason="no C++ compiler on this machine")
@@ -123,7 +123,8 @@ def test_a_warm_review_runs_no_compiler(case_repo, tmp_path):
     for _ in range(2):
         with GitRepository(repo) as git, reviewing(FactCache(store)):
             snap = Snapshot(BuildModel(git.tree(base)), BuildModel(git.tree(head)), parse_diff(git.diff(base, head)))
+            before = runs_so_far()
             review = compiled_review(snap)
-            ran.append(review.ran)
+            ran.append(runs_so_far() - before)
             assert [f.problem.symbol for f in review.links] == ["et_register_kernel(char const*)"]
     assert ran[0] > 0 and ran[1] == 0

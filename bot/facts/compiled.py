@@ -79,6 +79,7 @@ class CompileFailure:
     command: str  # one command a maintainer can paste in the checkout's parent directory
     new_source: bool  # the TU (or its owner in this configuration) does not exist at base
     simulated: tuple[str, ...] = ()  # predefined macros simulated on the host that its files name
+    hidden_header: str | None = None  # a missing include the tree holds: the configuration does not give it
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ class CompiledReview:
     unverified: tuple[Unverified, ...] = ()
     left_out: tuple[str, ...] = ()
     compiles: int = 0  # distinct compiles the review asked for
-    ran: int = 0  # compiler and linker commands run for it (the rest came from the store)
+    ran: int = 0  # compiler and linker commands run when it was derived (the rest came from the store)
     compiler: str = ""
     isolation: str = ""
 
@@ -106,8 +107,16 @@ def compiled_review(snap) -> CompiledReview:
     state, toolchain = tier_state()
     if toolchain is None:
         return CompiledReview(state)
-    key = (snap.base.tree.digest(), snap.head.tree.digest(), repr(snap.changes.paths), toolchain.identity)
-    return facts.fact("compiled-review", key, lambda: _review(snap, toolchain))
+    # Kept in the store: a review of the same trees again (a re-run with the checks asked afresh)
+    # reads its verdicts back instead of deriving every compile's inputs.
+    key = facts.digest(
+        snap.base.tree.digest(),
+        snap.head.tree.digest(),
+        tuple(sorted(snap.changes.paths)),
+        repr(snap.config),
+        toolchain.identity,
+    )
+    return facts.fact("compiled-review", key, lambda: _review(snap, toolchain), persist=True)
 
 
 def _review(snap, toolchain: Toolchain) -> CompiledReview:
@@ -380,6 +389,7 @@ def _failure(
         reproduce_command(first, toolchain, macros),
         new,
         macros,
+        error.missing_include if error.missing_include and _tree_holds(model, error.missing_include) else None,
     )
 
 

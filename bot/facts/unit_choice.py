@@ -34,9 +34,9 @@ def chosen_units(snap) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
     ranked = list(direct)
     if headers:
-        ranked += [path for path in _includers(head, headers) if path not in ranked]
+        ranked += [path for path in includers_of(head, headers) if path not in ranked]
     if gone:
-        ranked += [p for p in _includers(snap.base, gone) if p not in ranked and head.tree.exists(p)]
+        ranked += [p for p in includers_of(snap.base, gone) if p not in ranked and head.tree.exists(p)]
     ranked += [path for path in _sources_of_changed_targets(snap) if path not in ranked]
     return tuple(ranked[:MAX_UNITS]), tuple(ranked[MAX_UNITS:])
 
@@ -64,7 +64,7 @@ def _sources_of_changed_targets(snap) -> list[str]:
     return sorted(p for p in found if snap.head.tree.exists(p))
 
 
-def _includers(model, headers: list[str]) -> list[str]:
+def includers_of(model, headers: list[str]) -> list[str]:
     """TUs including any of `headers`, directly or through other headers, nearest first."""
     reverse = model.memo(("compile-reverse-includes",), lambda: _reverse_index(model))
     found: list[str] = []
