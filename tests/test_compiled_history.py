@@ -94,6 +94,7 @@ def test_the_compiler_fails_at_the_introducer_only(entry, executorch_mirror):
 CAUGHT = [e for e in ENTRIES if e["expected_caught"]]
 
 
+@pytest.mark.timeout(1200)  # two real-tree reviews with the compiler, on a shared 2-core machine
 @pytest.mark.parametrize("entry", CAUGHT, ids=[e["name"] for e in CAUGHT])
 def test_the_tier_reports_the_introducer_and_is_quiet_at_the_fix(entry, executorch_mirror, real_tree_cache):
     import checks
