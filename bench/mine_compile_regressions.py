@@ -18,7 +18,8 @@ TU unknown, never a candidate. The output is a list to read, oldest first: the c
 again by hand (which configuration builds the TU, why it broke, whether the fix is the repair).
 
 `verify`: compiles each corpus entry's TU in its host configuration at the introducer's parent,
-the introducer, the fix's parent and the fix, and prints each side's first error, so every
+the introducer, the fix's parent and the fix (and the pull request as posted and its merge-base,
+where the entry names them), and prints each side's first error, so every
 expectation of the corpus can be re-checked with one command.
 
 Compiles see the folders of EXTRACTED (and the TU's own top-level folder) of the revision under
@@ -307,12 +308,22 @@ def verify(repo: Path, corpus: Path, only: str) -> int:
                 "fix^": run_compile(trees.root(f"{fix}^", folders), unit, configuration),
                 "fix": run_compile(trees.root(fix, folders), unit, configuration),
             }
+            if "pull_head" in entry:
+                sides["pull_base"] = run_compile(trees.root(entry["pull_base"], folders), unit, configuration)
+                sides["pull_head"] = run_compile(trees.root(entry["pull_head"], folders), unit, configuration)
             expected = entry["first_error"]
             good = (
                 (sides["introducer^"].status == "clean" or sides["introducer^"].first.endswith("absent"))
                 and sides["introducer"].status == "error"
                 and expected in sides["introducer"].first
                 and sides["fix"].status == "clean"
+                and (
+                    "pull_head" not in entry
+                    or (
+                        (sides["pull_base"].status == "clean" or sides["pull_base"].first.endswith("absent"))
+                        and expected in sides["pull_head"].first
+                    )
+                )
             )
             wrong += not good
             print(f"{'ok ' if good else 'BAD'} {entry['name']} [{configuration}] {unit}")

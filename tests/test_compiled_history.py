@@ -6,9 +6,10 @@ and written by hand after compiling the TU at the introducer, its parent and the
 Two checks per entry, both skipped without the mirror:
 - the compiler's word: the TU, extracted from the mirror and compiled with g++ in the entry's
   host configuration, compiles at the introducer's parent (or is absent there), fails at the
-  introducer with `first_error`, and compiles at the fix;
+  introducer (and at the pull request's head as posted) with `first_error`, and compiles at the fix;
 - the tier's word (entries with `expected_caught = true`): a review of the introducer against its
-  parent with the compiled tier on reports `compile-error-new` for the TU, naming the entry's
+  parent (and of the pull request as posted against its merge-base, where the entry has one)
+  with the compiled tier on reports `compile-error-new` for the TU, naming the entry's
   configuration (`tier_configuration`, as the tier's message words it) and the compiler's words; a review of the fix against its parent reports none for it.
 Entries the tier misses stay in the corpus with `expected_caught = false` and a `missed` reason.
 """
@@ -61,25 +62,21 @@ def test_corpus_shares_no_pull_request_with_the_held_out_sample():
         if line and not line.startswith("#")
     }
     for entry in ENTRIES:
-        for revision in (entry["introducer"], entry.get("introducer_base", ""), entry["fix"]):
-            if revision.startswith("refs/pull/"):
-                assert revision.split("/")[2] not in sample, entry["name"]
+        if "pull_head" in entry:
+            assert entry["pull_head"].split("/")[2] not in sample, entry["name"]
         assert not {str(number) for number in entry["pulls"]} & sample, entry["name"]
 
 
 def _sides(repo: Path, entry: dict) -> dict[str, mining.Outcome]:
     unit, configuration = entry["unit"], entry["host_configuration"]
     folders = mining.folders_for(unit)
-    base = entry.get("introducer_base") or f"{entry['introducer']}^"
+    revisions = [("base", f"{entry['introducer']}^"), ("introducer", entry["introducer"]), ("fix", entry["fix"])]
+    if "pull_head" in entry:
+        revisions += [("pull_base", entry["pull_base"]), ("pull_head", entry["pull_head"])]
     with tempfile.TemporaryDirectory(prefix="compiled-history-") as scratch:
         trees = mining.Trees(repo, Path(scratch))
         return {
-            side: mining.run_compile(trees.root(revision, folders), unit, configuration)
-            for side, revision in (
-                ("base", base),
-                ("introducer", entry["introducer"]),
-                ("fix", entry["fix"]),
-            )
+            side: mining.run_compile(trees.root(revision, folders), unit, configuration) for side, revision in revisions
         }
 
 
@@ -90,19 +87,21 @@ def test_the_compiler_fails_at_the_introducer_only(entry, executorch_mirror):
     assert sides["introducer"].status == "error", sides["introducer"]
     assert entry["first_error"] in sides["introducer"].first
     assert sides["fix"].status == "clean", sides["fix"]
+    if "pull_head" in entry:
+        assert sides["pull_base"].status == "clean" or sides["pull_base"].first.endswith("absent")
+        assert sides["pull_head"].status == "error" and entry["first_error"] in sides["pull_head"].first
 
 
 CAUGHT = [e for e in ENTRIES if e["expected_caught"]]
 
 
-@pytest.mark.timeout(1200)  # two real-tree reviews with the compiler, on a shared 2-core machine
+@pytest.mark.timeout(1800)  # two or three real-tree reviews with the compiler, on a shared 2-core machine
 @pytest.mark.parametrize("entry", CAUGHT, ids=[e["name"] for e in CAUGHT])
 def test_the_tier_reports_the_introducer_and_is_quiet_at_the_fix(entry, executorch_mirror, real_tree_cache):
     import checks
     from bot.pipeline import review_repository
 
     selected = (checks.BY_ID["compile-error-new"],)
-    base = entry.get("introducer_base") or f"{entry['introducer']}^"
 
     def compile_findings(old: str, new: str):
         report = review_repository(
@@ -111,9 +110,13 @@ def test_the_tier_reports_the_introducer_and_is_quiet_at_the_fix(entry, executor
         assert not [f for f in report.findings if f.rule == "internal-error"]
         return [f for f in report.findings if f.rule == "compile-error-new" and f"`{entry['unit']}`" in f.message]
 
-    broke = compile_findings(base, entry["introducer"])
-    assert broke, f"no compile-error-new for {entry['unit']}"
-    assert any(entry["tier_configuration"] in f.message and entry["first_error"] in f.message for f in broke), [
-        f.message for f in broke
-    ]
+    sides = [(f"{entry['introducer']}^", entry["introducer"])]
+    if "pull_head" in entry:
+        sides.append((entry["pull_base"], entry["pull_head"]))
+    for old, new in sides:
+        broke = compile_findings(old, new)
+        assert broke, f"no compile-error-new for {entry['unit']} at {new}"
+        assert any(entry["tier_configuration"] in f.message and entry["first_error"] in f.message for f in broke), [
+            f.message for f in broke
+        ]
     assert not compile_findings(f"{entry['fix']}^", entry["fix"])
