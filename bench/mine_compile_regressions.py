@@ -134,8 +134,9 @@ class Trees:
         return self.extracted[key]
 
 
-def compile_command(root: Path, unit: str, configuration: str) -> list[str]:
-    """The g++ command compiling `unit` in `configuration` over an extracted tree."""
+def compile_command(root: Path, unit: str, configuration: str, include_dirs: tuple[str, ...] = ()) -> list[str]:
+    """The g++ command compiling `unit` in `configuration` over an extracted tree; `include_dirs`
+    are the owner's own include directories (repository paths), where its build adds some."""
     tree = root / "executorch"
     return [
         "g++",
@@ -148,17 +149,18 @@ def compile_command(root: Path, unit: str, configuration: str) -> list[str]:
         # its complex.h never shadows C's.
         f"-idirafter{tree / 'runtime/core/portable_type'}",
         "-DC10_USING_CUSTOM_GENERATED_MACROS",
+        *(f"-I{tree / directory}" for directory in include_dirs),
         *CONFIGURATIONS[configuration],
         str(tree / unit),
     ]
 
 
-def run_compile(root: Path, unit: str, configuration: str) -> Outcome:
+def run_compile(root: Path, unit: str, configuration: str, include_dirs: tuple[str, ...] = ()) -> Outcome:
     """Compile once; classify the compiler's answer."""
     if not (root / "executorch" / unit).is_file():
         return Outcome("unknown", f"{unit} absent")
     done = subprocess.run(
-        compile_command(root, unit, configuration),
+        compile_command(root, unit, configuration, include_dirs),
         capture_output=True,
         text=True,
         errors="replace",
@@ -300,17 +302,18 @@ def verify(repo: Path, corpus: Path, only: str) -> int:
                 continue
             unit, configuration = entry["unit"], entry["host_configuration"]
             folders = folders_for(unit)
+            extra = tuple(entry.get("include_dirs", ()))
             introducer = git(repo, "rev-parse", entry["introducer"]).strip()
             fix = git(repo, "rev-parse", entry["fix"]).strip()
             sides = {
-                "introducer^": run_compile(trees.root(f"{introducer}^", folders), unit, configuration),
-                "introducer": run_compile(trees.root(introducer, folders), unit, configuration),
-                "fix^": run_compile(trees.root(f"{fix}^", folders), unit, configuration),
-                "fix": run_compile(trees.root(fix, folders), unit, configuration),
+                "introducer^": run_compile(trees.root(f"{introducer}^", folders), unit, configuration, extra),
+                "introducer": run_compile(trees.root(introducer, folders), unit, configuration, extra),
+                "fix^": run_compile(trees.root(f"{fix}^", folders), unit, configuration, extra),
+                "fix": run_compile(trees.root(fix, folders), unit, configuration, extra),
             }
             if "pull_head" in entry:
-                sides["pull_base"] = run_compile(trees.root(entry["pull_base"], folders), unit, configuration)
-                sides["pull_head"] = run_compile(trees.root(entry["pull_head"], folders), unit, configuration)
+                sides["pull_base"] = run_compile(trees.root(entry["pull_base"], folders), unit, configuration, extra)
+                sides["pull_head"] = run_compile(trees.root(entry["pull_head"], folders), unit, configuration, extra)
             expected = entry["first_error"]
             good = (
                 (sides["introducer^"].status == "clean" or sides["introducer^"].first.endswith("absent"))

@@ -70,13 +70,15 @@ def test_corpus_shares_no_pull_request_with_the_held_out_sample():
 def _sides(repo: Path, entry: dict) -> dict[str, mining.Outcome]:
     unit, configuration = entry["unit"], entry["host_configuration"]
     folders = mining.folders_for(unit)
+    extra = tuple(entry.get("include_dirs", ()))
     revisions = [("base", f"{entry['introducer']}^"), ("introducer", entry["introducer"]), ("fix", entry["fix"])]
     if "pull_head" in entry:
         revisions += [("pull_base", entry["pull_base"]), ("pull_head", entry["pull_head"])]
     with tempfile.TemporaryDirectory(prefix="compiled-history-") as scratch:
         trees = mining.Trees(repo, Path(scratch))
         return {
-            side: mining.run_compile(trees.root(revision, folders), unit, configuration) for side, revision in revisions
+            side: mining.run_compile(trees.root(revision, folders), unit, configuration, extra)
+            for side, revision in revisions
         }
 
 
