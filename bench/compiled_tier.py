@@ -124,7 +124,7 @@ def measure(repo: Path, number: int, base: str, head: str, graphs: Path) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.compiled_tier", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.compiled_tier", description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--count", type=int, default=30)
     parser.add_argument("--json", type=Path)

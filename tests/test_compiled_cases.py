@@ -128,3 +128,24 @@ def test_a_warm_review_runs_no_compiler(case_repo, tmp_path):
             ran.append(runs_so_far() - before)
             assert [f.problem.symbol for f in review.links] == ["et_register_kernel(char const*)"]
     assert ran[0] > 0 and ran[1] == 0
+
+
+def test_a_standard_include_the_host_library_lacks_is_not_verified_never_a_finding():
+    # std::runtime_error without <stdexcept>: libstdc++ 12 rejects it, other standard libraries
+    # pull <stdexcept> in through <string> (ExecuTorch landed such code, fbba1cbc54): which
+    # standard headers arrive transitively is the configuration's library's choice, not the host's.
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    buck = 'cxx_library(name = "m", srcs = ["m.cpp"], visibility = ["PUBLIC"])\n'
+    base = {"m/BUCK": buck, "m/m.cpp": "#include <string>\nint f(const std::string& s) { return s.size(); }\n"}
+    head = {**base, "m/m.cpp": "#include <string>\nvoid f(const std::string& s) { throw std::runtime_error(s); }\n"}
+    lines = frozenset({1, 2})
+    change = FileChange("m/m.cpp", "m/m.cpp", "modified", added=lines, commentable=lines, hunks=((1, 2),))
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    assert review.failures == ()
+    assert any("standard library" in u.reason and u.source == "m/m.cpp" for u in review.unverified)

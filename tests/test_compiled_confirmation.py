@@ -72,3 +72,18 @@ def test_with_the_tier_off_the_prediction_stands():
     with reviewing(FactCache(None)), compiling(False):
         verdict = confirm_missing_header(model, "xplat", "//util:stack_util", HEADER, INCLUDE)
     assert verdict.state == "unknown"
+
+
+def test_the_rule_passes_its_predictions_through_the_compiler():
+    from checks.dep_private_for_exported_header import cell_hits
+    from checks.support.compiler_confirmation import confirmed
+
+    breaking, covered = _model('"//util:stack_util"'), _model('"//util:stack_util", "//runtime/kernel:kernel_includes"')
+    with reviewing(FactCache(None)):
+        predicted = list(cell_hits(breaking, "xplat").values())
+        assert [(h.path, h.offending_text) for h in predicted] == [(HEADER, INCLUDE)]
+        (kept,) = confirmed(breaking, predicted, own=False)
+        assert "The compiler agrees: its preprocessor does not find" in kept.message
+        assert ("ops/op.cpp", 1) in {(e.path, e.line) for e in kept.evidence}
+        # The same prediction where the one dependent reaches the owner another way: not posted.
+        assert list(confirmed(covered, list(cell_hits(covered, "xplat").values()), own=False)) == []

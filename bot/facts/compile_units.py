@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from bot.buck.cells import HAS_CUDA, cell_named
 from bot.buck.targets import Platform
+from bot.cmake.model import SOURCE_ROOT
 from bot.cpp import defines_from_flags
 from bot.facts import xref
 from bot.facts.header_deps import CXX_KINDS, FLAG_ATTRIBUTES
@@ -124,19 +125,12 @@ _OPTION = re.compile(r"\b(EXECUTORCH_BUILD_[A-Z0-9_]+)\b")
 
 def derived_configuration(model, base_configuration: Configuration, source: str) -> Configuration | None:
     """A CMake configuration that compiles `source` where no profile does: the first profile with
-    every `EXECUTORCH_BUILD_*` option that the CMake files on the way to its directory test turned
-    on. A list naming a file under an option no profile turns on is compiled nowhere else."""
-    options: set[str] = set()
-    directory = posixpath.dirname(source)
-    while True:
-        text = model.tree.read_text(posixpath.join(directory, "CMakeLists.txt") if directory else "CMakeLists.txt")
-        if text is not None:
-            options.update(_OPTION.findall(text))
-        if not directory:
-            break
-        directory = posixpath.dirname(directory)
+    the `EXECUTORCH_BUILD_*` options turned on that guard the way to it (the `if()` blocks around
+    each `add_subdirectory` leading to its directory, and around the line naming it). A list naming
+    a file under an option no profile turns on is compiled nowhere else."""
     from bot.cmake import profile_named
 
+    options = _gating_options(model, source)
     turned_on = {
         name
         for profile in model.config.cmake_profiles
@@ -157,6 +151,39 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
         built=False,
         variables=(*base_configuration.variables, *wanted),
     )
+
+
+_IF = re.compile(r"^\s*(if|elseif|else|endif)\s*\(", re.IGNORECASE)
+_VARIABLE_PREFIX = re.compile(r"\$\{[A-Za-z_]+\}/?")
+
+
+def _gating_options(model, source: str) -> set[str]:
+    """The options in the `if()` conditions around the lines that lead the CMake build to `source`."""
+    parts = source.split("/")
+    found: set[str] = set()
+    for depth in range(len(parts)):
+        directory = "/".join(parts[:depth])
+        text = model.tree.read_text(f"{directory}/CMakeLists.txt" if directory else "CMakeLists.txt")
+        if text is None:
+            continue
+        below = "/".join(parts[depth:])  # the source's path relative to this directory
+        stack: list[str] = []
+        for line in text.splitlines():
+            keyword = _IF.match(line)
+            if keyword is not None:
+                word = keyword.group(1).lower()
+                if word == "if":
+                    stack.append(line)
+                elif word in ("elseif", "else") and stack:
+                    stack[-1] = stack[-1] + " " + line
+                elif word == "endif" and stack:
+                    stack.pop()
+                continue
+            tokens = _VARIABLE_PREFIX.sub("", line).replace("(", " ").replace(")", " ").split()
+            if any(t and (below == t or below.startswith(t.rstrip("/") + "/")) for t in tokens if "/" in t or "." in t):
+                for condition in stack:
+                    found.update(_OPTION.findall(condition))
+    return found
 
 
 def buck_owners(model, cell: str, platform: Platform) -> Mapping[str, tuple[str, ...]]:
@@ -229,6 +256,7 @@ def cmake_setup(model, cmake_model, configuration: Configuration, name: str, sou
     unit = f"include/executorch/{source}"
     layout = {unit: source, **layout}
     flags: list[str] = []
+    roots: list[str] = []  # include directories, as the model writes them (absolute, under SOURCE_ROOT)
     seen: set[str] = set()
     pending = [(name, True)]
     while pending:
@@ -240,7 +268,18 @@ def cmake_setup(model, cmake_model, configuration: Configuration, name: str, sou
         for definition in target.compile_definitions:
             if own or definition.scope in ("PUBLIC", "INTERFACE"):
                 flags.append(f"-D{definition.value}")
+        for directory in target.include_directories:
+            if own or directory.scope in ("PUBLIC", "INTERFACE"):
+                roots.append(directory.value)
         pending.extend((library.value, False) for library in target.link_libraries)
+    for root in roots:  # a directory of the tree the target names: its headers by their path below it
+        relative = posixpath.normpath(root[len(SOURCE_ROOT) :].lstrip("/")) if root.startswith(SOURCE_ROOT) else None
+        if relative is None or relative.startswith(".."):
+            continue  # the checkout's parent (`executorch/...` is mounted already) or outside the tree
+        prefix = "" if relative == "." else relative + "/"
+        for path in model.tree.paths_under(prefix):
+            if path.endswith(HEADER_SUFFIXES):
+                layout.setdefault(f"include/{path[len(prefix) :]}", path)
     _mount_vendored(model, layout)
     return CompileSetup(source, name, configuration, _closure(model, layout, unit), _defines(flags))
 

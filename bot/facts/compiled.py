@@ -1,16 +1,22 @@
 """Compiled verification: what a translation unit gives in each configuration, at base and head.
 
 API (rules, tests/real_tree and the pipeline read only this):
-    review = compiled_review(snap)     # CompiledReview, computed once per review (memo by trees)
-    review.failures      # CompileFailure: fails at head, compiled clean at base (or new at head)
-    review.links         # LinkFailure: a symbol undefined or defined twice, new at head
-    review.unverified    # Unverified: (source, configuration, reason): never a finding
+    review = compiled_review(snap)     # CompiledReview, computed once per review, kept in the store
+    review.failures      # CompileFailure: fails at head, compiled clean at base (or new at head):
+                         #   .source .owner .configurations .path .line .text (the compiler's words)
+                         #   .command (paste in the checkout's parent) .new_source .hidden_header
+    review.links         # LinkFailure (bot/facts/linked.py): a symbol undefined (that the base
+                         #   closure defined) or defined twice, new at head: .owner .problem.text
+    review.unverified    # Unverified(source, configurations, reason): never a finding
     review.left_out      # TUs over the cap, in the order they would have come
-    review.state         # "on", or why the tier is off ("no C++ compiler found", "off (--no-compile)")
-    with compiling(False): ...         # the pipeline's switch (bot/toolchain/switch.py); unset: on where a compiler is found
-    compile_source(model, setup, toolchain) -> CompileOutcome   # one compile, cached by content
-Every compile is keyed by the digest of its inputs (the compiler's identity, its flags, each
-file's private path and blob id) in the fact store, so a warm review runs no compiler at all.
+    review.state         # "on", or why the tier is off ("off: no C++ compiler found", "off (--no-compile)")
+    review.compiles, review.ran   # distinct compiles asked; commands run when it was derived
+    pipeline.review_repository(..., compiled=True)   # on; False (the pipeline's default) off;
+                                                     # None: on where a compiler is found
+    confirm_missing_header(...)   # bot/facts/confirmation.py: a rule's predicted missing header
+Every compile, object and link is keyed by the digest of its inputs (the compiler's identity,
+its flags, each file's private path and blob id) in the fact store, so a warm review runs no
+compiler at all.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import enum
 import os
 import posixpath
+import re
 import shlex
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -39,11 +46,12 @@ from bot.facts.compile_units import (
     setup_macros,
 )
 from bot.facts.linked import LinkFailure, link_review
-from bot.facts.unit_choice import chosen_units
+from bot.facts.unit_choice import chosen_units, link_sources
 from bot.toolchain.diagnostics import CompileError, first_error
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined, runs_so_far
 from bot.toolchain.switch import tier_state
 
+_STD_MEMBER = re.compile(r"is not a member of 'std(::\w+)*'")
 MAX_OWNERS = 2  # per TU and configuration: the first targets by label
 STANDARD = "-std=c++17"
 SYNTAX = ("-fsyntax-only",)
@@ -166,7 +174,7 @@ def _review(snap, toolchain: Toolchain) -> CompiledReview:
         for (_s, _t, _p, new), group in sorted(grouped.items())
     )
     distinct = len({_job_key(head, s, toolchain) for s in setups}) + len(base_outcomes)
-    links, link_unverified = link_review(snap, toolchain, configurations, chosen)
+    links, link_unverified = link_review(snap, toolchain, configurations, link_sources(snap, chosen))
     # A link stopped by a changed TU's own compile says nothing more than that compile's verdict.
     unverified += [
         Unverified(item.owner, item.configuration, f"link: {item.reason}")
@@ -295,25 +303,28 @@ def compile_files(
     return CompileOutcome(status, error, excerpt, round(result.seconds, 3))
 
 
-def compile_files_at(
+def compile_object(
     toolchain: Toolchain,
-    directory: Path,
     files: tuple[tuple[str, bytes], ...],
     flags: tuple[str, ...],
     unit: str,
-    limits: Limits,
-) -> str | None:
-    """Compile `unit` in `directory` (an object for a link); None when it compiled, else why not."""
+    limits: Limits = LIMITS,
+) -> tuple[bytes | None, str]:
+    """Compile `unit` to an object (`flags` end with `-o unit.o`): (its bytes, "") or (None, why not)."""
     refused = refused_include(files)
     if refused is not None:
-        return refused
-    result = _run_in(toolchain, directory, files, flags, unit, limits)
-    if result.timed_out:
-        return "the compile ran out of its time or memory"
-    if result.returncode != 0:
-        error = first_error(result.output)
-        return f"{error.path}:{error.line}: {error.text}" if error else (result.output.splitlines() or ["failed"])[0]
-    return None
+        return None, refused
+    with tempfile.TemporaryDirectory(prefix="pr-check-object-") as directory:
+        root = Path(directory)
+        result = _run_in(toolchain, root, files, flags, unit, limits)
+        if result.timed_out:
+            return None, "the compile ran out of its time or memory"
+        if result.returncode != 0:
+            error = first_error(result.output)
+            return None, f"{error.path}:{error.line}: {error.text}" if error else (
+                result.output.splitlines() or ["failed"]
+            )[0]
+        return (root / flags[-1]).read_bytes(), ""
 
 
 def _run_in(toolchain: Toolchain, root: Path, files, flags: tuple[str, ...], unit: str, limits: Limits):
@@ -351,6 +362,12 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
             "the compiler failed without an error line: " + outcome.excerpt.splitlines()[0] if outcome.excerpt else ""
         )
     missing = outcome.error.missing_include if outcome.error is not None else None
+    if outcome.error is not None and (
+        _STD_MEMBER.search(outcome.error.text) or "did you forget to '#include <" in outcome.excerpt
+    ):
+        # Which standard headers a standard header pulls in is the standard library's choice: the
+        # host's libstdc++ is not the cell's, so a missing standard include says nothing of its build.
+        return f"the host's standard library differs from the configuration's: `{outcome.error.text}`"
     if missing is None:
         return None
     if toolchain.cuda_include and Path(toolchain.cuda_include, missing).is_file():

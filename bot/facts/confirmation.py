@@ -63,14 +63,18 @@ def _confirm(model, cell, label, header, include_name, own, toolchain) -> Verdic
     candidates = (label,) if own else tuple(sorted(graph.dependents.get(label, ())))[:MAX_DEPENDENTS]
     including = set(includers_of(model, [header]))
     setups: list[CompileSetup] = []
+    uncompiled: set[str] = set()  # CUDA sources including the header: nvcc is not run here
     for configuration in (c for c in buck_configurations(model) if c.cell == cell):
         assert configuration.platform is not None
         owners = buck_owners(model, cell, configuration.platform)
         for dependent in candidates:
             sources = sorted(s for s, labels in owners.items() if dependent in labels and s in including)
+            uncompiled.update(s for s in sources if not s.endswith(TU_SUFFIXES))
             setups += [
                 buck_setup(model, configuration, dependent, s) for s in sources[:MAX_SOURCES] if s.endswith(TU_SUFFIXES)
             ]
+    if not setups and uncompiled:
+        return Verdict("unknown", f"only CUDA sources include `{header}` ({', '.join(sorted(uncompiled)[:3])})")
     if not setups:
         who = f"`{label}`" if own else f"no dependent of `{label}`"
         return Verdict("refuted", f"{who} compiles a source that includes `{header}` in `{cell}`")

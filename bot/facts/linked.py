@@ -38,8 +38,8 @@ from bot.facts.header_deps import CXX_KINDS
 from bot.toolchain.diagnostics import LinkProblem, defined_symbols, link_problems
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined
 
-MAX_LINKS = 6  # link units per review
-MAX_LINK_SOURCES = 40  # sources in one closure; a larger one is not verified
+MAX_LINKS = 4  # link units per review
+MAX_LINK_SOURCES = 24  # sources in one closure; a larger one is not verified
 OBJECT = ("-c", "-fPIC", "-o", "unit.o")
 
 
@@ -175,44 +175,77 @@ def _unit(owner, configuration, order, compiles, whole) -> LinkUnit | str:
     return LinkUnit(owner, configuration, own, tuple(archives))
 
 
-def link_key(model, unit: LinkUnit, toolchain: Toolchain) -> str:
-    """The digest of everything the link reads."""
+@dataclass(frozen=True, slots=True)
+class ObjectFile:
+    """One compiled object, kept by the digest of its compile's inputs: shared by every link (and
+    every later review) that takes the same source with the same flags."""
+
+    data: bytes | None  # None: it did not compile
+    failure: str = ""
+
+
+def _object_key(model, setup: CompileSetup, toolchain: Toolchain) -> str:
     from bot.facts.compiled import compile_flags
 
-    def part(setups: tuple[CompileSetup, ...]) -> tuple:
-        return tuple(
-            (compile_flags(model, s, toolchain, OBJECT), tuple((p, model.tree.blob_id(r) or "") for p, r in s.layout))
-            for s in setups
-        )
+    blobs = tuple((p, model.tree.blob_id(r) or "") for p, r in setup.layout)
+    return facts.digest(toolchain.identity, "object", compile_flags(model, setup, toolchain, OBJECT), blobs)
 
-    archives = tuple((d, w, part(c)) for d, w, c in unit.archives)
+
+def _objects(model, setups: list[CompileSetup], toolchain: Toolchain) -> dict[str, ObjectFile]:
+    """Every distinct object these setups need, the missing ones compiled on a small pool."""
+    from bot.facts.compiled import compile_flags, compile_object, materialized_files
+
+    by_key = {_object_key(model, s, toolchain): s for s in setups}
+
+    def run(missing: list[str]) -> dict[str, ObjectFile]:
+        jobs = {
+            key: (materialized_files(model, by_key[key]), compile_flags(model, by_key[key], toolchain, OBJECT))
+            for key in missing
+        }
+
+        def one(key: str) -> tuple[str, ObjectFile]:
+            data, failure = compile_object(toolchain, *jobs[key], by_key[key].unit_path)
+            return key, ObjectFile(data, failure)
+
+        with ThreadPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1, 4))) as pool:
+            return dict(pool.map(one, jobs))
+
+    return facts.many("object", sorted(by_key), run, persist=True) if by_key else {}
+
+
+def link_key(model, unit: LinkUnit, toolchain: Toolchain) -> str:
+    """The digest of everything the link reads: its objects' keys, archive by archive."""
+
+    def part(setups: tuple[CompileSetup, ...]) -> tuple[str, ...]:
+        return tuple(_object_key(model, s, toolchain) for s in setups)
+
+    archives = tuple((w, part(c)) for _d, w, c in unit.archives)
     return facts.digest(toolchain.identity, "link", unit.configuration.cuda, part(unit.own), archives)
 
 
 def link_all(model, units: list[LinkUnit], toolchain: Toolchain) -> dict[LinkUnit, LinkOutcome]:
-    """Each distinct link once, kept by content; the missing ones on a small pool."""
-    from bot.facts.compiled import compile_flags, materialized_files
-
+    """Each distinct link once, kept by content; objects shared between links."""
     keys = {unit: link_key(model, unit, toolchain) for unit in units}
     by_key = {key: unit for unit, key in keys.items()}
 
-    def job(setups: tuple[CompileSetup, ...]) -> tuple:
-        return tuple(
-            (materialized_files(model, s), compile_flags(model, s, toolchain, OBJECT), s.unit_path, s.source)
-            for s in setups
-        )
-
     def run(missing: list[str]) -> dict[str, LinkOutcome]:
+        needed = [
+            s for key in missing for s in (*by_key[key].own, *(x for _d, _w, c in by_key[key].archives for x in c))
+        ]
+        objects = _objects(model, needed, toolchain)
+
+        def named(setups: tuple[CompileSetup, ...]) -> tuple[tuple[str, ObjectFile], ...]:
+            return tuple((s.source, objects[_object_key(model, s, toolchain)]) for s in setups)
+
         jobs = {
             key: (
-                job(by_key[key].own),
-                tuple((d, w, job(c)) for d, w, c in by_key[key].archives),
+                named(by_key[key].own),
+                tuple((w, named(c)) for _d, w, c in by_key[key].archives),
                 by_key[key].configuration.cuda,
             )
             for key in missing
         }
-        workers = max(1, min(len(jobs), os.cpu_count() or 1, 4))
-        with ThreadPoolExecutor(workers) as pool:
+        with ThreadPoolExecutor(max(1, min(len(jobs), os.cpu_count() or 1, 4))) as pool:
             return dict(pool.map(lambda key: (key, link_files(toolchain, *jobs[key])), jobs))
 
     outcomes = facts.many("link", sorted(by_key), run, persist=True) if by_key else {}
@@ -222,33 +255,29 @@ def link_all(model, units: list[LinkUnit], toolchain: Toolchain) -> dict[LinkUni
 def link_files(
     toolchain: Toolchain, own: tuple, archives: tuple, cuda: bool = False, limits: Limits = LIMITS
 ) -> LinkOutcome:
-    """Compile every object, archive each dep, link the owner's objects with `-z defs`."""
-    from bot.facts.compiled import compile_files_at
-
+    """Archive each dep's objects, link the owner's objects with them under `-z defs`."""
     with tempfile.TemporaryDirectory(prefix="pr-check-link-") as directory:
         root = Path(directory)
         counter = 0
 
-        def objects(compiles: tuple) -> list[str] | LinkOutcome:
+        def written(objects: tuple[tuple[str, ObjectFile], ...]) -> list[str] | LinkOutcome:
             nonlocal counter
             made = []
-            for files, flags, unit, source in compiles:
+            for source, obj in objects:
+                if obj.data is None:
+                    return LinkOutcome(False, (), f"`{source}` does not compile: {obj.failure}", "", source)
                 counter += 1
                 name = f"o{counter}-{Path(source).stem}.o"
-                outcome = compile_files_at(
-                    toolchain, root / f"u{counter}", files, (*flags[:-1], f"../{name}"), unit, limits
-                )
-                if outcome is not None:
-                    return LinkOutcome(False, (), f"`{source}` does not compile: {outcome}", "", source)
+                (root / name).write_bytes(obj.data)
                 made.append(name)
             return made
 
-        own_objects = objects(own)
+        own_objects = written(own)
         if isinstance(own_objects, LinkOutcome):
             return own_objects
         link = [toolchain.cxx, "-shared", "-Wl,-z,defs", "-o", "out.so", *own_objects, "-Wl,--start-group"]
-        for index, (_dep, whole, compiles) in enumerate(archives):
-            made = objects(compiles)
+        for index, (whole, objects) in enumerate(archives):
+            made = written(objects)
             if isinstance(made, LinkOutcome):
                 return made
             archive = f"lib{index}.a"

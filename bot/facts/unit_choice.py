@@ -8,12 +8,15 @@ a warm review derives the reverse index from the store without reading a file.""
 
 from __future__ import annotations
 
+import difflib
 import posixpath
+import re
 
 from bot.buck.cells import is_build_file
 from bot.facts.compile_units import HEADER_SUFFIXES, TU_SUFFIXES
 
 MAX_UNITS = 12  # TUs per review: the rest is named as left out
+CUDA_UNITS = (".cu",)  # found as includers (a prediction about them is unknown), never compiled here
 MAX_DEPTH = 3  # headers including the changed header, and so on: further ones are not looked for
 
 
@@ -34,9 +37,13 @@ def chosen_units(snap) -> tuple[tuple[str, ...], tuple[str, ...]]:
     )
     ranked = list(direct)
     if headers:
-        ranked += [path for path in includers_of(head, headers) if path not in ranked]
+        ranked += [p for p in includers_of(head, headers) if p not in ranked and p.endswith(TU_SUFFIXES)]
     if gone:
-        ranked += [p for p in includers_of(snap.base, gone) if p not in ranked and head.tree.exists(p)]
+        ranked += [
+            p
+            for p in includers_of(snap.base, gone)
+            if p not in ranked and head.tree.exists(p) and p.endswith(TU_SUFFIXES)
+        ]
     ranked += [path for path in _sources_of_changed_targets(snap) if path not in ranked]
     return tuple(ranked[:MAX_UNITS]), tuple(ranked[MAX_UNITS:])
 
@@ -76,7 +83,7 @@ def includers_of(model, headers: list[str]) -> list[str]:
                 if path in seen:
                     continue
                 seen.add(path)
-                if path.endswith(TU_SUFFIXES):
+                if path.endswith(TU_SUFFIXES + CUDA_UNITS):
                     found.append(path)
                 else:
                     following.append(path)
@@ -87,7 +94,7 @@ def includers_of(model, headers: list[str]) -> list[str]:
 def _reverse_index(model) -> dict[str, tuple[str, ...]]:
     """repository header path -> files including it (by `executorch/<path>`, by a path relative
     to the includer, or by a name ending the header's path)."""
-    files = [p for p in model.tree.paths() if p.endswith(TU_SUFFIXES + HEADER_SUFFIXES)]
+    files = [p for p in model.tree.paths() if p.endswith(TU_SUFFIXES + CUDA_UNITS + HEADER_SUFFIXES)]
     includes = model.includes(files)
     headers = {p for p in files if p.endswith(HEADER_SUFFIXES)}
     by_tail: dict[str, list[str]] = {}
@@ -114,3 +121,33 @@ def _reverse_index(model) -> dict[str, tuple[str, ...]]:
             for header in targets:
                 reverse.setdefault(header, set()).add(path)
     return {header: tuple(sorted(paths)) for header, paths in reverse.items()}
+
+
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif|define|undef)\b")
+
+
+def link_sources(snap, chosen: tuple[str, ...]) -> tuple[str, ...]:
+    """The chosen TUs whose targets are worth linking: those the change edits, and those including
+    a changed header whose edit touches a preprocessor conditional or definition (which can add
+    or remove a definition: an implementation macro renamed). A header that only gains or loses
+    declarations changes no link a compile does not already show."""
+    head, base = snap.head, snap.base
+    direct = {change.path for change in snap.changes.files if change.path}
+    gated = [
+        path
+        for path in sorted(direct)
+        if path.endswith(HEADER_SUFFIXES) and head.tree.exists(path) and _edits_directives(base, head, path)
+    ]
+    reached = set(includers_of(head, gated)) if gated else set()
+    return tuple(path for path in chosen if path in direct or path in reached)
+
+
+def _edits_directives(base, head, path: str) -> bool:
+    before = (base.tree.read_text(path) or "").splitlines()
+    after = (head.tree.read_text(path) or "").splitlines()
+    changed = (
+        line[1:]
+        for line in difflib.unified_diff(before, after, lineterm="", n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    )
+    return any(_DIRECTIVE.match(line) for line in changed)
