@@ -111,3 +111,10 @@ def test_reading_diagnostics_skips_warnings_and_notes():
     )
     error = first_error(output)
     assert error is not None and (error.path, error.line, error.text) == ("y.h", 7, "expected ';' before '}' token")
+
+
+def test_a_header_name_that_would_be_written_outside_the_private_tree_is_refused(tmp_path):
+    # A Buck header map key is the PR's text: `{"../../../x.h": "x.h"}` must not write anywhere.
+    outcome = _compile({"src/a.cpp": "int a;\n", "include/../../../escaped.h": "int x;\n"}, "src/a.cpp")
+    assert outcome.status is Status.REFUSED
+    assert "escaped.h" in outcome.excerpt

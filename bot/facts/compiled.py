@@ -342,6 +342,10 @@ def refused_include(files: tuple[tuple[str, bytes], ...]) -> str | None:
     from bot.facts.xref import includes_of
 
     present = {private for private, _data in files}
+    for private, _data in files:  # a header name (`header_namespace`, a dict key) writes nothing outside
+        written = posixpath.normpath(private)
+        if written.startswith(("/", "../")) or written == "..":
+            return f"header path {private!r} refused (absolute, or outside the tree)"
     for private, data in files:
         for name, line in includes_of(data.decode("utf-8", "replace")):
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(private), name))
