@@ -61,14 +61,16 @@ def sample(repo: Path, count: int) -> list[tuple[int, str, str]]:
 def measure(repo: Path, number: int, base: str, head: str, graphs: Path) -> dict:
     """The tier's cold and warm seconds on one PR, its counts and its loud findings."""
     import checks
-    from bot.buck.graph_cache import EvaluationCache
     from bot.diff import parse_diff
-    from bot.facts.cache import DiskStore, FactCache, reviewing
+    from bot.facts.cmake_models import cmake_model
     from bot.facts.compiled import compiled_review
     from bot.facts.header_graph import header_graph
     from bot.pipeline import load_config
     from bot.repo import GitRepository
     from bot.snapshot import BuildModel, Snapshot
+    from bot.store.disk import DiskStore
+    from bot.store.evaluations import EvaluationCache
+    from bot.store.memo import FactCache, reviewing
 
     with GitRepository(repo) as git, tempfile.TemporaryDirectory() as scratch:
         base_tree, head_tree = git.tree(base), git.tree(head)
@@ -85,7 +87,7 @@ def measure(repo: Path, number: int, base: str, head: str, graphs: Path) -> dict
                     for cell in ("fbcode", "xplat", "oss"):
                         header_graph(model, cell)
                     for profile in config.cmake_profiles:
-                        model.cmake(profile)
+                        cmake_model(model, profile)
                 started = time.perf_counter()
                 review = compiled_review(snap)
                 seconds.append(round(time.perf_counter() - started, 2))

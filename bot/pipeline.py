@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 from bot import engine
 from bot.buck.cells import is_build_file
-from bot.buck.graph_cache import EvaluationCache
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, parse_config
-from bot.diff import ChangeSet, parse_diff
-from bot.facts import review_results
-from bot.facts.cache import FactCache, digest, reviewing
-from bot.model import Finding, Severity
+from bot.diff import ChangeSet
+from bot.model import Finding, ReviewMode, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
+from bot.store import reviews
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import FactCache, digest, reviewing
 from bot.toolchain.switch import compiling, tier_state
 from bot.tree import FileTree, memory_tree, noting_missing
 
@@ -49,35 +49,6 @@ def default_cache_dir(repo: GitRepository) -> Path:
     return repo.git_dir / "pr-check" / "cache"
 
 
-def review_repository(
-    repo_path: str | Path,
-    base: str,
-    head: str,
-    *,
-    checks: Sequence[Check],
-    cache_dir: Path | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-    stored_results: bool = True,
-    check_jobs: int | None = None,
-    compiled: bool | None = False,
-) -> Report:
-    """Review base..head of a git repository (no checkout needed)."""
-    with GitRepository(repo_path) as repo:
-        base_sha, head_sha = repo.resolve(base), repo.resolve(head)
-        changes = parse_diff(repo.diff(base_sha, head_sha))
-        return review_trees(
-            repo.tree(base_sha),
-            repo.tree(head_sha),
-            changes,
-            checks=checks,
-            cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
-            progress=progress,
-            stored_results=stored_results,
-            check_jobs=check_jobs,
-            compiled=compiled,
-        )
-
-
 def review_trees(
     base_tree: FileTree,
     head_tree: FileTree,
@@ -94,29 +65,32 @@ def review_trees(
     """Review two trees; the configuration comes from the base tree unless given. `stored_results`
     False: run the checks even when this review's result is stored (benchmarks of the checks).
     `check_jobs`: 1 runs every check in this process, 2 shares them with a forked worker, None
-    lets the engine decide (bot/check_split.py). `compiled`: the compiled tier (bot/facts/compiled.py)
-    on, off, or None for on where a compiler is found."""
+    lets the engine decide (bot/parallel/check_split.py). `compiled`: the compiled tier
+    (bot/facts/compiled.py) on, off, or None for on where a compiler is found."""
     started = time.perf_counter()
     # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
-    # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
+    # the stored result, composed from nothing else (bot/store/reviews.py). Looked up
     # before the configuration is parsed: that needs the checks, which a lazy set imports only now.
-    key = review_results.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
+    key = reviews.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
     with compiling(compiled):
         tier = tier_state()
     if key is not None and tier[1] is not None:
         key = digest(key, "compiled", tier[1].identity)  # its verdicts are part of the result
     if cache is not None and key is not None and stored_results:
-        stored = review_results.load(cache.facts, key, head_tree)
+        stored = reviews.load(cache.facts, key, head_tree)
         if stored is not None:
             return _report(base_tree, head_tree, changes, stored, started)
     config = config if config is not None else load_config(base_tree, checks)
-    from bot.collector import collector_paused
+    from bot.parallel.collector import collector_paused
     from bot.smoke_decision import classify
     from bot.snapshot import BuildModel, Snapshot
 
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
-    snapshot = Snapshot(base_model, head_model, changes, config)
+    # The one place the kind of run is decided: against an empty base (scan_tree, a first commit)
+    # every file is new, so it is a scan; the engine makes each review's baseline run itself.
+    mode = ReviewMode.REVIEW if base_tree.paths() else ReviewMode.SCAN
+    snapshot = Snapshot(base_model, head_model, changes, config, mode=mode)
     # One fact cache for the whole review: base and head share it, later reviews read its store.
     with (
         collector_paused(),
@@ -136,7 +110,7 @@ def review_trees(
         )
         for name, graph in head_model._cells.items()  # noqa: SLF001 - only the cells that were used
     }
-    stored = review_results.StoredReview(
+    stored = reviews.StoredReview(
         findings=result.findings,
         suppressed=result.suppressed,
         smoke=smoke,
@@ -151,9 +125,7 @@ def review_trees(
         missing=frozenset(missing),
     )
     if cache is not None and key is not None:
-        review_results.save(
-            cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()})
-        )
+        reviews.save(cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()}))
     return _report(base_tree, head_tree, changes, stored, started)
 
 
@@ -161,7 +133,7 @@ def _report(
     base_tree: FileTree,
     head_tree: FileTree,
     changes: ChangeSet,
-    stored: review_results.StoredReview,
+    stored: reviews.StoredReview,
     started: float,
 ) -> Report:
     return Report(

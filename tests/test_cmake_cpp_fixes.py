@@ -8,16 +8,18 @@ present): the CMake model must change in that one target's scope of those items 
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import pytest
 
 from bot import engine
 from bot.check import CMAKE_FILES, CPP_FILES, Example, touches
-from bot.cmake import DEFAULT_PROFILE, edits, evaluate_cmake, evaluate_cmake_dirs, parse_cmake
-from bot.cpp import source_facts
+from bot.cmake import edits
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.profiles import DEFAULT_PROFILE
+from bot.cmake.syntax import parse_cmake
+from bot.cpp.declarations import source_facts
 from bot.diff import ChangeSet, FileChange
+from bot.facts import cmake_models
 from bot.fixes import apply_fixes, fix_between
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import FileTree, memory_tree, with_files
@@ -96,13 +98,15 @@ def test_fixed_head_is_clean_and_still_builds(check, index, example):
             facts = source_facts(path, text)
             assert (facts.problems, facts.unparsed_lines) == ((), ())
     if any(touches(path, CMAKE_FILES) for path in example.fixed):
-        problems_before = set(BuildModel(memory_tree(head)).cmake(DEFAULT_PROFILE.name).problems)
-        assert set(BuildModel(memory_tree(fixed)).cmake(DEFAULT_PROFILE.name).problems) <= problems_before
+        problems_before = set(cmake_models.cmake_model(BuildModel(memory_tree(head)), DEFAULT_PROFILE.name).problems)
+        assert (
+            set(cmake_models.cmake_model(BuildModel(memory_tree(fixed)), DEFAULT_PROFILE.name).problems)
+            <= problems_before
+        )
 
 
 # -- the real tree ---------------------------------------------------------------------------
 
-MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 REVISION = "refs/heads/main"
 FILES = ("backends/cuda/CMakeLists.txt", "backends/aoti/CMakeLists.txt", "CMakeLists.txt")
 FIELDS = {"target_link_libraries": "link_libraries", "target_compile_definitions": "compile_definitions"}
@@ -236,11 +240,10 @@ def _without_scope(items):
     return [dataclasses.replace(item, scope="") for item in items]
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason=f"no ExecuTorch mirror at {MIRROR}")
-def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
+def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope(executorch_mirror):
     from bot.repo import GitRepository
 
-    tree = GitRepository(MIRROR).tree(REVISION)
+    tree = GitRepository(executorch_mirror).tree(REVISION)
     models = {evaluate: evaluate(tree) for evaluate in (_evaluate_backends, _evaluate_all)}
     flips = _flips(tree)
     assert {f.path for f in flips} == set(FILES) and any(f.split for f in flips)
@@ -292,13 +295,12 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
     assert len(changed_by) >= 20 and any(f.split for f in changed_by) and {f.path for f in changed_by} == set(FILES)
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason=f"no ExecuTorch mirror at {MIRROR}")
-def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write():
+def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write(executorch_mirror):
     # eac0673bd5 linked aoti_common_shims_slim whole in PUBLIC scope of the shared aoti_cuda_shims
     # (3a00cc1897 later made it PRIVATE); the flags are wrapped in a generator expression.
     from bot.repo import GitRepository
 
-    tree = GitRepository(MIRROR).tree("eac0673bd5")
+    tree = GitRepository(executorch_mirror).tree("eac0673bd5")
     path = "backends/cuda/CMakeLists.txt"
     snapshot = Snapshot(BuildModel(tree), BuildModel(tree), ChangeSet(()))
     (hit,) = [

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.facts.cache import DiskStore, FactCache, reviewing
 from bot.facts.compiled import compiled_review
+from bot.store.disk import DiskStore
+from bot.store.memo import FactCache, reviewing
 from bot.toolchain.runner import discover, runs_so_far
 from pr_check.review import review_repository
 

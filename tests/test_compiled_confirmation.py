@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.facts.cache import FactCache, reviewing
 from bot.facts.confirmation import confirm_missing_header
 from bot.snapshot import BuildModel
+from bot.store.memo import FactCache, reviewing
 from bot.toolchain.runner import discover
 from bot.toolchain.switch import compiling
 from bot.tree import memory_tree

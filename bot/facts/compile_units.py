@@ -26,10 +26,12 @@ from dataclasses import dataclass
 from bot.buck.cells import HAS_CUDA, cell_named
 from bot.buck.targets import Platform
 from bot.cmake.model import SOURCE_ROOT
-from bot.cpp import defines_from_flags
-from bot.facts import xref
+from bot.cpp.conditions import defines_from_flags
+from bot.facts import revision, xref
+from bot.facts.cmake_models import cmake_model
 from bot.facts.header_deps import CXX_KINDS, FLAG_ATTRIBUTES
 from bot.facts.header_graph import header_graph
+from bot.facts.revision import graph_memo
 
 TU_SUFFIXES = (".c", ".cc", ".cpp", ".cxx")
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".cuh", ".inc", ".def")
@@ -101,7 +103,7 @@ def buck_configurations(model) -> tuple[Configuration, ...]:
 
 def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuration, ...]:
     """The given CMake profiles that the host compiler can stand for."""
-    from bot.cmake import profile_named
+    from bot.cmake.profiles import profile_named
 
     found = []
     for name in profiles:
@@ -117,7 +119,7 @@ def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuratio
 def cmake_model_of(model, configuration: Configuration):
     """The CMake model a CMake configuration compiles with (its profile and overrides)."""
     assert configuration.profile is not None
-    return model.cmake(configuration.profile, **dict(configuration.variables))
+    return cmake_model(model, configuration.profile, **dict(configuration.variables))
 
 
 _OPTION = re.compile(r"\b(EXECUTORCH_BUILD_[A-Z0-9_]+)\b")
@@ -128,7 +130,7 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
     the `EXECUTORCH_BUILD_*` options turned on that guard the way to it (the `if()` blocks around
     each `add_subdirectory` leading to its directory, and around the line naming it). A list naming
     a file under an option no profile turns on is compiled nowhere else."""
-    from bot.cmake import profile_named
+    from bot.cmake.profiles import profile_named
 
     options = _gating_options(model, source)
     turned_on = {
@@ -190,7 +192,7 @@ def buck_owners(model, cell: str, platform: Platform) -> Mapping[str, tuple[str,
     """source path -> labels of the C++ targets compiling it on `platform` (compatible there)."""
 
     def compute(graph) -> dict[str, tuple[str, ...]]:
-        incompatible = model.incompatible(cell, platform)
+        incompatible = revision.incompatible(model, cell, platform)
         owners: dict[str, list[str]] = {}
         for label, target in graph.targets.items():
             if not CXX_KINDS.search(target.kind) or label in incompatible:
@@ -199,7 +201,7 @@ def buck_owners(model, cell: str, platform: Platform) -> Mapping[str, tuple[str,
                 owners.setdefault(path, []).append(label)
         return {path: tuple(sorted(labels)) for path, labels in owners.items()}
 
-    return model.graph_memo(cell, ("compile-owners", platform), compute, persist=False)
+    return graph_memo(model, cell, ("compile-owners", platform), compute, persist=False)
 
 
 def buck_setup(model, configuration: Configuration, label: str, source: str) -> CompileSetup:
@@ -302,7 +304,7 @@ def _closure(model, layout: Mapping[str, str], unit: str) -> tuple[tuple[str, st
     seen = {unit}
     frontier = [unit]
     while frontier and len(reached) < MAX_INCLUDE_FILES:
-        found = model.includes([layout[p] for p in frontier])
+        found = revision.includes(model, [layout[p] for p in frontier])
         following = []
         for private in frontier:
             for name, _line in found.get(layout[private], ()):

@@ -31,7 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.facts import cache as facts
 from bot.facts.compile_units import (
     CompileSetup,
     Configuration,
@@ -47,6 +46,7 @@ from bot.facts.compile_units import (
 )
 from bot.facts.linked import LinkFailure, link_review
 from bot.facts.unit_choice import chosen_units, link_sources
+from bot.store import memo as facts
 from bot.toolchain.diagnostics import CompileError, first_error
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined, runs_so_far
 from bot.toolchain.switch import tier_state

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.facts import cache as facts
 from bot.facts.compile_units import TU_SUFFIXES, CompileSetup, buck_configurations, buck_owners, buck_setup
 from bot.facts.header_graph import header_graph
+from bot.store import memo as facts
 from bot.toolchain.switch import tier_state
 
 MAX_DEPENDENTS = 6  # dependents compiled per prediction, by label

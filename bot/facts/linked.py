@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.facts import cache as facts
 from bot.facts import xref
 from bot.facts.compile_units import (
     TU_SUFFIXES,
@@ -35,6 +34,7 @@ from bot.facts.compile_units import (
     cmake_setup,
 )
 from bot.facts.header_deps import CXX_KINDS
+from bot.store import memo as facts
 from bot.toolchain.diagnostics import LinkProblem, defined_symbols, link_problems
 from bot.toolchain.runner import LIMITS, Limits, Toolchain, run_confined
 

@@ -13,7 +13,9 @@ import posixpath
 import re
 
 from bot.buck.cells import is_build_file
+from bot.facts import revision
 from bot.facts.compile_units import HEADER_SUFFIXES, TU_SUFFIXES
+from bot.facts.revision import tree_memo
 
 MAX_UNITS = 12  # TUs per review: the rest is named as left out
 CUDA_UNITS = (".cu",)  # found as includers (a prediction about them is unknown), never compiled here
@@ -73,7 +75,7 @@ def _sources_of_changed_targets(snap) -> list[str]:
 
 def includers_of(model, headers: list[str]) -> list[str]:
     """TUs including any of `headers`, directly or through other headers, nearest first."""
-    reverse = model.memo(("compile-reverse-includes",), lambda: _reverse_index(model))
+    reverse = tree_memo(model, ("compile-reverse-includes",), lambda: _reverse_index(model))
     found: list[str] = []
     frontier, seen = list(headers), set(headers)
     for _depth in range(MAX_DEPTH):
@@ -95,7 +97,7 @@ def _reverse_index(model) -> dict[str, tuple[str, ...]]:
     """repository header path -> files including it (by `executorch/<path>`, by a path relative
     to the includer, or by a name ending the header's path)."""
     files = [p for p in model.tree.paths() if p.endswith(TU_SUFFIXES + CUDA_UNITS + HEADER_SUFFIXES)]
-    includes = model.includes(files)
+    includes = revision.includes(model, files)
     headers = {p for p in files if p.endswith(HEADER_SUFFIXES)}
     by_tail: dict[str, list[str]] = {}
     for header in headers:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CUDA_ROOTS = ("/usr/local/cuda",)
+_KILLED = re.compile(r"signal terminated program|CPU time limit exceeded|virtual memory exhausted|out of memory")
 _RUNS = [0]  # commands this process ran: a review reports how many of its verdicts were not stored
 _RUNS_LOCK = threading.Lock()
 
@@ -134,6 +136,10 @@ def run_confined(toolchain: Toolchain, argv: tuple[str, ...], cwd: Path, limits:
         output, _ = process.communicate()
         return RunResult(-1, output.decode("utf-8", "replace"), True, time.perf_counter() - started)
     code = process.returncode
-    # Killed for CPU seconds (SIGXCPU/SIGKILL from the limit) is a timeout too: the same bound.
-    timed_out = code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL)
-    return RunResult(code, output.decode("utf-8", "replace"), timed_out, time.perf_counter() - started)
+    text = output.decode("utf-8", "replace")
+    # Killed for CPU seconds or memory (SIGXCPU/SIGKILL from the limit) is a timeout too, the same
+    # bound: the driver itself, or the compiler proper under it, which the driver then reports.
+    timed_out = code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL) or bool(
+        _KILLED.search(text)
+    )
+    return RunResult(code, text, timed_out, time.perf_counter() - started)
