@@ -106,7 +106,7 @@ CAUGHT = [e for e in ENTRIES if e["expected_caught"] and (os.environ.get("PR_CHE
 @pytest.mark.parametrize("entry", CAUGHT, ids=[e["name"] for e in CAUGHT])
 def test_the_tier_reports_the_introducer_and_is_quiet_at_the_fix(entry, executorch_mirror, real_tree_cache):
     import checks
-    from bot.pipeline import review_repository
+    from pr_check.review import review_repository
 
     selected = (checks.BY_ID["compile-error-new"],)
 
