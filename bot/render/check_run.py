@@ -10,6 +10,7 @@ from typing import Any
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
+from bot.render.review_body import count_phrase
 from bot.render.statistics import rule_by_cell_table
 from bot.review_stats import Unevaluated
 
@@ -180,13 +181,3 @@ def pull_number_from_external_id(external_id: object) -> int | None:
 def in_progress_output(head_sha: str) -> dict:
     """The output shown while the review runs."""
     return {"title": "Reviewing", "summary": f"pr-check is reviewing `{head_sha[:12]}`."}
-
-
-def count_phrase(findings: Iterable[Finding]) -> str:
-    """ "3 issues (1 blocker, 2 minor)"."""
-    counts: dict[Severity, int] = {}
-    for finding in findings:
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    total = sum(counts.values())
-    detail = ", ".join(f"{counts[s]} {s.label}" for s in sorted(counts, reverse=True))
-    return f"{total} issue{'s' if total != 1 else ''} ({detail})"
