@@ -7,10 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.finding_groups import group_findings
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
-from bot.render.review_body import count_phrase
+from bot.render.review_body import count_phrase, evidence_lines, group_lines
 from bot.render.statistics import rule_by_cell_table
 from bot.review_stats import Unevaluated
 
@@ -21,6 +22,7 @@ OUTPUT_TEXT_LIMIT = 65_535
 ANNOTATIONS_PER_REQUEST = 50
 ANNOTATION_MESSAGE_LIMIT = 64_000
 ANNOTATION_TITLE_LIMIT = 255
+EVIDENCE_IN_CHECK_RUN = 20  # evidence lines per entry; the JSON report has every one
 
 _ANNOTATION_LEVEL = {
     Severity.BLOCKER: "failure",
@@ -109,20 +111,30 @@ def render_check_run(
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
         header += [f"- {reason}" for reason in smoke_reasons]
     rows = []
+    groups = group_findings(findings)
     if findings:
         off = {f.fingerprint for f in off_diff}
         rows += ["", "**Findings by rule and cell**", "", *rule_by_cell_table(findings)]
+        if len(groups) < len(findings):
+            rows += ["", f"Near-duplicates (one cause, several lines or targets) are one row each: {len(groups)} rows."]
         rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
-        for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
-            where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")
-            rows.append(f"| {finding.severity.label} | `{finding.rule}` | {where} | {_cell(finding.title)} |")
+        for group in groups:
+            lead = group.lead
+            where = f"`{lead.path}:{lead.line}`" + (" (outside the diff)" if lead.fingerprint in off else "")
+            more = len(group.members) - 1
+            title = lead.title + (f" (+{more} like it)" if more else "")
+            rows.append(f"| {group.severity.label} | `{lead.rule}` | {where} | {_cell(title)} |")
     summary = _trim("\n".join(header + rows), full_report_pointer)
     details = []
-    for finding in findings:
-        details += [f"### `{finding.rule}` at `{finding.path}:{finding.line}`", "", finding.message.strip()]
-        details += [f"- `{e.path}:{e.line}`: {e.note}" for e in finding.evidence]
-        if finding.fix is not None:
-            details += ["", *collapsed_fix(finding.fix)]
+    for group in groups:
+        lead = group.lead
+        details += [f"### `{lead.rule}` at `{lead.path}:{lead.line}`", "", lead.message.strip()]
+        grouped = group_lines(group)
+        if grouped:
+            details += ["", *grouped]
+        details += evidence_lines(group.evidence, EVIDENCE_IN_CHECK_RUN)
+        if lead.fix is not None:
+            details += ["", *collapsed_fix(lead.fix)]
         details.append("")
     text = _trim("\n".join(details), full_report_pointer)
     # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,

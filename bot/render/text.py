@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.finding_groups import FindingGroup, capped, group_findings
 from bot.model import Finding, Severity
 from bot.render.fix_patch import unified_patch
+from bot.render.review_body import EVIDENCE_SHOWN, PLACES_SHOWN
 from bot.render.statistics import count_findings, render_statistics_lines
 
 if TYPE_CHECKING:
@@ -67,8 +69,8 @@ def _full(report: Report, options: TextOptions) -> list[str]:
     else:
         if not report.findings:
             lines.append("No findings." if scan else "No findings new at head.")
-        for finding in report.findings:
-            lines += ["", *_finding(finding, options)]
+        for group in group_findings(report.findings):
+            lines += ["", *_finding(group, options)]
     lines.append("")
     if report.suppressed:
         lines.append(f"{_plural(len(report.suppressed), 'finding')} suppressed with @lint-ignore.")
@@ -94,15 +96,30 @@ def unevaluated_lines(unevaluated: Sequence[Unevaluated]) -> list[str]:
     return lines
 
 
-def _finding(finding: Finding, options: TextOptions) -> list[str]:
-    label = f"{finding.severity.label.upper():<8}"
+def _finding(group: FindingGroup, options: TextOptions) -> list[str]:
+    """One group of near-duplicates: the lead's message, what else it stands for, evidence (capped
+    unless verbose: `--format json` and `-v` have all of it), the fix."""
+    finding = group.lead
+    label = f"{group.severity.label.upper():<8}"
     if options.color:
-        label = f"\033[{_ANSI[finding.severity]}m{label}\033[0m"
+        label = f"\033[{_ANSI[group.severity]}m{label}\033[0m"
     lines = [f"{label} {finding.rule}  {_place(finding)}"]
-    if finding.target:
+    if len(group.targets) > 1:
+        lines.append(f"  targets: {', '.join(group.targets)}" + (f" (cell {finding.cell})" if finding.cell else ""))
+    elif finding.target:
         lines.append(f"  target: {finding.target}" + (f" (cell {finding.cell})" if finding.cell else ""))
     lines += [f"  {line}" for line in finding.message.strip().splitlines()]
-    lines += [f"  evidence: {e.path}:{e.line}: {e.note}" for e in finding.evidence]
+    others = [f"{path}:{line}" for path, line in group.places[1:]]
+    if others:
+        lines.append(f"  also at: {', '.join(capped(others, PLACES_SHOWN))}")
+    if len(group.rules) > 1:
+        lines.append(f"  also reported by: {', '.join(group.rules[1:])}")
+    evidence = [f"{e.path}:{e.line}: {e.note}" for e in group.evidence]
+    if options.verbosity < VERBOSE:
+        evidence = capped(evidence, EVIDENCE_SHOWN)
+        if len(group.evidence) > EVIDENCE_SHOWN:
+            evidence[-1] += " (-v or --format json shows all)"
+    lines += [f"  evidence: {item}" for item in evidence]
     if finding.fix is not None:
         lines.append(f"  fix: {finding.fix.path}:{finding.fix.line}: {finding.fix.description or 'replace with'}")
         # The patch when the replaced lines are known (only what changes, with context); else the new text.
