@@ -124,8 +124,11 @@ def group_findings(findings: Iterable[Finding]) -> tuple[FindingGroup, ...]:
             if key not in seen:
                 seen[key] = index
                 continue
-            if key[0] == "call" and ordered[seen[key]].target == finding.target:
+            first = ordered[seen[key]]
+            if key[0] == "call" and first.target == finding.target:
                 continue  # one target, two findings at its line: two defects, not one point per target
+            if key[0] == "pair" and first.rule == finding.rule:
+                continue  # one rule, two findings at one line: two defects
             a, b = root(seen[key]), root(index)
             parent[max(a, b)] = min(a, b)  # the earlier (more severe, first placed) stays the root
     members: dict[int, list[Finding]] = {}
