@@ -11,7 +11,7 @@ from bot.finding_groups import group_findings
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
-from bot.render.review_body import count_phrase, evidence_lines, group_lines
+from bot.render.review_body import count_phrase, evidence_lines, group_lines, plural
 from bot.render.statistics import rule_by_cell_table
 from bot.review_stats import Unevaluated
 
@@ -116,7 +116,10 @@ def render_check_run(
         off = {f.fingerprint for f in off_diff}
         rows += ["", "**Findings by rule and cell**", "", *rule_by_cell_table(findings)]
         if len(groups) < len(findings):
-            rows += ["", f"Near-duplicates (one cause, several lines or targets) are one row each: {len(groups)} rows."]
+            rows += [
+                "",
+                f"Near-duplicates (one cause, several lines or targets) are one row each: {plural(len(groups), 'row')}.",
+            ]
         rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
         for group in groups:
             lead = group.lead
