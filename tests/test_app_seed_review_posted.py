@@ -10,6 +10,8 @@ include seen by two rules), and every finding of the review accounted for in the
 from __future__ import annotations
 
 import re
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +110,14 @@ def test_evidence_is_capped_for_people(posted):
     for comment in comments:
         evidence = comment["body"].split("Evidence:", 1)[-1].split("\n\n", 1)[0]
         assert evidence.count("\n- ") <= 8
+
+
+def test_every_posted_minor_is_judged_true(posted):
+    judged = tomllib.loads((Path(__file__).parent / "real_tree" / "seed_minors_judged.toml").read_text())["minor"]
+    verdicts = {(item["rule"], item["target"], item["cell"]): item for item in judged}
+    assert all(item["why"].strip() for item in judged)
+    report, _, _, _ = posted
+    minors = [f for f in report.findings if f.severity is Severity.MINOR]
+    posted_minors = {(g.lead.rule, g.lead.target, g.lead.cell) for g in group_findings(minors)}
+    assert sorted(posted_minors - set(verdicts)) == []  # every posted minor has a judgment
+    assert all(verdicts[key]["verdict"] == "true" for key in posted_minors)
