@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.finding_groups import group_findings
+from bot.finding_groups import FindingGroup, group_findings
 from bot.model import Finding, Severity
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
@@ -140,13 +140,29 @@ def render_check_run(
             details += ["", *collapsed_fix(lead.fix)]
         details.append("")
     text = _trim("\n".join(details), full_report_pointer)
-    # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,
+    # One annotation per group (GitHub shows each in the diff, so near-duplicates would repeat there);
+    # a finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,
     # one it can name (UTF-8).
-    annotations = [annotation(finding) for finding in findings if finding.path and is_printable_path(finding.path)]
+    annotations = [
+        _group_annotation(group) for group in groups if group.lead.path and is_printable_path(group.lead.path)
+    ]
     batches = tuple(
         tuple(annotations[i : i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
     )
     return CheckRunOutput(conclusion, title, summary, text, batches)
+
+
+def _group_annotation(group: FindingGroup) -> dict:
+    """The annotation of a group's lead, its message saying what else the group stands for and its
+    details listing every piece of evidence."""
+    item = annotation(group.lead)
+    grouped = group_lines(group)
+    if grouped:
+        item["message"] = (group.lead.message + "\n\n" + "\n".join(grouped))[:ANNOTATION_MESSAGE_LIMIT]
+    if group.evidence:
+        details = "\n".join(f"{e.path}:{e.line}: {e.note}" for e in group.evidence)
+        item["raw_details"] = details[:ANNOTATION_MESSAGE_LIMIT]
+    return item
 
 
 def _cell(text: str) -> str:
