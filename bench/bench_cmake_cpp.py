@@ -19,10 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.cmake import DEFAULT_PROFILE, PROFILES, clear_caches, evaluate_cmake_dirs
-from bot.cpp import is_source_path, source_facts_in_tree
-from bot.facts.cache import current
+from bot.cmake.blocks import clear_caches
+from bot.cmake.interpreter import evaluate_cmake_dirs
+from bot.cmake.profiles import DEFAULT_PROFILE, PROFILES
+from bot.cpp.declarations import is_source_path, source_facts_in_tree
 from bot.repo import GitRepository
+from bot.store.memo import current
 from bot.tree import FileTree
 
 DEFAULT_MIRROR = Path("/work/.mirror/pytorch+executorch/repo")

@@ -158,7 +158,7 @@ def whole_process(repo: Path, commits: list[str]) -> dict:
 
 
 def _store_size(directory: Path) -> dict:
-    from bot.facts.cache import DiskStore
+    from bot.store.disk import DiskStore
 
     info = DiskStore(directory).info()
     on_disk = subprocess.run(["du", "-sb", str(directory)], capture_output=True, text=True, check=True).stdout.split()[

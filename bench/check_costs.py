@@ -30,7 +30,7 @@ from pathlib import Path
 def _instrumented(state: dict) -> None:
     """Wrap FactCache.fact/many (this process only) to time facts into `state["record"]`, nested
     ones excluded."""
-    from bot.facts import cache
+    from bot.store import memo as cache
 
     stack: list[list[float]] = []  # per open fact call: [time spent in nested fact calls]
 
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partition", action="store_true", help="price the engine's split from --out")
     arguments = parser.parse_args(argv)
     if arguments.partition:
-        from bot.check_split import WORKER_SHARE
+        from bot.parallel.check_split import WORKER_SHARE
 
         rows = json.loads(arguments.out.read_text())
         priced = price(rows, set(WORKER_SHARE))

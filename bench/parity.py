@@ -70,8 +70,8 @@ def review_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
 def scan_all(repo: Path, commits: list[str], cache: Path) -> list[dict]:
     """Every finding of each whole tree (`pr-check scan`): many more findings than the new-at-head
     findings of a review, so two versions of the code are compared on far more of their output."""
-    from bot.buck.graph_cache import EvaluationCache
     from bot.repo import GitRepository
+    from bot.store.evaluations import EvaluationCache
     from pr_check.review import scan_tree
 
     records = []

@@ -12,7 +12,7 @@ blamed on it. Two more rules keep old problems off the pull request:
   finding is kept at minor at most.
 A check that raises becomes an `internal-error` finding; the review goes on.
 
-The checks may run on two cores (bot/check_split.py): each check's runs are one `CheckOutcome`,
+The checks may run on two cores (bot/parallel/check_split.py): each check's runs are one `CheckOutcome`,
 computed here or in a worker process, and merged in the checks' order, so the result is the same
 wherever each ran.
 """
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, touches
 from bot.diff import ChangeSet
+from bot.facts import cmake_models
 from bot.model import Finding, Hit, Severity, fingerprint, identity
 
 if TYPE_CHECKING:  # the models and the build scope are imported by a review that runs checks, not
@@ -70,12 +71,12 @@ class EngineResult:
 def run(checks: Iterable[Check], snapshot: Snapshot, *, jobs: int | None = None) -> EngineResult:
     """Run the enabled checks and keep what the pull request introduced. `jobs`: 1 runs them all in
     this process, 2 shares them with a forked worker whenever both shares hold a check, None
-    decides (bot/check_split.py)."""
+    decides (bot/parallel/check_split.py)."""
     return _run(checks, snapshot, jobs)
 
 
 def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -> EngineResult:
-    from bot.check_split import run_checks
+    from bot.parallel.check_split import run_checks
     from bot.snapshot import Snapshot
 
     config = snapshot.config
@@ -107,7 +108,7 @@ def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -
 @dataclass(frozen=True, slots=True)
 class CheckOutcome:
     """One check's runs, as the merge into the review's findings needs them (a value, so that a
-    worker process can send it back: bot/check_split.py)."""
+    worker process can send it back: bot/parallel/check_split.py)."""
 
     head: tuple[Finding, ...]  # the head run's findings within the build scope, in the check's order
     outside: tuple[Finding, ...]  # those outside it (not blamed), in the same order
@@ -163,7 +164,7 @@ def _may_change(check: Check, snapshot: Snapshot) -> bool:
     """Could this change alter the check's verdict? Not when it touches none of its inputs."""
     if check.inputs is None or not snapshot.base.tree.paths():
         return True  # a scan (empty base) or a check that reads anything
-    from bot.snapshot import CMAKE_PROCESS_INPUTS
+    from bot.facts.cmake_models import CMAKE_PROCESS_INPUTS
 
     buck_reader = any(kind in check.inputs for kind in BUCK_FILES)
     cmake_reader = any(kind in check.inputs for kind in CMAKE_FILES)
@@ -177,7 +178,9 @@ def _may_change(check: Check, snapshot: Snapshot) -> bool:
         if (
             cmake_reader
             and touches(change.path, BUCK_FILES)
-            and (snapshot.base.cmake_reads_buck_graph() or snapshot.head.cmake_reads_buck_graph())
+            and (
+                cmake_models.cmake_reads_buck_graph(snapshot.base) or cmake_models.cmake_reads_buck_graph(snapshot.head)
+            )
         ):
             return True  # before 2a692c2da9 the CMake source lists come from the Buck graph
     return False

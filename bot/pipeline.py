@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 
 from bot import engine
 from bot.buck.cells import is_build_file
-from bot.buck.graph_cache import EvaluationCache
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, parse_config
 from bot.diff import ChangeSet, parse_diff
-from bot.facts import review_results
-from bot.facts.cache import FactCache, reviewing
 from bot.model import Finding, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
+from bot.store import reviews
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import FactCache, reviewing
 from bot.tree import FileTree, memory_tree, noting_missing
 
 if TYPE_CHECKING:  # imported by a review that runs its checks: one served from the store needs none
@@ -90,18 +90,18 @@ def review_trees(
     """Review two trees; the configuration comes from the base tree unless given. `stored_results`
     False: run the checks even when this review's result is stored (benchmarks of the checks).
     `check_jobs`: 1 runs every check in this process, 2 shares them with a forked worker, None
-    lets the engine decide (bot/check_split.py)."""
+    lets the engine decide (bot/parallel/check_split.py)."""
     started = time.perf_counter()
     # The same inputs reviewed before (a re-run, a restart, the same pull request asked twice):
-    # the stored result, composed from nothing else (bot/facts/review_results.py). Looked up
+    # the stored result, composed from nothing else (bot/store/reviews.py). Looked up
     # before the configuration is parsed: that needs the checks, which a lazy set imports only now.
-    key = review_results.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
+    key = reviews.review_key(base_tree, head_tree, changes, config, checks) if cache is not None else None
     if cache is not None and key is not None and stored_results:
-        stored = review_results.load(cache.facts, key, head_tree)
+        stored = reviews.load(cache.facts, key, head_tree)
         if stored is not None:
             return _report(base_tree, head_tree, changes, stored, started)
     config = config if config is not None else load_config(base_tree, checks)
-    from bot.collector import collector_paused
+    from bot.parallel.collector import collector_paused
     from bot.smoke_decision import classify
     from bot.snapshot import BuildModel, Snapshot
 
@@ -126,7 +126,7 @@ def review_trees(
         )
         for name, graph in head_model._cells.items()  # noqa: SLF001 - only the cells that were used
     }
-    stored = review_results.StoredReview(
+    stored = reviews.StoredReview(
         findings=result.findings,
         suppressed=result.suppressed,
         smoke=smoke,
@@ -141,9 +141,7 @@ def review_trees(
         missing=frozenset(missing),
     )
     if cache is not None and key is not None:
-        review_results.save(
-            cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()})
-        )
+        reviews.save(cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()}))
     return _report(base_tree, head_tree, changes, stored, started)
 
 
@@ -151,7 +149,7 @@ def _report(
     base_tree: FileTree,
     head_tree: FileTree,
     changes: ChangeSet,
-    stored: review_results.StoredReview,
+    stored: reviews.StoredReview,
     started: float,
 ) -> Report:
     return Report(

@@ -253,7 +253,7 @@ _OPEN: weakref.WeakSet[GitRepository] = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    """A forked process (bot/buck/evaluation_pool.py) must not talk to its parent's `cat-file`
+    """A forked process (bot/parallel/evaluation_pool.py) must not talk to its parent's `cat-file`
     (their requests and answers would interleave) nor wait on a lock another thread held at the
     fork: it starts its own when it first reads a blob."""
     for repository in list(_OPEN):

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
+from bot.facts import revision
 from bot.snapshot import Snapshot
 
 _CUDA_CMAKE = re.compile(r"\bCUDA\b|cuda|nvcc|--export-dynamic|whole-archive")
@@ -48,7 +49,7 @@ def classify(snap: Snapshot) -> SmokeDecision:
     # are one change to a reader.
     targets: dict[str, tuple[set[str], set[str]]] = {}
     for cell in CELLS:
-        cuda = snap.head.cuda_reasons(cell)
+        cuda = revision.cuda_reasons(snap.head, cell)
         graph = snap.head.cell(cell)
         for label in sorted(cuda):
             target = graph.targets[label]

@@ -45,7 +45,7 @@ def missing_reads() -> int:
 def noting_missing() -> Iterator[set[str]]:
     """The ids of the blobs this thread's reads found missing while inside: a stored whole-review
     result names them, and is served again only while they are still missing
-    (bot/facts/review_results.py)."""
+    (bot/store/reviews.py)."""
     outer = getattr(_MISSING, "blobs", None)
     found: set[str] = set()
     _MISSING.blobs = found
@@ -58,7 +58,7 @@ def noting_missing() -> Iterator[set[str]]:
 
 
 def note_missing(blobs: Iterable[str]) -> None:
-    """Blobs another process of this review found missing (bot/check_split.py), for this thread's
+    """Blobs another process of this review found missing (bot/parallel/check_split.py), for this thread's
     `noting_missing`; facts this process derived are not affected, so its count stays."""
     noted = getattr(_MISSING, "blobs", None)
     if noted is not None:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from bot.buck import platforms
 from bot.buck.cells import CELLS, cell_named
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts import revision
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -39,7 +40,9 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         graph = snap.head.cell(cell)
         failing: dict[tuple[str, platforms.SelectFailure], list[str]] = {}
         for platform in snap.head.platforms(cell):
-            found = snap.head.graph_memo(cell, ("select-failures", platform), lambda g, p=platform: _failures(g, p))
+            found = revision.graph_memo(
+                snap.head, cell, ("select-failures", platform), lambda g, p=platform: _failures(g, p)
+            )
             for label, failures in found:
                 for failure in failures:
                     failing.setdefault((label, failure), []).append(platform.name)

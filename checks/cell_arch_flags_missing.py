@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.cpp import conditions_hold
-from bot.facts import pairing
+from bot.cpp.conditions import conditions_hold
+from bot.facts import pairing, revision
 from bot.facts.xref import includes_of, source_paths
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -131,7 +131,7 @@ def _reached_files(model: BuildModel, source: str) -> tuple[str, ...]:
             frontier = following
         return tuple(order)
 
-    return model.memo(("cell-arch-flags-missing:reached-files", source), compute)
+    return revision.tree_memo(model, ("cell-arch-flags-missing:reached-files", source), compute)
 
 
 def _resolve_include(model: BuildModel, including: str, text: str) -> str | None:
@@ -169,7 +169,7 @@ def _requirements(model: BuildModel, path: str, default_arch: int) -> tuple[tupl
                     found.append((needed, line))
         return tuple(sorted(found, key=lambda item: item[1]))
 
-    return model.memo(("cell-arch-flags-missing:requirements", path, default_arch), compute)
+    return revision.tree_memo(model, ("cell-arch-flags-missing:requirements", path, default_arch), compute)
 
 
 def _has_code(text: str) -> bool:

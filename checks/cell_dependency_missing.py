@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS, INTERNAL_CELLS
-from bot.buck.evaluation import flatten, normalize_label
+from bot.buck.targets import flatten, normalize_label
 from bot.check import BUCK_FILES, Check, Example
 from bot.facts import change_scope
 from bot.model import Evidence, Hit, Severity

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.check import CMAKE_FILES, Check, Example
+from bot.facts import cmake_models
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -26,7 +27,7 @@ from bot.snapshot import Snapshot
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     seen: set[tuple[str, int, str]] = set()
     for profile in snap.config.cmake_profiles:
-        for limit in snap.head.cmake(profile).limits:
+        for limit in cmake_models.cmake_model(snap.head, profile).limits:
             stable = _stable(limit.message)
             if (limit.path, limit.line, stable) in seen:
                 continue

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.check import CPP_FILES, Check, Example
-from bot.cpp import is_source_path
+from bot.cpp.declarations import is_source_path
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
 

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from bot.buck import platforms
 from bot.buck.targets import Platform
 from bot.check import BUCK_FILES, Check, Example
-from bot.facts import xref
+from bot.facts import revision, xref
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support import guard_idiom
@@ -127,8 +127,8 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
     for platform in settings.platforms_of(cell):
         if platform.satisfies(constraint):
             continue
-        incompatible = snap.head.incompatible(cell, platform)
-        for label, reason in sorted(snap.head.cuda_reasons(cell, platform).items()):
+        incompatible = revision.incompatible(snap.head, cell, platform)
+        for label, reason in sorted(revision.cuda_reasons(snap.head, cell, platform).items()):
             target = graph.targets[label]
             if label in incompatible or not _CXX_KINDS.search(target.kind):
                 continue
@@ -217,7 +217,7 @@ def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[
     fbcode = snap.head.cell("fbcode")
     return frozenset(
         fbcode.targets[label].package
-        for label in snap.head.cuda_reasons("fbcode")
+        for label in revision.cuda_reasons(snap.head, "fbcode")
         if label not in graph.targets and label in fbcode.targets
     )
 

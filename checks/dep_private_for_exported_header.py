@@ -34,11 +34,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.cpp import Include, SourceFacts
-from bot.facts import xref
+from bot.cpp.declarations import SourceFacts
+from bot.cpp.preprocessor import Include
+from bot.facts import revision, xref
 from bot.facts.header_deps import DependencyIndex, include_is_active
 from bot.facts.header_graph import header_graph
 from bot.model import Evidence, Hit, Severity
@@ -50,7 +50,9 @@ _LEAF_KINDS = frozenset({"cxx_python_extension", "python_extension", "cxx_binary
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("dep-private-for-exported-header",), lambda: _hits(snap.head), persist=True)
+    yield from revision.tree_memo(
+        snap.head, ("dep-private-for-exported-header",), lambda: _hits(snap.head), persist=True
+    )
 
 
 def _hits(model: BuildModel) -> tuple[Hit, ...]:

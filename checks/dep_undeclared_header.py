@@ -54,16 +54,15 @@ from dataclasses import dataclass
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import xref
-from bot.facts.cache import current
+from bot.facts import revision, xref
 from bot.facts.header_deps import CXX_KINDS, include_is_active, recorded_as_written
 from bot.facts.header_graph import HeaderGraph, header_graph, target_files
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.store.memo import current
 from bot.tree import missing_reads
 from checks.support.callsite import attribute_line, call_of, item_line
 
@@ -72,7 +71,7 @@ _CONDITIONAL = re.compile(r"^\s*#\s*if", re.M)
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    hits = snap.head.memo(("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
+    hits = revision.tree_memo(snap.head, ("dep-undeclared-header",), lambda: _undeclared(snap.head), persist=True)
     activated = _activated(snap) if snap.base is not snap.head else {}
     for hit in hits:
         sources = activated.get(hit.target or "")
@@ -149,7 +148,7 @@ def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
     (a table per cell state, in the fact cache): a target none of whose files changed costs a
     lookup, in this review's other revision and in later reviews."""
     state = header_graph(model, cell)
-    owners = model.header_owners(cell)
+    owners = revision.header_owners(model, cell)
     tree = model.tree
     facts = current()
     table = facts.load("dep-undeclared-header:gaps", state.key) or {}
@@ -165,7 +164,7 @@ def _gaps_in_cell(model: BuildModel, cell: str) -> list[_Gap]:
         else:
             if includes is None:  # read only when some target needs it
                 every = {path for listed in state.files_of.values() for path in listed}
-                includes = model.includes(every)
+                includes = revision.includes(model, every)
             read: set[str] = set()
             gaps = _target_gaps(
                 model, state.index, state.targets[label], files, includes, owners, state.owner_labels, cell, read
@@ -198,7 +197,7 @@ def _compiled_by_sources(model: BuildModel, target: BuckTarget) -> frozenset[str
     reached = {*xref.source_paths(target), *xref.label_source_paths(target, model.cell(target.cell))}
     frontier = sorted(reached)
     for _depth in range(_FOLLOW_DEPTH):
-        listed = model.includes(frontier)
+        listed = revision.includes(model, frontier)
         following = []
         for path in frontier:
             for include, _line in listed.get(path, ()):
@@ -346,7 +345,7 @@ def _confirmed_gap(model, target, path, line, include, chain, defines, owning, c
 
 
 def _includes(model: BuildModel, path: str) -> tuple[tuple[str, int], ...]:
-    return model.includes([path]).get(path, ())
+    return revision.includes(model, [path]).get(path, ())
 
 
 def _repo_candidate(including: str, include: str) -> str:

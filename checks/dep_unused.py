@@ -30,7 +30,7 @@ from collections.abc import Iterator
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity

@@ -22,9 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.cpp import ConditionalBlock, Declaration, SourceFacts
+from bot.cpp.declarations import Declaration, SourceFacts
 from bot.cpp.edits import gate_declaration
-from bot.facts import gating
+from bot.cpp.preprocessor import ConditionalBlock
+from bot.facts import gating, revision
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -32,7 +33,9 @@ from checks.support.callsite import item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("gate-declaration-outside",), lambda: _declarations_outside(snap.head), persist=True)
+    yield from revision.tree_memo(
+        snap.head, ("gate-declaration-outside",), lambda: _declarations_outside(snap.head), persist=True
+    )
 
 
 @dataclass(frozen=True, slots=True)

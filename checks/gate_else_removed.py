@@ -22,7 +22,8 @@ import re
 from collections.abc import Iterator
 
 from bot.check import CPP_FILES, Check, Example
-from bot.cpp import ConditionalBlock, is_source_path
+from bot.cpp.declarations import is_source_path
+from bot.cpp.preprocessor import ConditionalBlock
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 

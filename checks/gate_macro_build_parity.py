@@ -25,11 +25,11 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, Scoped
-from bot.cpp import defines_from_flags, evaluate_condition
-from bot.facts import cmake_links, pairing
+from bot.cpp.conditions import defines_from_flags, evaluate_condition
+from bot.facts import cmake_links, cmake_models, pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
@@ -42,7 +42,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[tuple[str, int]] = set()
     targets = _buck_targets(snap.head)
     for profile in snap.config.cmake_profiles:
-        model = snap.head.cmake(profile)
+        model = cmake_models.cmake_model(snap.head, profile)
         pairs = pairing.pairing(snap.head, profile)
         for name, cmake_target in sorted(model.targets.items()):
             twins = [targets[label] for label in pairs.closest_buck(name) if label in targets]

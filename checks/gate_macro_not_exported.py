@@ -35,11 +35,10 @@ from collections.abc import Iterator
 
 from bot.buck import edits as buck_edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake import edits as cmake_edits
-from bot.facts import gating, linkage, xref
+from bot.facts import gating, linkage, revision, xref
 from bot.facts.header_deps import CXX_KINDS, DependencyIndex, configured_table
 from bot.facts.header_graph import dependency_table
 from bot.fixes import fix_between
@@ -49,7 +48,9 @@ from checks.support.callsite import attribute_line, call_of, item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from snap.head.memo(("gate-macro-not-exported",), lambda: _not_exported(snap.head), persist=True)
+    yield from revision.tree_memo(
+        snap.head, ("gate-macro-not-exported",), lambda: _not_exported(snap.head), persist=True
+    )
 
 
 def _not_exported(model: BuildModel) -> tuple[Hit, ...]:
@@ -153,7 +154,7 @@ def _cmake_consumer(model: BuildModel, cmake_model, library, header: str, macro:
         if _cmake_defines(cmake_model, target, macro):
             continue
         sources = [s.path_repo_relative for s in target.sources]
-        for path, found in model.includes(sources).items():
+        for path, found in revision.includes(model, sources).items():
             for included, line in found:
                 if (
                     included == include
@@ -260,7 +261,7 @@ def _cell_hits(model: BuildModel, cell: str) -> dict[tuple[str, str], tuple]:
         return {}
     holding: dict[tuple[str, str], list[tuple[Platform | None, tuple]]] = {}
     for platform in platforms:
-        incompatible = model.incompatible(cell, platform) if platform is not None else {}
+        incompatible = revision.incompatible(model, cell, platform) if platform is not None else {}
         consumers = None
         for macro, labels in sorted(candidates[platform].items()):
             for label in labels:
@@ -300,7 +301,7 @@ class _Consumers:
         self._platform = platform
         self._index = DependencyIndex.build(graph, table, None, frozenset(), {})
         self._includers = _includers(model, graph)
-        self._incompatible = model.incompatible(cell, platform) if platform is not None else {}
+        self._incompatible = revision.incompatible(model, cell, platform) if platform is not None else {}
 
     def without(self, library: BuckTarget, include_name: str, macro: str):
         """(target, file, line) of a dependent built here that compiles a file including the header
@@ -326,7 +327,7 @@ def _includers(model: BuildModel, graph) -> dict[str, list]:
     def compute() -> dict[str, list]:
         candidates = [t for t in graph.targets.values() if CXX_KINDS.search(t.kind)]
         files_of = {t.label: xref.source_paths(t) for t in candidates}
-        includes = model.includes({p for files in files_of.values() for p in files})
+        includes = revision.includes(model, {p for files in files_of.values() for p in files})
         found: dict[str, list] = {}
         for target in sorted(candidates, key=lambda t: t.label):
             for path in files_of[target.label]:
@@ -334,7 +335,7 @@ def _includers(model: BuildModel, graph) -> dict[str, list]:
                     found.setdefault(included, []).append((target, path, line))
         return found
 
-    return model.memo(("gate-macro-not-exported:includers", graph.cell), compute)
+    return revision.tree_memo(model, ("gate-macro-not-exported:includers", graph.cell), compute)
 
 
 def _buck_hit(model, cell, target, macro, header, block, consumer, platforms: tuple[str, ...] = ()) -> Hit:

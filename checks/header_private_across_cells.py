@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import cells_where
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import xref
+from bot.facts import revision, xref
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import item_line
@@ -26,8 +26,8 @@ CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS_WITH_PRIVATE_HEADERS:
-        yield from snap.head.memo(
-            ("header-private", cell), lambda cell=cell: _private_includes(snap.head, cell), persist=True
+        yield from revision.tree_memo(
+            snap.head, ("header-private", cell), lambda cell=cell: _private_includes(snap.head, cell), persist=True
         )
 
 
@@ -44,10 +44,10 @@ def _files_of(graph) -> dict[str, frozenset[str]]:
 
 def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
     graph = model.cell(cell)
-    owners = model.header_owners(cell)
+    owners = revision.header_owners(model, cell)
     hits = []
-    files_of = model.graph_memo(cell, ("header-private-files",), _files_of)
-    includes = model.includes(set().union(*files_of.values()) if files_of else ())
+    files_of = revision.graph_memo(model, cell, ("header-private-files",), _files_of)
+    includes = revision.includes(model, set().union(*files_of.values()) if files_of else ())
     for label, target in sorted(graph.targets.items()):
         for path in sorted(files_of[label]):
             for include, line in includes.get(path, ()):

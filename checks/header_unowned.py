@@ -38,9 +38,9 @@ import posixpath
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS, cell_named
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import symbols, xref
+from bot.facts import revision, symbols, xref
 from bot.facts.header_deps import include_is_active
 from bot.facts.pairing import cell_primary_targets
 from bot.model import Evidence, Hit, Severity
@@ -59,7 +59,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 continue
             for path in _target_files(target):
                 files.setdefault(path, []).append(target)
-    includes = snap.head.includes(sorted(files))
+    includes = revision.includes(snap.head, sorted(files))
     directories: dict[tuple[str, str], list[tuple[str, BuckTarget]]] = {}  # (cell, label) -> its -I directories
     for path, found in sorted(includes.items()):
         for include, line in found:
@@ -186,7 +186,7 @@ def _failed_packages(model: BuildModel) -> frozenset[str]:
                             unknown.add(package)
         return frozenset(unknown)
 
-    return model.memo(("header-unowned:unknown-packages",), compute)
+    return revision.tree_memo(model, ("header-unowned:unknown-packages",), compute)
 
 
 def _under(path: str, packages: frozenset[str]) -> bool:
@@ -201,9 +201,10 @@ def _under(path: str, packages: frozenset[str]) -> bool:
 
 def _owned_anywhere(model: BuildModel) -> frozenset[str]:
     """Every include path some target of some cell lists, as dependents write it."""
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("header-unowned:owned",),
-        lambda: frozenset(include for cell in CELLS for include in model.header_owners(cell)),
+        lambda: frozenset(include for cell in CELLS for include in revision.header_owners(model, cell)),
     )
 
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from bot.check import CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel, CMakeTarget
-from bot.cpp import defines_from_flags
-from bot.facts import cmake_links, symbols
+from bot.cpp.conditions import defines_from_flags
+from bot.facts import cmake_links, cmake_models, symbols
 from bot.facts.cmake_links import LinkedUnit
 from bot.facts.pairing import is_compiled
 from bot.model import Evidence, Hit, Severity
@@ -49,8 +49,8 @@ class _Placed:
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[tuple[str, frozenset[str]]] = set()
     for profile in link_profiles(snap):
-        model = snap.head.cmake(profile)
-        base_model = snap.base.cmake(profile)
+        model = cmake_models.cmake_model(snap.head, profile)
+        base_model = cmake_models.cmake_model(snap.base, profile)
         for binary, _target in cmake_links.binaries(model):
             by_symbol: dict[str, list[_Placed]] = {}
             for unit in cmake_links.linked_units(model, binary):

@@ -39,13 +39,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from bot import cmake
 from bot.buck import edits
 from bot.buck.cells import cell_named, cells_where
-from bot.buck.evaluation import BuckTarget
-from bot.buck.targets import Platform, attribute_on
+from bot.buck.targets import BuckTarget, Platform, attribute_on
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
-from bot.facts import linkage, pairing
+from bot.cmake.model import CMakeTarget, Scoped
+from bot.facts import cmake_models, linkage, pairing
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -232,7 +231,7 @@ def _force_linked_hit(
     snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str], platforms: tuple[str, ...] = ()
 ) -> Hit:
     profile, cmake_name = twin
-    option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    option = _exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
     assert option is not None  # `exporting` holds only the twins that export the flag
     text = snap.head.text(target.path) or ""
     fix = _export_flag_fix(text, target, "export the executable's symbols wherever the shims are linked")
@@ -316,7 +315,7 @@ def _binary_hit(
     platforms: tuple[str, ...] = (),
 ) -> Hit:
     profile, cmake_name = twin
-    option = _exported_option(snap.head.cmake(profile).targets[cmake_name])
+    option = _exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
     assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""
     call = call_of(text, target)
@@ -362,7 +361,7 @@ def _binary_hit(
 
 def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> dict[str, str]:
     """Buck label -> the CMake twin that exports `--export-dynamic` to its consumers."""
-    model = snap.head.cmake(profile)
+    model = cmake_models.cmake_model(snap.head, profile)
     found: dict[str, str] = {}
     for name in sorted(pairs.by_cmake):
         target = model.targets.get(name)
@@ -373,12 +372,12 @@ def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> 
     return found
 
 
-def _exporting_evidence(cmake_name: str, option: cmake.Scoped) -> Evidence:
+def _exporting_evidence(cmake_name: str, option: Scoped) -> Evidence:
     """The CMake line that gives the twin's consumers the flag: every case of this rule cites it."""
     return Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})")
 
 
-def _exported_option(target: cmake.CMakeTarget) -> cmake.Scoped | None:
+def _exported_option(target: CMakeTarget) -> Scoped | None:
     for option in target.link_options:
         if option.scope in _EXPORTING_SCOPES and exports_dynamic(option.value):
             return option
@@ -401,7 +400,7 @@ def _written(value) -> str:
 
 def _hit(snap: Snapshot, cell: str, gap: _Gap, above: list[str]) -> Hit:
     target, (profile, cmake_name), platforms = gap.target, gap.twin, gap.named
-    cmake_target = snap.head.cmake(profile).targets[cmake_name]
+    cmake_target = cmake_models.cmake_model(snap.head, profile).targets[cmake_name]
     option = _exported_option(cmake_target)
     assert option is not None, "only twins that export are paired (_exporting_targets)"
     text = snap.head.text(target.path) or ""

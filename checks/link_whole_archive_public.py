@@ -21,10 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from bot import cmake
 from bot.check import CMAKE_FILES, SMOKE_VERIFIED, Check, Example
 from bot.cmake import edits
+from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
+from bot.cmake.model import CMakeModel, CMakeTarget, WholeArchive
+from bot.cmake.profiles import CMakeProfile
 from bot.cmake.whole_archive import whole_archive_run
+from bot.facts import cmake_models
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
@@ -36,7 +39,7 @@ _SHARED_KINDS = ("SHARED_LIBRARY", "MODULE_LIBRARY")
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     seen: set[tuple[str, int, str]] = set()
     for profile in snap.config.cmake_profiles:  # the first profile that shows a pair reports it
-        model = snap.head.cmake(profile)
+        model = cmake_models.cmake_model(snap.head, profile)
         for name, target in sorted(model.targets.items()):
             if target.kind not in _SHARED_KINDS or target.imported:
                 continue
@@ -49,7 +52,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 yield _hit(snap, model.profile, name, target, pair, model.targets.get(pair.library))
 
 
-def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
+def _same_library(model: CMakeModel, name: str, library: str) -> bool:
     """Whether `library` names `name` itself (directly or through an ALIAS)."""
     seen = set()
     while library not in seen:
@@ -65,14 +68,14 @@ def _same_library(model: cmake.CMakeModel, name: str, library: str) -> bool:
 
 def _hit(
     snap: Snapshot,
-    profile: cmake.CMakeProfile,
+    profile: CMakeProfile,
     name: str,
-    target: cmake.CMakeTarget,
-    pair: cmake.WholeArchive,
-    library: cmake.CMakeTarget | None,
+    target: CMakeTarget,
+    pair: WholeArchive,
+    library: CMakeTarget | None,
 ) -> Hit:
     text = snap.head.text(pair.path) or ""
-    fix = None if pair.via else _private_fix(pair.path, text, pair, cmake.GenexContext.of(profile))
+    fix = None if pair.via else _private_fix(pair.path, text, pair, GenexContext.of(profile))
     advice = "move the pair into PRIVATE scope" + ("" if fix else " (in a `PRIVATE` group of its own)")
     evidence = [
         Evidence(target.path, target.line, f"`{name}` is defined here as a {target.kind.lower().replace('_', ' ')}")
@@ -100,7 +103,7 @@ def _hit(
     )
 
 
-def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.GenexContext) -> Fix | None:
+def _private_fix(path: str, text: str, pair: WholeArchive, context: GenexContext) -> Fix | None:
     """The pair's items moved into PRIVATE scope, splitting their group when it holds more.
 
     The items are read as the profile does (`$<$<NOT:$<CXX_COMPILER_ID:MSVC>>:-Wl,--whole-archive>`
@@ -111,9 +114,7 @@ def _private_fix(path: str, text: str, pair: cmake.WholeArchive, context: cmake.
     for group in edits.scope_groups(invocation):
         if group.scope != pair.scope or not any(item.line == pair.line for item in group.items):
             continue
-        run = whole_archive_run(
-            [cmake.evaluate_generator_expressions(i.value, context) for i in group.items], pair.library
-        )
+        run = whole_archive_run([evaluate_generator_expressions(i.value, context) for i in group.items], pair.library)
         if run is None:
             continue
         fixed = edits.set_scope(text, invocation, group.items[run[0] : run[1]], "PRIVATE")

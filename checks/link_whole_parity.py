@@ -33,10 +33,10 @@ import re
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cmake.model import CMakeModel
-from bot.facts import cmake_links, pairing
+from bot.facts import cmake_links, cmake_models, pairing
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
@@ -52,7 +52,7 @@ _REGISTRATION = re.compile(
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     reported: set[tuple[str, str]] = set()
     for profile in link_profiles(snap):
-        model = snap.head.cmake(profile)
+        model = cmake_models.cmake_model(snap.head, profile)
         pairs = pairing.pairing(snap.head, profile)
         whole_in_buck = _buck_link_whole(snap.head)
         taken_whole: dict[str, tuple[str, str, int]] = {}  # CMake library -> (binary, path, line)

@@ -29,10 +29,10 @@ from collections.abc import Iterator
 
 from bot.buck import edits
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Call
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, SMOKE_VERIFIED, Check, Example
-from bot.facts import change_scope
+from bot.facts import change_scope, revision
 from bot.facts.linkage import python_loadable
 from bot.fixes import fix_between
 from bot.model import Evidence, Hit, Severity
@@ -48,7 +48,7 @@ _NAMED_PEERS = 4
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS:
         graph = snap.head.cell(cell)
-        loadable = snap.head.graph_memo(cell, ("python-loadable",), python_loadable)
+        loadable = revision.graph_memo(snap.head, cell, ("python-loadable",), python_loadable)
         # What the change can affect: its targets, their files' other targets, and the targets a
         # Python loader newly links (or no longer does), wherever they are written.
         moved = change_scope.moved(snap, cell, ("python-loadable",), python_loadable)

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts import revision
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
 
@@ -38,7 +39,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     seen: set[str] = set()
     for cell in CELLS:
         base_targets = snap.base.cell(cell).targets
-        reasons = snap.head.cuda_reasons(cell)
+        reasons = revision.cuda_reasons(snap.head, cell)
         for label, target in sorted(snap.head.cell(cell).targets.items()):
             if label not in reasons or label in seen or "test" in target.kind:
                 continue

@@ -46,12 +46,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import flatten
+from bot.buck.targets import BuckTarget, CellGraph, flatten
 from bot.check import BUCK_FILES, Check, Example
-from bot.facts import cache as facts
+from bot.facts import revision
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.store import memo as facts
 from checks.support.callsite import attribute_line
 
 # `python_pytest` and `python_unittest` are internal macros (fbcode_macros): the model records their
@@ -82,7 +82,7 @@ class _Gap:
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    gaps = snap.head.memo(("python-import-undeclared",), lambda: _gaps(snap.head), persist=True)
+    gaps = revision.tree_memo(snap.head, ("python-import-undeclared",), lambda: _gaps(snap.head), persist=True)
     closures: dict[str, dict[str, frozenset[str] | None]] = {}
     for gap in gaps:
         if not gap.owners or snap.base is snap.head or _made_by_change(snap, gap, closures):

@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, SMOKE_VERIFIED, Check, Example
-from bot.facts import linkage, pairing, symbols
+from bot.facts import linkage, pairing, revision, symbols
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line, item_line
@@ -146,7 +146,7 @@ def _linked_together(model: BuildModel, cell: str, a: str, b: str) -> list[tuple
     shims with CUDA, the CPU ones without) are alternatives, never linked together."""
     found = []
     for platform in model.platforms(cell):
-        incompatible = model.incompatible(cell, platform)
+        incompatible = revision.incompatible(model, cell, platform)
         users_a = linkage.dependents_closure(model, cell, a, platform)
         users_b = linkage.dependents_closure(model, cell, b, platform)
         common = [label for label in (a, b) if label in users_a and label in users_b]

@@ -28,10 +28,10 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.targets import flatten
 from bot.check import Check, Example
-from bot.facts import cache as facts
 from bot.facts import change_scope
 from bot.model import Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
+from bot.store import memo as facts
 from checks.support.callsite import item_line
 
 _FILE_ATTRIBUTES = ("srcs", "headers", "exported_headers")

@@ -44,10 +44,10 @@ import re
 from collections.abc import Callable, Collection, Iterator
 
 from bot.buck.cells import CELLS, is_build_file
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.cmake.profiles import profiles_touched
-from bot.facts import pairing
+from bot.facts import cmake_models, pairing, revision
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line, item_line
@@ -131,7 +131,7 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
             if line is None or (target.path, line, source) in seen or pairing.cmake_mentions(snap.head, source):
                 continue
             seen.add((target.path, line, source))
-            twin = snap.head.cmake(profile).targets.get(twins[0])
+            twin = cmake_models.cmake_model(snap.head, profile).targets.get(twins[0])
             family = _one_sided_family(
                 source,
                 before.buck_sources[label],
@@ -188,7 +188,7 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
 def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
-    model = snap.head.cmake(profile)
+    model = cmake_models.cmake_model(snap.head, profile)
     derived = _derived_from_buck(snap.base) | _derived_from_buck(snap.head)
     for name in sorted(set(before.cmake_sources) & set(after.cmake_sources)):
         # A list computed from Buck queries follows Buck by construction: not kept by hand, no drift.
@@ -300,7 +300,9 @@ def _other_architecture_built(source: str, other_build: frozenset[str]) -> bool:
 def _derived_from_buck(model: BuildModel) -> frozenset[str]:
     """Sources of the lists extract_sources.py computes from Buck queries for CMake (trees before
     2a692c2da9): they follow the Buck graph by construction (bot/facts/extracted_sources.py)."""
-    return frozenset(path for lists in model.extracted_source_lists() for _name, paths in lists.lists for path in paths)
+    return frozenset(
+        path for lists in cmake_models.extracted_source_lists(model) for _name, paths in lists.lists for path in paths
+    )
 
 
 _NAME_PARTS = re.compile(r"\d+|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
@@ -352,7 +354,7 @@ def _cmake_only_library(snap: Snapshot, source: str, before: pairing.Pairing, af
     """A repository header the source includes from a directory no Buck target compiles or lists a
     file of, at the base or at the head: the source needs a library only CMake builds."""
     built = _buck_directories(snap.base, before) | _buck_directories(snap.head, after)
-    for include, _line in snap.head.includes([source]).get(source, ()):
+    for include, _line in revision.includes(snap.head, [source]).get(source, ()):
         if not include.startswith(_NAMESPACE):
             continue
         header = include[len(_NAMESPACE) :]
@@ -370,7 +372,7 @@ def _buck_directories(model: BuildModel, pairs: pairing.Pairing) -> frozenset[st
     for cell in CELLS:
         directories.update(
             posixpath.dirname(include[len(_NAMESPACE) :])
-            for include in model.header_owners(cell)
+            for include in revision.header_owners(model, cell)
             if include.startswith(_NAMESPACE)
         )
     return frozenset(directories)

@@ -39,6 +39,7 @@ from bot.buck.cells import CELLS, cell_named
 from bot.buck.platforms import dependencies
 from bot.buck.targets import BuckTarget, CellGraph, Platform
 from bot.check import BUCK_FILES, Check, Example
+from bot.facts import revision
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -81,8 +82,8 @@ def _untested_new(snap: Snapshot, cell: str, platform: Platform, cuda_constraint
     some cell, and that no test compatible with `platform` reaches (nor, in a CI-driven cell, a
     CI command builds)."""
     head, base = snap.head.cell(cell), snap.base.cell(cell)
-    head_incompatible = snap.head.incompatible(cell, platform)
-    base_incompatible = snap.base.incompatible(cell, platform)
+    head_incompatible = revision.incompatible(snap.head, cell, platform)
+    base_incompatible = revision.incompatible(snap.base, cell, platform)
     candidates = [
         label
         for label, target in head.targets.items()
@@ -96,7 +97,7 @@ def _untested_new(snap: Snapshot, cell: str, platform: Platform, cuda_constraint
     ]
     if candidates and not platform.satisfies(cuda_constraint):
         # A CUDA target a CPU-only platform admits fails to build there: cuda-guard-missing's.
-        cuda = snap.head.cuda_reasons(cell, platform)
+        cuda = revision.cuda_reasons(snap.head, cell, platform)
         candidates = [label for label in candidates if label not in cuda]
     if not candidates:
         return frozenset()
@@ -124,8 +125,10 @@ def _untested_new(snap: Snapshot, cell: str, platform: Platform, cuda_constraint
 
 def _tested_on(snap: Snapshot, cell: str, platform: Platform) -> frozenset[str]:
     """What the tests compatible with `platform` build in the cell at head (kept per graph)."""
-    incompatible = snap.head.incompatible(cell, platform)
-    return snap.head.graph_memo(cell, ("tested", platform), lambda graph: _tested(graph, platform, incompatible))
+    incompatible = revision.incompatible(snap.head, cell, platform)
+    return revision.graph_memo(
+        snap.head, cell, ("tested", platform), lambda graph: _tested(graph, platform, incompatible)
+    )
 
 
 def _evaluated(graph: CellGraph, package: str) -> bool:
@@ -251,7 +254,7 @@ def _tests_elsewhere(
     found: dict[str, tuple[str, BuckTarget]] = {}
     for other in (cell, *(c for c in CELLS if c != cell)):
         graph = snap.head.cell(other)
-        dependents: Mapping[str, tuple[str, ...]] = snap.head.graph_memo(other, ("dependents",), _dependents)
+        dependents: Mapping[str, tuple[str, ...]] = revision.graph_memo(snap.head, other, ("dependents",), _dependents)
         stack = [label for subject in subjects for label in (subject, subject + "_static")]
         seen: set[str] = set()
         while stack:
@@ -264,7 +267,7 @@ def _tests_elsewhere(
             if target is None or not _is_test(target) or label in found:
                 continue
             if other == cell:
-                excluded = [p.name for p in platforms if label in snap.head.incompatible(cell, p)]
+                excluded = [p.name for p in platforms if label in revision.incompatible(snap.head, cell, p)]
                 if excluded:
                     found[label] = (f"not compatible with {', '.join(f'`{name}`' for name in excluded)}", target)
             elif label not in here:

@@ -15,13 +15,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.render.job_summary import render_job_summary
 from bot.render.printable import printable
 from bot.render.sarif import render_sarif
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
 from pr_check.output import FAIL_LEVELS, OutputOptions, OutputRequest, exit_status, render, write
 from pr_check.review import CHECKS
 from pr_check.version import VERSION

@@ -372,8 +372,8 @@ def _dispatch(arguments: argparse.Namespace) -> int:
 
 
 def _cache(arguments: argparse.Namespace) -> int:
-    from bot.facts.cache import DiskStore
     from bot.repo import GitRepository
+    from bot.store.disk import DiskStore
     from pr_check.review import default_cache_dir
 
     if arguments.cache_dir is not None:
@@ -531,7 +531,7 @@ def _review(arguments: argparse.Namespace, request: OutputRequest, config: Confi
             base_tree, head_tree = repo.tree(base_sha), repo.tree(head_sha)
         with_shim = shim_files(repo, arguments.shim)
         base_tree, head_tree = with_shim(base_tree), with_shim(head_tree)
-        from bot.buck.graph_cache import EvaluationCache  # the evaluator: imported by the commands that evaluate
+        from bot.store.evaluations import EvaluationCache  # the evaluator: imported by the commands that evaluate
 
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, config_source = _config_note(arguments.config)
@@ -583,7 +583,7 @@ def _scan(arguments: argparse.Namespace, request: OutputRequest, config: Config 
     with GitRepository(arguments.repo) as repo:
         revision = arguments.rev or revisions.head_reference(repo)
         tree = shim_files(repo, arguments.shim)(repo.tree(revision))
-        from bot.buck.graph_cache import EvaluationCache  # the evaluator: imported by the commands that evaluate
+        from bot.store.evaluations import EvaluationCache  # the evaluator: imported by the commands that evaluate
 
         cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
         config_notes, config_source = _config_note(arguments.config)

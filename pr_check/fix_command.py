@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
 from bot.config import Config
 from bot.diff import parse_diff
@@ -20,6 +19,7 @@ from bot.errors import UsageError
 from bot.pipeline import Report
 from bot.render.printable import printable
 from bot.repo import EMPTY_TREE, GitRepository
+from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree
 from pr_check import revisions
 from pr_check.fix import fix_until_settled, summary_lines, write_work_tree

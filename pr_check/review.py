@@ -5,7 +5,7 @@ Everything else that needs the product's rules (the CLI, the outputs, the rules 
 
 The checks are imported at first use, not with this module (about half a CPU second of imports:
 tree-sitter grammars, starlark, the C++ and CMake models): a review whose result is already stored
-(bot/facts/review_results.py) never needs them. The App's fork server preloads them
+(bot/store/reviews.py) never needs them. The App's fork server preloads them
 (webhooks/isolation.py), so its children start with them imported.
 """
 

@@ -205,7 +205,8 @@ def plan_from_json(data: dict) -> BuildPlan:
 
 def model_of_directory(root: Path, profile_name: str = PROFILE):
     """The CMake model of a checkout on disk (a subtree is enough: what is absent is reported by the model)."""
-    from bot.cmake import PROFILES, evaluate_cmake
+    from bot.cmake.interpreter import evaluate_cmake
+    from bot.cmake.profiles import PROFILES
     from bot.tree import memory_tree
 
     files = {}

@@ -33,13 +33,13 @@ def hoard_memory(request, phase) -> tuple:
 
 
 def stuck_check_worker(request, phase) -> tuple:
-    """A real review whose check worker (bot/check_split.py) never finishes: each check of its
+    """A real review whose check worker (bot/parallel/check_split.py) never finishes: each check of its
     share, in the worker, writes the worker's pid to `request.report_path` and sleeps. The
     deadline's kill of this child must take the worker with it."""
     import dataclasses
 
     import checks
-    from bot.check_split import WORKER_SHARE
+    from bot.parallel.check_split import WORKER_SHARE
     from pr_check.review import review_repository
 
     child = os.getpid()

@@ -82,7 +82,7 @@ def test_a_crash_a_stall_and_a_memory_blowup_each_come_back_as_a_value(tmp_path,
 
 
 def test_a_check_worker_dies_with_the_review_child_at_the_deadline(tmp_path):
-    # The child forks a worker for a share of the checks (bot/check_split.py); the deadline kills
+    # The child forks a worker for a share of the checks (bot/parallel/check_split.py); the deadline kills
     # the child with SIGKILL, which no code of the child sees: the worker must go too.
     request = _request(tmp_path, {"BUCK": BUCK_DEFECT})
     outcome = run_review(request, ReviewLimits(deadline_s=15), work=stuck_check_worker)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from bot.buck.evaluation import Select
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
+from bot.buck.targets import Select
+from bot.store.evaluations import EvaluationCache
 from bot.tree import Gitlink, Symlink, memory_tree
 
 BUCKCONFIG = (
@@ -140,7 +141,7 @@ def test_each_cell_reads_its_own_build_files():
 
 
 def test_labels_normalize_every_spelling_of_the_repository():
-    from bot.buck.evaluation import normalize_label
+    from bot.buck.targets import normalize_label
 
     spellings = [
         ":x",

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.buck.evaluation import Select
-from bot.buck.graph_cache import evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.shim import shim_gitlink, with_shim
+from bot.buck.targets import Select
 from bot.repo import GitRepository
 from bot.tree import Gitlink, Symlink, memory_tree, mount
 

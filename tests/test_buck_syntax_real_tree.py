@@ -10,7 +10,8 @@ import posixpath
 import pytest
 
 from bot.buck import edits
-from bot.buck.evaluation import CellEvaluator, find_packages, load_buckconfig
+from bot.buck.evaluation import CellEvaluator
+from bot.buck.packages import find_packages, load_buckconfig
 from bot.buck.syntax import parse_starlark
 from bot.repo import GitRepository
 from bot.tree import FileTree, with_files

@@ -3,7 +3,7 @@ targets built transitively. Expectations written from buck2's target-pattern rul
 
 from __future__ import annotations
 
-from bot.buck.graph_cache import evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
 from bot.facts.build_scope import EVERYTHING, TargetPattern, build_scope, ci_target_patterns
 from bot.tree import memory_tree
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.cells import CELL_TABLE, CELLS, cell_named, cells_where
-from bot.buck.evaluation import build_file_names, load_buckconfig
-from bot.buck.graph_cache import evaluate_cell
+from bot.buck.packages import build_file_names, load_buckconfig
 from tests.test_buck_model import MIGRATION, tree
 
 PROBE = MIGRATION + (

@@ -1,4 +1,4 @@
-"""The checks on two cores (bot/check_split.py): a forked worker's share gives the serial result.
+"""The checks on two cores (bot/parallel/check_split.py): a forked worker's share gives the serial result.
 
 Serial (`check_jobs=1`) and forked (`check_jobs=2`: a worker whenever both shares hold a check)
 reviews of the same revisions must agree on everything but the clock: findings in their order,
@@ -21,13 +21,13 @@ import pytest
 
 import checks
 from bot import engine
-from bot.buck.graph_cache import EvaluationCache
-from bot.check_split import WORKER_SHARE
-from bot.collector import collector_paused
 from bot.diff import parse_diff
-from bot.facts.cache import reviewing
+from bot.parallel.check_split import WORKER_SHARE
+from bot.parallel.collector import collector_paused
 from bot.repo import GitRepository
 from bot.snapshot import BuildModel, Snapshot
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import reviewing
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import Report, load_config, review_repository
 from tests.processes import gone, kill_and_expect_worker_gone, leave_nothing_behind
@@ -65,7 +65,7 @@ def test_a_fixture_case_gives_the_same_review_serial_and_forked(case, tmp_path):
 _REVIEW_WITH_A_KILLED_WORKER = """
 import dataclasses, json, os, signal, sys
 import checks
-from bot.check_split import WORKER_SHARE
+from bot.parallel.check_split import WORKER_SHARE
 from bot.render.json import render_json
 from pr_check.review import review_repository
 
@@ -116,7 +116,7 @@ def test_a_worker_killed_mid_run_still_gives_the_full_result(tmp_path):
 _REVIEW_WITH_A_STUCK_WORKER = """
 import dataclasses, os, sys, time
 import checks
-from bot.check_split import WORKER_SHARE
+from bot.parallel.check_split import WORKER_SHARE
 from pr_check.review import review_repository
 
 repo, base, head, cache, marker = sys.argv[1:]

@@ -6,12 +6,16 @@ Assertions are on the reported problems and on the values the model keeps, never
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from bot.cmake import DEFAULT_PROFILE, ParseProblem, evaluate_cmake
 from bot.cmake.budgets import MAX_EXPANDED_CHARS, MAX_EXPANDED_ITEMS, MAX_LIST_ITEMS, MAX_VALUE_CHARS
 from bot.cmake.commands.variables import integer_expression
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.profiles import DEFAULT_PROFILE
 from bot.cmake.regexes import RegexGuard, RegexTimeout
+from bot.cmake.syntax import ParseProblem
 from bot.model import Severity
 from bot.tree import memory_tree
 
@@ -179,3 +183,38 @@ def test_a_busy_loop_ahead_of_a_major_finding_still_fails_the_review(tmp_path):
     assert 2 <= limits[0].line <= 46  # a command inside the loop's body
     assert "evaluation stopped after 400000 commands" in limits[0].message
     assert any(f.severity >= report.fail_level for f in report.findings)  # exit 1, not 0
+
+
+def test_waiting_for_a_core_spends_no_regex_time():
+    """The budget is the matching thread's CPU time: on a loaded machine a thread that waits for a
+    core (here: sleeps) must not run out of it, or one tree gives different models at different loads."""
+    guard = RegexGuard(seconds=0.5)
+    for _ in range(4):  # 1.2 s of wall time against a 0.5 s budget
+        assert guard._timed(lambda timeout: time.sleep(0.3) or "matched") == "matched"
+    assert guard.seconds_left > 0.4
+
+
+def test_a_match_stopped_while_waiting_is_tried_again_and_one_spinning_is_not():
+    """regex's timeout is wall time: one that fires with little CPU spent is a wait, retried with
+    more time; one that fires after the CPU bound is spent is a runaway pattern, reported."""
+    guard = RegexGuard(seconds=2.0)
+    walls: list[float] = []
+
+    def waits_once(timeout: float) -> str:
+        walls.append(timeout)
+        if len(walls) == 1:
+            time.sleep(0.05)
+            raise TimeoutError
+        return "matched"
+
+    assert guard._timed(waits_once) == "matched"
+    assert walls[1] > walls[0]  # the second try had more wall time
+
+    def spins(timeout: float) -> str:
+        deadline = time.thread_time() + timeout
+        while time.thread_time() < deadline:
+            pass
+        raise TimeoutError
+
+    with pytest.raises(RegexTimeout):
+        guard._timed(spins)

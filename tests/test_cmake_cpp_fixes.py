@@ -15,9 +15,13 @@ import pytest
 
 from bot import engine
 from bot.check import CMAKE_FILES, CPP_FILES, Example, touches
-from bot.cmake import DEFAULT_PROFILE, edits, evaluate_cmake, evaluate_cmake_dirs, parse_cmake
-from bot.cpp import source_facts
+from bot.cmake import edits
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.profiles import DEFAULT_PROFILE
+from bot.cmake.syntax import parse_cmake
+from bot.cpp.declarations import source_facts
 from bot.diff import ChangeSet, FileChange
+from bot.facts import cmake_models
 from bot.fixes import apply_fixes, fix_between
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import FileTree, memory_tree, with_files
@@ -96,8 +100,11 @@ def test_fixed_head_is_clean_and_still_builds(check, index, example):
             facts = source_facts(path, text)
             assert (facts.problems, facts.unparsed_lines) == ((), ())
     if any(touches(path, CMAKE_FILES) for path in example.fixed):
-        problems_before = set(BuildModel(memory_tree(head)).cmake(DEFAULT_PROFILE.name).problems)
-        assert set(BuildModel(memory_tree(fixed)).cmake(DEFAULT_PROFILE.name).problems) <= problems_before
+        problems_before = set(cmake_models.cmake_model(BuildModel(memory_tree(head)), DEFAULT_PROFILE.name).problems)
+        assert (
+            set(cmake_models.cmake_model(BuildModel(memory_tree(fixed)), DEFAULT_PROFILE.name).problems)
+            <= problems_before
+        )
 
 
 # -- the real tree ---------------------------------------------------------------------------

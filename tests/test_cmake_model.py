@@ -9,20 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cmake import (
-    DEFAULT_PROFILE,
-    PROFILES,
-    SOURCE_ROOT,
-    GenexContext,
-    Scoped,
-    evaluate_cmake,
-    evaluate_cmake_dirs,
-    evaluate_generator_expressions,
-    expand_references,
-    split_list,
-    whole_archives,
-)
+from bot.cmake.generator_expressions import GenexContext, evaluate_generator_expressions
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_dirs
+from bot.cmake.model import SOURCE_ROOT, Scoped
+from bot.cmake.profiles import DEFAULT_PROFILE, PROFILES
 from bot.cmake.syntax import parse_cmake, parse_cmake_cached
+from bot.cmake.values import expand_references, split_list
+from bot.cmake.whole_archive import whole_archives
 from bot.tree import memory_tree
 
 # ---------------------------------------------------------------------------------------
@@ -840,7 +833,8 @@ def test_second_model_of_the_same_tree_reuses_parses():
 
 
 def test_a_command_the_model_cannot_evaluate_is_a_problem_not_an_exception():
-    from bot.cmake import PROFILES, evaluate_cmake
+    from bot.cmake.interpreter import evaluate_cmake
+    from bot.cmake.profiles import PROFILES
     from bot.tree import memory_tree
 
     tree = memory_tree({"CMakeLists.txt": 'file(RELATIVE_PATH rel "" "")\nadd_library(kept STATIC kept.cpp)\n'})

@@ -7,7 +7,8 @@ executorch_append_filelist, not copied from it; values are observed through the 
 
 from __future__ import annotations
 
-from bot.cmake import DEFAULT_PROFILE, evaluate_cmake
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.profiles import DEFAULT_PROFILE
 from bot.tree import memory_tree
 
 LISTS = """\

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot import engine
-from bot.cmake import DEFAULT_PROFILE, PROFILES
-from bot.cmake.profiles import BACKEND_PROFILES, platform_variables, profiles_touched
+from bot.cmake.profiles import BACKEND_PROFILES, DEFAULT_PROFILE, PROFILES, platform_variables, profiles_touched
 from bot.config import parse_config
 from bot.diff import ChangeSet, FileChange
 from bot.errors import ConfigError

@@ -3,11 +3,13 @@ that answers every read the same way gets it without evaluating, and any other t
 
 from __future__ import annotations
 
-from bot import cmake
+from bot.cmake.interpreter import evaluate_cmake, evaluate_cmake_reads
 from bot.cmake.profiles import PROFILES
 from bot.cmake.reads import literal_directory
-from bot.facts.cache import DiskStore, FactCache, by_reads, reviewing
+from bot.facts import cmake_models
 from bot.snapshot import BuildModel
+from bot.store.disk import DiskStore
+from bot.store.memo import FactCache, by_reads, reviewing
 from bot.tree import memory_tree, with_files
 
 ROOT = """cmake_minimum_required(VERSION 3.19)
@@ -36,7 +38,7 @@ def _model(tree, store_dir, evaluations: list[str], label: str):
 
     def evaluate():
         evaluations.append(label)
-        return cmake.evaluate_cmake_reads(tree, PROFILE)
+        return evaluate_cmake_reads(tree, PROFILE)
 
     with reviewing(FactCache(DiskStore(store_dir))):
         return by_reads("cmake-model", ("cpu-only",), tree, evaluate)
@@ -59,7 +61,7 @@ def test_a_tree_answering_every_read_the_same_gets_the_stored_model(tmp_path):
     )
     again = _model(head, tmp_path, evaluations, "head")
     assert evaluations == ["base"]
-    assert again == first == cmake.evaluate_cmake(head, PROFILE)
+    assert again == first == evaluate_cmake(head, PROFILE)
     assert again.targets["kernels"].sources == first.targets["kernels"].sources
 
 
@@ -78,7 +80,7 @@ def test_a_tree_that_answers_one_read_differently_is_evaluated(tmp_path):
         head = with_files(base, files)
         model = _model(head, tmp_path, evaluations, name)
         assert evaluations[-1] == name, name
-        assert model == cmake.evaluate_cmake(head, PROFILE), name
+        assert model == evaluate_cmake(head, PROFILE), name
     # Each variant is kept: the base and every head are served from the store now.
     for name, files in [("base", {}), *cases.items()]:
         _model(with_files(base, files) if files else base, tmp_path, evaluations, "again: " + name)
@@ -89,11 +91,13 @@ def test_a_review_serves_a_head_s_cmake_model_from_the_base_s_when_only_buck_fil
     base = memory_tree(BASE)
     head = with_files(base, {"runtime/BUCK": "cxx_library(name = 'core', srcs = ['core.cpp'])\n"})
     with reviewing(FactCache(DiskStore(tmp_path))):
-        stored = BuildModel(base).cmake("cpu-only")
+        stored = cmake_models.cmake_model(BuildModel(base), "cpu-only")
     with reviewing(FactCache(DiskStore(tmp_path))):
-        served = BuildModel(head).cmake("cpu-only")
-    assert served == stored == cmake.evaluate_cmake(head, PROFILE)
-    assert BuildModel(base).cmake_inputs() != BuildModel(head).cmake_inputs()  # the tree key differs
+        served = cmake_models.cmake_model(BuildModel(head), "cpu-only")
+    assert served == stored == evaluate_cmake(head, PROFILE)
+    assert cmake_models.cmake_inputs(BuildModel(base)) != cmake_models.cmake_inputs(
+        BuildModel(head)
+    )  # the tree key differs
 
 
 def test_a_glob_is_narrowed_to_the_literal_directories_before_its_first_wildcard():

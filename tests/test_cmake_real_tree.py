@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.cmake import DEFAULT_PROFILE, PROFILES, evaluate_cmake_dirs
+from bot.cmake.interpreter import evaluate_cmake_dirs
+from bot.cmake.profiles import DEFAULT_PROFILE, PROFILES
 
 MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 REVISION = "refs/heads/main"

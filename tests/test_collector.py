@@ -6,7 +6,7 @@ import gc
 import threading
 import weakref
 
-from bot.collector import collector_paused
+from bot.parallel.collector import collector_paused
 
 
 class Node:

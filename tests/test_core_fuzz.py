@@ -13,9 +13,10 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.buck.graph_cache import evaluate_cell
-from bot.cmake import PROFILES, evaluate_cmake
-from bot.cpp import source_facts
+from bot.buck.cell_graphs import evaluate_cell
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.profiles import PROFILES
+from bot.cpp.declarations import source_facts
 from bot.diff import parse_diff
 from bot.errors import PrCheckError
 from bot.tree import memory_tree

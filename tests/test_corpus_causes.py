@@ -48,9 +48,9 @@ def test_three_commas_dropped_from_a_real_targets_file_are_three_errors(executor
     # trailing comma; each error is where the next item starts, and nothing else is flagged.
     import difflib
 
-    from bot.buck.graph_cache import EvaluationCache
     from bot.patch import apply_diff
     from bot.repo import GitRepository
+    from bot.store.evaluations import EvaluationCache
     from pr_check.review import review_trees
 
     path = "kernels/portable/cpu/util/targets.bzl"

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.cpp import (
-    conditions_hold,
-    defines_from_flags,
-    evaluate_condition,
-    source_facts,
-    source_facts_in_tree,
-)
+from bot.cpp.conditions import conditions_hold, defines_from_flags, evaluate_condition
+from bot.cpp.declarations import source_facts, source_facts_in_tree
 from bot.tree import memory_tree
 
 HEADER = """\
@@ -348,7 +343,7 @@ def test_ten_thousand_nested_ifs_are_tracked_in_linear_space():
 
 
 def test_a_file_over_the_size_cap_is_a_problem_not_read():
-    from bot.cpp import MAX_SOURCE_BYTES
+    from bot.cpp.declarations import MAX_SOURCE_BYTES
 
     line = "#include <x.h>\n"
     source = line * (MAX_SOURCE_BYTES // len(line) + 1)

@@ -41,9 +41,9 @@ def test_distinct_names_and_the_static_twins_evaluate():
 def test_duplicate_name_added_to_a_real_package_is_a_new_evaluation_error(executorch_mirror, real_tree_cache):
     # A second `threadpool` (targets.bzl defines the first) in extension/threadpool/BUCK would be
     # refused by buck2; the review must say the package no longer evaluates, at the second one.
-    from bot.buck.graph_cache import EvaluationCache
     from bot.patch import apply_diff
     from bot.repo import GitRepository
+    from bot.store.evaluations import EvaluationCache
     from pr_check.review import review_trees
 
     with GitRepository(executorch_mirror) as repo:

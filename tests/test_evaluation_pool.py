@@ -7,11 +7,12 @@ import subprocess
 
 import pytest
 
-from bot.buck import evaluation_pool
-from bot.buck.evaluation import find_packages, load_buckconfig
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
-from bot.facts.cache import reviewing
+from bot.buck.cell_graphs import evaluate_cell, evaluate_packages
+from bot.buck.packages import find_packages, load_buckconfig
+from bot.parallel import evaluation_pool
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import reviewing
 
 PACKAGES = 18
 MACROS = (
@@ -46,13 +47,13 @@ def test_workers_give_what_one_process_gives_in_the_same_order(tmp_path):
         tree = repo.tree("HEAD")
         config = load_buckconfig(tree)
         packages = list(find_packages(tree, config, "xplat").items())
-        alone = evaluation_pool.evaluate(tree, "xplat", config, packages, {}, jobs=1)
-        shared = evaluation_pool.evaluate(tree, "xplat", config, packages, {}, jobs=3)
+        alone = evaluate_packages(tree, "xplat", config, packages, {}, jobs=1)
+        shared = evaluate_packages(tree, "xplat", config, packages, {}, jobs=3)
         assert shared == alone
         assert [result.package for result, _complete in shared] == [package for package, _file in packages]
         by_package = {result.package: result for result, _complete in shared}
         broken = by_package["p7"]
-        assert broken.targets == () and "p7 is broken" in broken.error.message
+        assert broken.targets == () and broken.error is not None and "p7 is broken" in broken.error.message
         assert by_package["p9"].targets[0].attrs["deps"] == ["//p8:p8"]
         assert all(complete for _result, complete in shared)
         # The parent's own blob reader was left alone by the workers.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.facts import cmake_models
 from bot.repo import GitRepository
 from bot.snapshot import BuildModel
 from fixtures.cases import git
@@ -178,12 +179,15 @@ def tree_2023(**overrides: str) -> dict[str, str]:
 
 
 def sources(build: BuildModel, target: str) -> list[str]:
-    return [source.path_repo_relative for source in build.cmake("linux-gcc-cuda").targets[target].sources]
+    return [
+        source.path_repo_relative
+        for source in cmake_models.cmake_model(build, "linux-gcc-cuda").targets[target].sources
+    ]
 
 
 def test_the_lists_are_the_scripts_output_from_the_oss_buck_graph(tmp_path):
     build = build_of(tmp_path, tree_2023())
-    (lists,) = build.extracted_source_lists()
+    (lists,) = cmake_models.extracted_source_lists(build)
     assert lists.config == "build/cmake_deps.toml" and lists.failure is None
     assert {variable: value.split(";") for variable, value in lists.variables()} == EXPECTED
     assert [name for name, _ in lists.lists] == [
@@ -196,7 +200,7 @@ def test_the_lists_are_the_scripts_output_from_the_oss_buck_graph(tmp_path):
 
 def test_the_cmake_model_includes_the_generated_file(tmp_path):
     build = build_of(tmp_path, tree_2023())
-    model = build.cmake("linux-gcc-cuda")
+    model = cmake_models.cmake_model(build, "linux-gcc-cuda")
     assert sources(build, "executorch") == EXPECTED["_executorch__srcs"]
     assert sources(build, "executor_runner") == EXPECTED["_executor_runner__srcs"]
     assert model.generated == ("/build/executorch_srcs.cmake",)
@@ -206,15 +210,15 @@ def test_the_cmake_model_includes_the_generated_file(tmp_path):
 def test_the_2024_helper_with_an_absolute_script_path_and_no_python(tmp_path):
     build = build_of(tmp_path, tree_2023(**{"build/Utils.cmake": UTILS_2024, "CMakeLists.txt": ROOT_2024}))
     assert sources(build, "executorch") == EXPECTED["_executorch__srcs"]
-    assert build.cmake("linux-gcc-cuda").problems == ()
+    assert cmake_models.cmake_model(build, "linux-gcc-cuda").problems == ()
 
 
 def test_a_config_the_script_cannot_follow_fails_it_and_cmake_stops(tmp_path):
     broken = CONFIG.replace('deps = ["executorch"]', 'deps = ["executorch", "no_such_list"]')
     build = build_of(tmp_path, tree_2023(**{"build/cmake_deps.toml": broken}))
-    (lists,) = build.extracted_source_lists()
+    (lists,) = cmake_models.extracted_source_lists(build)
     assert lists.lists == () and lists.failure is not None and "no_such_list" in lists.failure
-    model = build.cmake("linux-gcc-cuda")
+    model = cmake_models.cmake_model(build, "linux-gcc-cuda")
     assert [problem.line for problem in model.problems] == [13]  # the message(FATAL_ERROR)
     assert model.generated == () and model.targets["executorch"].sources == ()
 
@@ -233,8 +237,8 @@ def test_trees_without_the_config_beside_the_script_are_left_as_they_were(tmp_pa
     no_script = tree_2023()
     del no_script["build/extract_sources.py"]
     build = build_of(tmp_path, no_script)
-    model = build.cmake("linux-gcc-cuda")
-    assert build.extracted_source_lists() == ()
+    model = cmake_models.cmake_model(build, "linux-gcc-cuda")
+    assert cmake_models.extracted_source_lists(build) == ()
     assert model.targets["executorch"].sources == () and model.generated == ()
     # Nothing asked for the Buck graph: a CMake-only model of a newer tree never evaluates a cell.
     assert build._cells == {}
@@ -273,7 +277,7 @@ def test_the_2024_executorch_library_holds_the_prim_ops_registry(executorch_mirr
     //kernels/prim_ops:prim_ops_registry, whose srcs are register_prim_ops.cpp (read at that commit)."""
     with GitRepository(executorch_mirror) as repo:
         build = BuildModel(repo.tree(repo.resolve("2d39c223f2")))
-        model = build.cmake("linux-gcc-cuda")
+        model = cmake_models.cmake_model(build, "linux-gcc-cuda")
     executorch = {source.path_repo_relative for source in model.targets["executorch"].sources}
     assert {
         "kernels/prim_ops/register_prim_ops.cpp",
@@ -318,8 +322,8 @@ def test_a_list_computed_from_buck_is_no_source_parity_drift(tmp_path):
     runner = BUCK["examples/runner/TARGETS"].replace(', "//kernels/portable:operators"', "")
     head = commit(repo, {"examples/runner/TARGETS": runner}, "the runner drops the operators")
     with GitRepository(repo) as opened:
-        before = BuildModel(opened.tree(base)).cmake("linux-gcc-cuda")
-        after = BuildModel(opened.tree(head)).cmake("linux-gcc-cuda")
+        before = cmake_models.cmake_model(BuildModel(opened.tree(base)), "linux-gcc-cuda")
+        after = cmake_models.cmake_model(BuildModel(opened.tree(head)), "linux-gcc-cuda")
     dropped = {s.path_repo_relative for s in before.targets["executor_runner"].sources} - {
         s.path_repo_relative for s in after.targets["executor_runner"].sources
     }

@@ -10,10 +10,11 @@ import pickle
 import random
 from pathlib import Path
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.diff import ChangeSet
-from bot.facts.cache import DiskStore, FactCache, reviewing
 from bot.render.json import render_json
+from bot.store.disk import DiskStore
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import FactCache, reviewing
 from bot.tree import FileTree, memory_tree
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import review_repository, review_trees

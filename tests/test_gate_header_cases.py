@@ -125,7 +125,7 @@ def test_removed_else_cites_the_base_refusal(reports):
 
 
 def _facts(text: str):
-    from bot.cpp import source_facts
+    from bot.cpp.declarations import source_facts
 
     return source_facts("x.h", text)
 
@@ -143,7 +143,7 @@ def test_includes_are_active_only_when_the_targets_flags_prove_it():
 
 
 def _graph(files: dict[str, str], cell: str):
-    from bot.buck.graph_cache import evaluate_cell
+    from bot.buck.cell_graphs import evaluate_cell
     from bot.tree import memory_tree
 
     return evaluate_cell(memory_tree({".buckconfig": "[repositories]\n  root = .\n", **files}), cell)

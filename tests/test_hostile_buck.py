@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
+from bot.buck.syntax import MAX_BRACKET_DEPTH, bracket_depth
 from fixtures.cases import git
 
 ROOT = Path(__file__).resolve().parent.parent

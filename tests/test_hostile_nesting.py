@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.cmake import evaluate_cmake, parse_cmake
 from bot.cmake.budgets import MAX_BLOCK_DEPTH, MAX_DEPTH, MAX_NESTING
-from bot.cpp import source_facts
-from bot.cpp.declarations import MAX_SCOPE_DEPTH
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.syntax import parse_cmake
+from bot.cpp.declarations import MAX_SCOPE_DEPTH, source_facts
 from bot.tree import memory_tree
 from fixtures.cases import git
 
@@ -181,7 +181,7 @@ def test_a_list_file_nested_5000_deep_is_refused_not_parsed():
     }
     code = (
         "import sys; sys.path.insert(0, '.')\n"
-        "from bot.cmake import evaluate_cmake\nfrom bot.tree import memory_tree\n"
+        "from bot.cmake.interpreter import evaluate_cmake\nfrom bot.tree import memory_tree\n"
         f"model = evaluate_cmake(memory_tree({files!r}))\n"
         "print([s.path_repo_relative for s in model.targets['after'].sources])\n"
     )

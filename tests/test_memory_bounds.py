@@ -10,9 +10,10 @@ from __future__ import annotations
 import gc
 import weakref
 
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.evaluation import CellEvaluator
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
-from bot.facts.cache import FactCache, reviewing
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import FactCache, reviewing
 from bot.tree import Gitlink, Symlink, memory_tree
 
 BUCKCONFIG = (

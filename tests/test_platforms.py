@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.buck import platforms
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.cells import ANDROID_ARM64, LINUX_X86_64, LINUX_X86_64_CUDA, cell_named
-from bot.buck.graph_cache import evaluate_cell
 from bot.buck.targets import Platform, Select, chosen_branch, resolve, setting_constraints
 from bot.config import parse_config
 from bot.errors import ConfigError

@@ -15,11 +15,12 @@ from collections import defaultdict
 import pytest
 
 from bot.buck import platforms
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.cells import cell_named
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
 from bot.buck.targets import Select, normalize_label
 from bot.facts.header_deps import DependencyTable
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
 
 CPU_ONLY = [p for p in cell_named("xplat").platforms if not p.satisfies("ovr_config//cuda:has_cuda")]
 

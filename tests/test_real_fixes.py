@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.diff import parse_diff
 from bot.model import Severity
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
 from pr_check.fix import fix_until_settled
 from pr_check.review import review_trees
 

@@ -38,9 +38,9 @@ def test_cuda_target_added_to_vulkan_is_seen_in_xplat(executorch_mirror, real_tr
     # Issue cause 5: backends/vulkan used to fail to evaluate in xplat (a select() of strings
     # concatenated to a string), so a CUDA target added there drew no finding. The change is
     # applied to the Aug 2026 tree in memory.
-    from bot.buck.graph_cache import EvaluationCache
     from bot.patch import apply_diff
     from bot.repo import GitRepository
+    from bot.store.evaluations import EvaluationCache
     from pr_check.review import review_trees
 
     diff = (

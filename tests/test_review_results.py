@@ -1,4 +1,4 @@
-"""Whole-review results kept by the digests of the review's inputs (bot/facts/review_results.py):
+"""Whole-review results kept by the digests of the review's inputs (bot/store/reviews.py):
 served again for the same inputs, never for different ones, never past a blob that arrived."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.config import Config
 from bot.diff import ChangeSet, FileChange
-from bot.facts import review_results
 from bot.model import Severity
+from bot.store import reviews as review_results
+from bot.store.evaluations import EvaluationCache
 from bot.tree import memory_tree
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import ProductChecks, review_repository, review_trees
@@ -100,7 +100,7 @@ def test_checks_outside_the_code_digest_are_never_stored():
 def test_the_key_is_the_same_in_another_process():
     # Sets of strings iterate in a per-process order (hash randomization); the key must not.
     code = (
-        "from bot.config import Config; from bot.facts import review_results as r; from bot.tree import memory_tree;"
+        "from bot.config import Config; from bot.store import reviews as r; from bot.tree import memory_tree;"
         "from bot.diff import ChangeSet; from pr_check.review import ProductChecks;"
         "t = memory_tree({'a': 'x'}); c = Config(disabled=frozenset({'dep-unused', 'source-missing', 'gate-else-removed'}));"
         "print(r.review_key(t, t, ChangeSet(()), c, ProductChecks(ignored=frozenset({'a-b', 'c-d', 'e-f'}))))"

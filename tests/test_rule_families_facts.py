@@ -3,7 +3,8 @@ what the macro table holds, how far apart two names are. Trees are written for t
 
 from __future__ import annotations
 
-from bot.cmake import DEFAULT_PROFILE, evaluate_cmake
+from bot.cmake.interpreter import evaluate_cmake
+from bot.cmake.profiles import DEFAULT_PROFILE
 from bot.cmake.syntax import parse_cmake
 from bot.facts import cmake_links, package_configs
 from bot.facts.macro_table import compiler_spelling, is_platform_macro, scan_file

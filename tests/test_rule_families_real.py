@@ -19,9 +19,9 @@ import pytest
 
 import checks
 from bot import pipeline
-from bot.buck.graph_cache import EvaluationCache
 from bot.patch import apply_diff
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
 
 REAL_TREE = Path(__file__).parent / "real_tree"
 

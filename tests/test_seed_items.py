@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import BuckTarget, CellGraph
 from bot.facts import xref
 from pr_check.review import review_repository
 

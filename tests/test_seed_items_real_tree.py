@@ -25,10 +25,10 @@ import difflib
 
 import pytest
 
-from bot.buck.graph_cache import EvaluationCache
 from bot.model import Severity
 from bot.patch import apply_diff
 from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree
 from pr_check.review import review_trees
 

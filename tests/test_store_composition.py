@@ -8,9 +8,10 @@ import pickle
 import zlib
 from typing import Any
 
-from bot.buck.graph_cache import EvaluationCache, evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
 from bot.buck.targets import PackageResult
-from bot.facts.cache import reviewing
+from bot.store.evaluations import EvaluationCache
+from bot.store.memo import reviewing
 from bot.tree import memory_tree
 
 BUCKCONFIG = "[repositories]\n  root = .\n"

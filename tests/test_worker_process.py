@@ -1,4 +1,4 @@
-"""Forked workers (bot/worker_process.py): answers come back whole or not at all, and a worker dies
+"""Forked workers (bot/parallel/worker_process.py): answers come back whole or not at all, and a worker dies
 with its parent (both pools, Buck evaluation and the checks' share, fork through here)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bot import worker_process
+from bot.parallel import worker_process
 from tests.processes import gone, kill_and_expect_worker_gone, leave_nothing_behind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,7 @@ def test_no_fork_while_a_second_thread_runs():
 
 _PARENT_WITH_A_STUCK_WORKER = """
 import os, sys, time
-from bot import worker_process
+from bot.parallel import worker_process
 
 marker = sys.argv[1]
 

@@ -9,10 +9,8 @@ data (`EvalError`), bounded in time, call depth and memory.
 from __future__ import annotations
 
 import hashlib
-import os
 import posixpath
 import re
-import time
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,20 +21,18 @@ import starlark as sl
 
 from bot.buck import host as buck_host
 from bot.buck.buckconfig import BuckConfig
-from bot.buck.cells import CELLS, Cell, cell_named  # noqa: F401 - re-exported: the cell names
-from bot.buck.packages import build_file_names, find_packages, listing_digest, load_buckconfig  # noqa: F401 - re-exported
-from bot.buck.targets import (  # noqa: F401 - re-exported: the model's values
+from bot.buck.budget import Budget
+from bot.buck.cells import Cell, cell_named
+from bot.buck.packages import load_buckconfig
+from bot.buck.syntax import MAX_BRACKET_DEPTH, bracket_depth, call_end_line
+from bot.buck.targets import (
     _SELECT_TOKEN,
     BuckTarget,
-    CellGraph,
     EvalError,
     EvalErrorKind,
     Frame,
     PackageResult,
-    Select,
     _normalize_value,
-    flatten,
-    normalize_label,
 )
 from bot.tree import FileTree, shown_path
 
@@ -65,41 +61,6 @@ _GLOBALS = sl.Globals.extended_by(
 
 # --------------------------------------------------------------------------------------------
 # Evaluation
-
-
-class _Budget:
-    """Cooperative limits checked by the interpreter: wall time and resident memory."""
-
-    def __init__(self, seconds: float, memory_bytes: int) -> None:
-        self.seconds = seconds
-        self.memory_bytes = memory_bytes
-        self.reason = ""
-        self._deadline = 0.0
-        self._rss_start = 0
-        self._calls = 0
-
-    def start(self) -> None:
-        self.reason = ""
-        self._deadline = time.monotonic() + self.seconds
-        self._rss_start = _resident_bytes()
-
-    def cancelled(self) -> bool:
-        self._calls += 1
-        if time.monotonic() > self._deadline:
-            self.reason = f"evaluation exceeded {self.seconds:g} s"
-            return True
-        if _resident_bytes() - self._rss_start > self.memory_bytes:
-            self.reason = f"evaluation allocated more than {self.memory_bytes // (1 << 20)} MiB"
-            return True
-        return False
-
-
-def _resident_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
-        return 0
 
 
 @dataclass
@@ -161,7 +122,7 @@ class CellEvaluator:
         self.tree = tree
         self.cell = cell
         self.config = config if config is not None else load_buckconfig(tree)
-        self._budget = _Budget(seconds_per_package, memory_per_package)
+        self._budget = Budget(seconds_per_package, memory_per_package)
         self._options = sl.EvalOptions(check_cancelled=self._budget.cancelled, max_callstack_size=max_call_depth)
         self._context = _Context()
         self._modules: dict[str, Any] = {}  # module key -> FrozenModule or Exception
@@ -550,7 +511,7 @@ class CellEvaluator:
                 attrs={k: _normalize_value(self._named_back(v), self._string_selects) for k, v in kwargs.items()},
                 path=path,
                 line=line,
-                end_line=_call_end_line(self.tree.read_text(path) or "", line) if path else line,
+                end_line=call_end_line(self.tree.read_text(path) or "", line) if path else line,
                 stack=frames,
             )
 
@@ -571,52 +532,6 @@ class CellEvaluator:
         return tuple(r.strip("/").removeprefix("./") + "/" for r in roots)
 
 
-MAX_BRACKET_DEPTH = 200  # real build files stay under 10
-
-
-@lru_cache(maxsize=64)
-def _lines_of(text: str) -> tuple[str, ...]:
-    """A build file's lines, split once for all the targets it defines."""
-    return tuple(text.splitlines())
-
-
-@lru_cache(maxsize=1024)
-def bracket_depth(text: str) -> tuple[int, int]:
-    """The deepest nesting of (), [] and {} outside strings and comments, and its line: linear."""
-    depth = deepest = 0
-    deepest_line = line = 1
-    index, length = 0, len(text)
-    while index < length:
-        char = text[index]
-        if char == "\n":
-            line += 1
-        elif char == "#":
-            end = text.find("\n", index)
-            index = length if end < 0 else end
-            continue
-        elif char in "\"'":
-            quote = text[index : index + 3] if text[index : index + 3] in ('"""', "'''") else char
-            end = index + len(quote)
-            while end < length and not text.startswith(quote, end):
-                if text[end] == "\\":
-                    end += 1
-                elif text[end] == "\n":
-                    line += 1
-                    if len(quote) == 1:
-                        break  # an unterminated string: the parser will say so
-                end += 1
-            index = end + len(quote)
-            continue
-        elif char in "([{":
-            depth += 1
-            if depth > deepest:
-                deepest, deepest_line = depth, line
-        elif char in ")]}":
-            depth = max(0, depth - 1)
-        index += 1
-    return deepest, deepest_line
-
-
 class _LoadFailure(Exception):
     """A module that failed to load; raised again for every importer."""
 
@@ -631,49 +546,6 @@ def _call_site(frames: tuple[Frame, ...], macro_roots: tuple[str, ...]) -> Frame
         if not frame.path.startswith(macro_roots):
             return frame
     return frames[-1] if frames else None
-
-
-def _call_end_line(text: str, line: int) -> int:
-    """The line where the call starting on `line` closes its parenthesis.
-
-    From the syntax layer's one pass over the file; the bracket scan below is kept for a line
-    where tree-sitter sees no call start (a file it cannot make sense of)."""
-    from bot.buck.syntax import call_end_lines  # the syntax layer imports this module
-
-    end = call_end_lines(text).get(line)
-    if end is not None:
-        return end
-    lines = _lines_of(text)
-    depth, started, quote = 0, False, ""
-    for number in range(line - 1, len(lines)):
-        row = lines[number]
-        i = 0
-        while i < len(row):
-            char = row[i]
-            if quote:
-                if char == "\\":
-                    i += 1
-                elif row.startswith(quote, i):
-                    i += len(quote) - 1
-                    quote = ""
-            elif char == "#":
-                break
-            elif row.startswith('"""', i) or row.startswith("'''", i):
-                quote = row[i : i + 3]
-                i += 2
-            elif char in "\"'":
-                quote = char
-            elif char in "([{":
-                depth += 1
-                started = True
-            elif char in ")]}":
-                depth -= 1
-                if started and depth == 0:
-                    return number + 1
-            i += 1
-        if quote in ('"', "'"):
-            quote = ""
-    return line
 
 
 def _glob_match(path: str, pattern: str) -> bool:

@@ -16,11 +16,15 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-import starlark as sl
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
-from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
+from bot.buck.syntax_errors import (
+    SyntaxProblem,
+    interpreter_error,
+    merged_errors,
+    root_errors,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,15 +37,6 @@ class Span:
     column: int
     end_line: int
     end_column: int
-
-
-@dataclass(frozen=True, slots=True)
-class SyntaxProblem:
-    """One syntax error: where (1-based line and column) and what was expected or unexpected."""
-
-    line: int
-    column: int
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +141,12 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_python.language()))
 
 
-_DIALECT = sl.Dialect.extended()  # the evaluator's dialect (bot/buck/evaluation.py)
-
-
 def syntax_of(text: str) -> StarlarkSyntax:
-    """`parse_starlark`, kept in the fact cache (bot/facts/cache.py) by the text's digest.
+    """`parse_starlark`, kept in the fact cache (bot/store/memo.py) by the text's digest.
 
     Stored too: a warm review asks for the call sites of targets in dozens of build files, and
     reading an index back costs about a twentieth of parsing the file again."""
-    from bot.facts import cache
+    from bot.store import memo as cache
 
     return cache.fact("buck-syntax", (cache.digest(text),), lambda: parse_starlark(text), persist=True)
 
@@ -176,13 +168,13 @@ def parse_starlark(text: str) -> StarlarkSyntax:
     recovered: list[SyntaxProblem] = []
     python_only: list[SyntaxProblem] = []
     _walk(root, index, calls, lists, statements, comments, recovered, python_only)
-    first = _interpreter_error(text)
+    first = interpreter_error(text)
     if first is None:
         errors: tuple[SyntaxProblem, ...] = ()
     elif first.line == 0:
-        errors = _merged(first, recovered + python_only, len(text.splitlines()))
+        errors = merged_errors(first, recovered + python_only, len(text.splitlines()))
     else:
-        errors = _root_errors(text, first, recovered + python_only)
+        errors = root_errors(text, first, recovered + python_only)
     return StarlarkSyntax(errors, tuple(calls), tuple(lists), tuple(statements), tuple(comments), tuple(recovered))
 
 
@@ -201,127 +193,6 @@ def call_end_lines(text: str) -> dict[int, int]:
             ends.setdefault(start, end)  # document order, outer before inner: the outermost wins
         pending.extend(reversed(node.children))
     return ends
-
-
-def _interpreter_error(text: str) -> SyntaxProblem | None:
-    """The interpreter's first error, or None when it accepts the file."""
-    try:
-        sl.parse("BUCK", text, _DIALECT)
-    except sl.StarlarkError as error:
-        message = str(error)
-        where = re.search(r"--> [^\n]*?:(\d+):(\d+)", message)
-        first = next((row.strip() for row in message.splitlines() if row.strip()), "does not parse")
-        first = re.sub(r"^error:\s*(?:Parse error:\s*)?", "", first)
-        line, column = (int(where.group(1)), int(where.group(2))) if where else (0, 0)
-        if not re.search(rf"^\s*{line} \|", message, re.M):
-            line = column = 0  # at the end of the file the interpreter points at 1:1, showing no line
-        return SyntaxProblem(line, column, _shortened(first))
-    return None
-
-
-def _shortened(message: str) -> str:
-    """An 'expected one of' list of every operator says nothing: keep the unexpected part."""
-    head, sep, expected = message.partition(", expected one of ")
-    if sep and expected.count(",") > 6:
-        return head.replace(" here", "")
-    return message
-
-
-MAX_SYNTAX_ERRORS = 20  # a file with more is reported by its first twenty
-# A token an expression can start with: a missing comma before it is the likely root error.
-_EXPRESSION_START = re.compile(r"""[A-Za-z0-9_"'\[({]""")
-
-
-def _root_errors(text: str, first: SyntaxProblem, located: list[SyntaxProblem]) -> tuple[SyntaxProblem, ...]:
-    """The root error of each statement, each where the interpreter places it.
-
-    After an error the text is repaired and parsed again, so the next error found is one the
-    interpreter would report on its own: a comma inserted where one is missing before an
-    expression (when that gets the parse past the token), else the statement holding the error
-    blanked out. Recovery never invents errors on valid lines after a broken one. Columns are
-    given in the original text (each inserted comma shifts its line by two). Where tree-sitter
-    placed a problem on the same line, at or before that place and after the previous error
-    (`located`: "`srcs =` has no value" where the interpreter sees only the `)`), its wording
-    and place are kept: it says what was expected.
-    """
-    problems = [first]
-    current = text
-    problem = first  # in `current`'s coordinates
-    inserted: dict[int, list[int]] = {}  # line -> columns (in `current`) where ", " went in
-    while len(problems) < MAX_SYNTAX_ERRORS:
-        repaired = _with_comma(current, problem)
-        following = _interpreter_error(repaired) if repaired is not None else None
-        if repaired is not None and _past(following, problem, shift=2):
-            current = repaired
-            inserted.setdefault(problem.line, []).append(problem.column)
-        else:
-            current = _blanked(current, problem.line)
-            following = _interpreter_error(current)
-        if following is None or following.line == 0 or not _past(following, problem, shift=0):
-            break
-        shift = 2 * sum(1 for column in inserted.get(following.line, ()) if column <= following.column)
-        line, column = following.line, following.column - shift
-        previous = (problems[-1].line, problems[-1].column)
-        closer = [p for p in located if p.line == line and previous < (p.line, p.column) <= (line, column)]
-        problems.append(
-            min(closer, key=lambda p: p.column) if closer else SyntaxProblem(line, column, following.message)
-        )
-        problem = following
-    return tuple(problems)
-
-
-def _past(later: SyntaxProblem | None, problem: SyntaxProblem, shift: int) -> bool:
-    """Is `later` (from a text with `shift` characters inserted at `problem`) beyond `problem`?"""
-    if later is None:
-        return True
-    if later.line == 0:
-        return False
-    column = later.column - shift if later.line == problem.line else later.column
-    return (later.line, column) > (problem.line, problem.column)
-
-
-def _with_comma(text: str, problem: SyntaxProblem) -> str | None:
-    """The text with `, ` inserted before the unexpected token, when an expression starts there."""
-    lines = text.split("\n")
-    if not 0 < problem.line <= len(lines):
-        return None
-    line = lines[problem.line - 1]
-    at = problem.column - 1
-    if not 0 <= at < len(line) or not _EXPRESSION_START.match(line[at]):
-        return None
-    lines[problem.line - 1] = line[:at] + ", " + line[at:]
-    return "\n".join(lines)
-
-
-def _blanked(text: str, line_number: int) -> str:
-    """The text with the top-level statement holding `line_number` replaced by empty lines."""
-    lines = text.split("\n")
-
-    def starts_statement(line: str) -> bool:
-        return bool(line) and not line[0].isspace() and line[0] not in ")]}#"
-
-    start = line_number - 1
-    while start > 0 and not starts_statement(lines[start]):
-        start -= 1
-    end = line_number
-    while end < len(lines) and not starts_statement(lines[end]):
-        end += 1
-    return "\n".join(lines[:start] + [""] * (end - start) + lines[end:])
-
-
-def _merged(first: SyntaxProblem, found: list[SyntaxProblem], index_lines: int) -> tuple[SyntaxProblem, ...]:
-    """The interpreter's error, then tree-sitter's after it: the text before the interpreter's
-    error is a valid Starlark prefix, so what tree-sitter places there or on that line is the
-    same error placed elsewhere by recovery."""
-    if first.line == 0:  # the interpreter ran out of text: tree-sitter knows where it broke
-        if not found:
-            return (SyntaxProblem(max(1, index_lines), 1, f"unexpected end of file: {first.message}"),)
-        first, found = min(found, key=lambda p: (p.line, p.column)), found
-    later = {(p.line, p.column): p for p in found if p.line > first.line}
-    by_line: dict[int, SyntaxProblem] = {}
-    for problem in sorted(later.values(), key=lambda p: (p.line, p.column)):
-        by_line.setdefault(problem.line, problem)  # one error a line: recovery cascades within it
-    return (first, *by_line.values())
 
 
 class _Index:
@@ -536,3 +407,90 @@ def _list(node: Node, index: _Index) -> ListLiteral:
                     string = "".join(index.source(c) for c in content)
         elements.append(Element(index.span(child), index.source(child), string, quote))
     return ListLiteral(index.span(node), tuple(elements), trailing_comma)
+
+
+MAX_BRACKET_DEPTH = 200  # real build files stay under 10
+
+
+@lru_cache(maxsize=64)
+def _lines_of(text: str) -> tuple[str, ...]:
+    """A build file's lines, split once for all the targets it defines."""
+    return tuple(text.splitlines())
+
+
+@lru_cache(maxsize=1024)
+def bracket_depth(text: str) -> tuple[int, int]:
+    """The deepest nesting of (), [] and {} outside strings and comments, and its line: linear."""
+    depth = deepest = 0
+    deepest_line = line = 1
+    index, length = 0, len(text)
+    while index < length:
+        char = text[index]
+        if char == "\n":
+            line += 1
+        elif char == "#":
+            end = text.find("\n", index)
+            index = length if end < 0 else end
+            continue
+        elif char in "\"'":
+            quote = text[index : index + 3] if text[index : index + 3] in ('"""', "'''") else char
+            end = index + len(quote)
+            while end < length and not text.startswith(quote, end):
+                if text[end] == "\\":
+                    end += 1
+                elif text[end] == "\n":
+                    line += 1
+                    if len(quote) == 1:
+                        break  # an unterminated string: the parser will say so
+                end += 1
+            index = end + len(quote)
+            continue
+        elif char in "([{":
+            depth += 1
+            if depth > deepest:
+                deepest, deepest_line = depth, line
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+        index += 1
+    return deepest, deepest_line
+
+
+def call_end_line(text: str, line: int) -> int:
+    """The line where the call starting on `line` closes its parenthesis.
+
+    From tree-sitter's one pass over the file (`call_end_lines`); the bracket scan below is kept
+    for a line where tree-sitter sees no call start (a file it cannot make sense of)."""
+    end = call_end_lines(text).get(line)
+    if end is not None:
+        return end
+    lines = _lines_of(text)
+    depth, started, quote = 0, False, ""
+    for number in range(line - 1, len(lines)):
+        row = lines[number]
+        i = 0
+        while i < len(row):
+            char = row[i]
+            if quote:
+                if char == "\\":
+                    i += 1
+                elif row.startswith(quote, i):
+                    i += len(quote) - 1
+                    quote = ""
+            elif char == "#":
+                break
+            elif row.startswith('"""', i) or row.startswith("'''", i):
+                quote = row[i : i + 3]
+                i += 2
+            elif char in "\"'":
+                quote = char
+            elif char in "([{":
+                depth += 1
+                started = True
+            elif char in ")]}":
+                depth -= 1
+                if started and depth == 0:
+                    return number + 1
+            i += 1
+        if quote in ('"', "'"):
+            quote = ""
+    return line

@@ -82,17 +82,17 @@ def parse_cmake(source: str | bytes, path: str) -> CMakeFile:
 # Parsing is the expensive step of building a CMake model; a second model of the same tree
 # (base and head share most files) should not parse anything again: the fact cache keeps it.
 def parse_cmake_cached(blob_id: str | None, source: str | bytes, path: str) -> CMakeFile:
-    """`parse_cmake`, kept in the fact cache (bot/facts/cache.py) by (blob id, path)."""
+    """`parse_cmake`, kept in the fact cache (bot/store/memo.py) by (blob id, path)."""
     if blob_id is None:
         return parse_cmake(source, path)
-    from bot.facts import cache
+    from bot.store import memo as cache
 
     return cache.fact("cmake-parse", (blob_id, path), lambda: parse_cmake(source, path), persist=True)
 
 
 def clear_parse_cache() -> None:
     """Forget remembered parses (benchmarks measure cold runs with it)."""
-    from bot.facts import cache
+    from bot.store import memo as cache
 
     cache.current().forget("cmake-parse")
 

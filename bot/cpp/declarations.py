@@ -30,7 +30,7 @@ from bot.cpp.preprocessor import (
     _branch_entries,
     scan,
 )
-from bot.facts import cache
+from bot.store import memo as cache
 from bot.tree import FileTree
 
 try:  # tree-sitter-cuda knows __global__, <<<...>>> and friends; the C++ grammar does not.

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import Platform
+from bot.buck.targets import BuckTarget, CellGraph, Platform
+from bot.facts import revision
 from bot.facts.linkage import reachable
 from bot.tree import FileTree
 
@@ -160,4 +160,4 @@ def scope_of(model: BuildModel, cell: str, platform: Platform | None = None) -> 
     """The build scope of one revision's cell (on `platform`, else in any configuration),
     computed once per review and kept."""
     key = ("build-scope", cell) if platform is None else ("build-scope", cell, platform)
-    return model.memo(key, lambda: build_scope(model.tree, model.cell(cell), platform), persist=True)
+    return revision.tree_memo(model, key, lambda: build_scope(model.tree, model.cell(cell), platform), persist=True)

@@ -20,10 +20,10 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import flatten, normalize_label
-from bot.buck.targets import BuckTarget, CellGraph
-from bot.facts import cache
+from bot.buck.targets import BuckTarget, CellGraph, flatten, normalize_label
+from bot.facts import revision
 from bot.snapshot import BuildModel, Snapshot
+from bot.store import memo as cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ def dependents_by_package(model: BuildModel, cell: str) -> Mapping[str, frozense
     """package -> the targets of the cell whose `deps` or `exported_deps` name a label in it
     (any select() branch): the index a check reads to find what a changed package reaches,
     instead of walking every target. Kept per graph digest in the store."""
-    return model.graph_memo(cell, ("dependents-by-package",), _dependents_by_package)
+    return revision.graph_memo(model, cell, ("dependents-by-package",), _dependents_by_package)
 
 
 def _dependents_by_package(graph: CellGraph) -> Mapping[str, frozenset[str]]:
@@ -105,13 +105,13 @@ def _dependents_by_package(graph: CellGraph) -> Mapping[str, frozenset[str]]:
 
 
 def moved(snap: Snapshot, cell: str, key: tuple, fact: Callable[[CellGraph], frozenset[str]]) -> frozenset[str]:
-    """Labels in a per-graph set (`BuildModel.graph_memo(cell, key, fact)`, such as the targets a
+    """Labels in a per-graph set (`revision.graph_memo(model, cell, key, fact)`, such as the targets a
     Python loader links) at one of the review's revisions and not the other: what the change
     moved far from its own targets."""
     review = scope_models(snap)
     if not review.base.tree.paths():
         return frozenset()
-    return review.base.graph_memo(cell, key, fact) ^ review.head.graph_memo(cell, key, fact)
+    return revision.graph_memo(review.base, cell, key, fact) ^ revision.graph_memo(review.head, cell, key, fact)
 
 
 def listing_changes(snap: Snapshot) -> frozenset[str] | None:

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Any
 from bot.buck.cells import cell_named
 from bot.buck.targets import BuckTarget, CellGraph, Platform, normalize_label, resolve
 from bot.cmake.model import ExtractedSources
-from bot.facts import cache as facts
+from bot.facts import revision
+from bot.store import memo as facts
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -222,7 +223,7 @@ def extracted_sources(model: BuildModel) -> Mapping[str, Extraction]:
     Empty (and the Buck cell never evaluated for it) where the tree has no config beside the
     script: every tree from 2a692c2da9's successors on, where CMake reads build_variables.bzl.
     """
-    found = model.memo(("extracted-sources:configs",), lambda: configs(model.tree.paths()))
+    found = revision.tree_memo(model, ("extracted-sources:configs",), lambda: configs(model.tree.paths()))
     if not found:
         return MappingProxyType({})
     blobs = tuple((path, model.tree.blob_id(path)) for path in found)

@@ -15,11 +15,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import CellGraph
-from bot.buck.targets import Platform
-from bot.cpp import Declaration, SourceFacts, defines_from_flags
-from bot.facts import xref
-from bot.facts.cache import digest, fact, many
+from bot.buck.targets import CellGraph, Platform
+from bot.cpp.conditions import defines_from_flags
+from bot.cpp.declarations import Declaration, SourceFacts
+from bot.facts import cmake_models, revision, xref
+from bot.store.memo import digest, fact, many
 
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".cuh")
 CMAKE_LISTS = "CMakeLists.txt"
@@ -50,7 +50,7 @@ class GatedSource:
 
 def graph_fact(model, cell: str, name: str, compute):
     """`compute(graph)` for the cell's graph, computed once per distinct graph content."""
-    return model.graph_memo(cell, (name,), compute)
+    return revision.graph_memo(model, cell, (name,), compute)
 
 
 def default_profile(config) -> str | None:
@@ -63,7 +63,8 @@ def default_profile(config) -> str | None:
 
 def cmake_files(model) -> tuple[str, ...]:
     """The tree's CMake files (`CMakeLists.txt`, `*.cmake`)."""
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("cmake-files",),
         lambda: tuple(
             p for p in model.tree.paths() if p.endswith((CMAKE_LISTS, ".cmake")) and not p.startswith("third-party/")
@@ -80,14 +81,14 @@ def cmake_model(model, **variables: str):
     if profile is None:
         return None
     try:
-        return model.cmake(profile, **variables)
+        return cmake_models.cmake_model(model, profile, **variables)
     except (ValueError, RecursionError):  # a modelling gap is not a finding
         return None
 
 
 def off_options(model) -> frozenset[str]:
     """CMake options that the default profile leaves off."""
-    from bot.cmake import is_false_value
+    from bot.cmake.values import is_false_value
 
     default = cmake_model(model)
     if default is None:
@@ -111,7 +112,7 @@ def default_sources(model) -> frozenset[str]:
             return frozenset()
         return frozenset(s.path_repo_relative for t in default.targets.values() for s in t.sources)
 
-    return model.memo(("cmake-default-sources",), compute)
+    return revision.tree_memo(model, ("cmake-default-sources",), compute)
 
 
 def gated_sources(model, option: str) -> Mapping[str, GatedSource]:
@@ -135,7 +136,7 @@ def gated_sources(model, option: str) -> Mapping[str, GatedSource]:
                 )
         return found
 
-    return model.memo(("cmake-gated-sources", option), compute)
+    return revision.tree_memo(model, ("cmake-gated-sources", option), compute)
 
 
 # -- What the CMake text says, before any evaluation ------------------------------------------
@@ -186,7 +187,7 @@ def _if_index(model) -> dict[str, frozenset[str]]:
                 index.setdefault(word, set()).update(names)
         return {word: frozenset(names) for word, names in index.items()}
 
-    return model.memo(("cmake-if-index",), compute)
+    return revision.tree_memo(model, ("cmake-if-index",), compute)
 
 
 def cmake_condition_words(model) -> frozenset[str]:
@@ -239,7 +240,7 @@ def private_definitions_written(model) -> tuple[WrittenDefinition, ...]:
                             found.append(WrittenDefinition(name, path, line, stacks.get((path, line), ())))
         return tuple(found)
 
-    return model.memo(("cmake-private-definitions",), compute)
+    return revision.tree_memo(model, ("cmake-private-definitions",), compute)
 
 
 _OPTION = re.compile(r"\b(?:option|define_overridable_option|cmake_dependent_option)\s*\(\s*([A-Za-z_]\w*)", re.I)
@@ -256,7 +257,7 @@ def declared_options(model) -> frozenset[str]:
                 found.update(_OPTION.findall(text))
         return frozenset(found)
 
-    return model.memo(("cmake-declared-options",), compute)
+    return revision.tree_memo(model, ("cmake-declared-options",), compute)
 
 
 _INSTALL = re.compile(r"\binstall\s*\(([^)]*)\)", re.I | re.S)
@@ -279,7 +280,7 @@ def install_mentions(model) -> frozenset[str]:
                         tokens.add(token)
         return frozenset(tokens)
 
-    return model.memo(("cmake-install-mentions",), compute)
+    return revision.tree_memo(model, ("cmake-install-mentions",), compute)
 
 
 def may_be_installed(model, header: str) -> bool:
@@ -341,7 +342,7 @@ def tested_macros(model) -> Mapping[str, frozenset[str]]:
                 found[path] = tested
         return found
 
-    return model.memo(("tested-macros",), compute)
+    return revision.tree_memo(model, ("tested-macros",), compute)
 
 
 def headers_testing(model, macros: Iterable[str]) -> Mapping[str, frozenset[str]]:
@@ -389,7 +390,7 @@ def _implementation_files(model) -> tuple[str, ...]:
         model.tree.prefetch(paths)
         return paths
 
-    return model.memo(("implementation-files",), compute)
+    return revision.tree_memo(model, ("implementation-files",), compute)
 
 
 def same_function(declared: str, defined: str) -> bool:
@@ -459,7 +460,7 @@ def cell_defines(
     (None: in any configuration, every select() branch taken)."""
     name = "defines:" + ",".join(attributes)
     key = (name,) if platform is None else (name, platform)
-    return model.graph_memo(cell, key, lambda graph: buck_defines(graph, attributes, platform))
+    return revision.graph_memo(model, cell, key, lambda graph: buck_defines(graph, attributes, platform))
 
 
 def buck_defines(

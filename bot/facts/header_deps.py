@@ -17,9 +17,11 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from bot.buck.evaluation import BuckTarget, CellGraph, Select
-from bot.buck.targets import Platform
-from bot.cpp import Include, SourceFacts, conditions_hold, defines_from_flags
+from bot.buck.targets import BuckTarget, CellGraph, Platform, Select
+from bot.cpp.conditions import conditions_hold, defines_from_flags
+from bot.cpp.declarations import SourceFacts
+from bot.cpp.preprocessor import Include
+from bot.facts import revision
 
 # ExecuTorch's wrapper splits deps per cell; the internal cells record them unresolved.
 DEP_ATTRIBUTES = ("deps", "exported_deps", "fbcode_deps", "xplat_deps", "fbcode_exported_deps", "xplat_exported_deps")
@@ -244,7 +246,7 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
         views.append(
             ConfiguredView(
                 platform,
-                frozenset(model.incompatible(cell, platform)),
+                frozenset(revision.incompatible(model, cell, platform)),
                 DependencyIndex.build(graph, table, twin, index.repo_dirs, index.implicit, index.transitive),
             )
         )
@@ -253,10 +255,10 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
 
 def configured_table(model, cell: str, platform: Platform) -> DependencyTable:
     """The cell's dependency table on `platform`, once per graph content (base and head share it)."""
-    everywhere = model.graph_memo(cell, ("dependency-table",), DependencyTable.of)
+    everywhere = revision.graph_memo(model, cell, ("dependency-table",), DependencyTable.of)
     # Not stored: derived from the stored any-configuration table faster than read back.
-    return model.graph_memo(
-        cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform), persist=False
+    return revision.graph_memo(
+        model, cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform), persist=False
     )
 
 

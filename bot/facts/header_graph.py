@@ -13,10 +13,8 @@ import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.buck.evaluation import BuckTarget, CellGraph
-from bot.buck.targets import Platform
-from bot.facts import xref
-from bot.facts.cache import digest, fact
+from bot.buck.targets import BuckTarget, CellGraph, Platform
+from bot.facts import revision, xref
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import (
     CXX_KINDS,
@@ -25,6 +23,7 @@ from bot.facts.header_deps import (
     configured_views,
     wrapper_added_deps,
 )
+from bot.store.memo import digest, fact
 
 # Cells where any transitive dependency's headers count as reachable. None: Buck2's rule holds in
 # every cell (see dep-undeclared-header); kept as a name so that a repository-specific cell can opt in.
@@ -70,7 +69,7 @@ def header_graph(model, cell: str) -> HeaderGraph:
                 for dep in index.deps_of(label):
                     dependents.setdefault(dep, []).append(label)
                 files_of[label] = target_files(target, graph)
-        owners = model.header_owners(cell)
+        owners = revision.header_owners(model, cell)
         owner_labels = {include: tuple(o.label for o, _a in owning) for include, owning in owners.items()}
         return HeaderGraph(
             key,
@@ -116,4 +115,4 @@ def _repo_dirs(model) -> frozenset[str]:
                 parent = posixpath.dirname(parent)
         return frozenset(dirs)
 
-    return model.memo(("repo-dirs",), compute)
+    return revision.tree_memo(model, ("repo-dirs",), compute)

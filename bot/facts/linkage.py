@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from bot.facts import revision
 from bot.facts.xref import dependency_labels
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ def dependency_closure(
 ) -> Mapping[str, str | None]:
     """label -> the label it was reached from (None for the start), for everything `label` links
     on `platform` (None: in any configuration)."""
-    return model.memo(
-        ("linkage:closure", cell, label, platform), lambda: _walk(_LazyEdges(model, cell, platform), label)
+    return revision.tree_memo(
+        model, ("linkage:closure", cell, label, platform), lambda: _walk(_LazyEdges(model, cell, platform), label)
     )
 
 
@@ -35,8 +36,10 @@ def dependents_closure(
 ) -> Mapping[str, str | None]:
     """label -> the label it was reached from, for every target that links `label` (itself
     included) on `platform` (None: in any configuration)."""
-    return model.memo(
-        ("linkage:dependents", cell, label, platform), lambda: _walk(_reverse_edges(model, cell, platform), label)
+    return revision.tree_memo(
+        model,
+        ("linkage:dependents", cell, label, platform),
+        lambda: _walk(_reverse_edges(model, cell, platform), label),
     )
 
 
@@ -46,7 +49,7 @@ def built_on(model: BuildModel, cell: str, label: str) -> tuple[Platform | None,
     platforms = model.platforms(cell)
     if not platforms:
         return (None,)
-    return tuple(p for p in platforms if label not in model.incompatible(cell, p))
+    return tuple(p for p in platforms if label not in revision.incompatible(model, cell, p))
 
 
 def carried(
@@ -70,7 +73,7 @@ def carried(
                 users.setdefault(dep, []).append(label)
         return frozenset(_walk(users, *carriers))
 
-    return model.graph_memo(cell, ("linkage:carried", name, platform), compute)
+    return revision.graph_memo(model, cell, ("linkage:carried", name, platform), compute)
 
 
 def path_to(closure: Mapping[str, str | None], label: str) -> tuple[str, ...]:
@@ -95,8 +98,8 @@ class _LazyEdges:
         if target is None:
             return default
         platform = self._platform
-        return self._model.memo(
-            ("linkage:deps", self._cell, label, platform), lambda: dependency_labels(target, platform)
+        return revision.tree_memo(
+            self._model, ("linkage:deps", self._cell, label, platform), lambda: dependency_labels(target, platform)
         )
 
 
@@ -105,7 +108,7 @@ def _edges(model: BuildModel, cell: str, platform: Platform | None = None) -> Ma
         edges = _LazyEdges(model, cell, platform)
         return {label: edges.get(label) for label in model.cell(cell).targets}
 
-    return model.memo(("linkage:edges", cell, platform), compute)
+    return revision.tree_memo(model, ("linkage:edges", cell, platform), compute)
 
 
 def _reverse_edges(model: BuildModel, cell: str, platform: Platform | None = None) -> Mapping[str, tuple[str, ...]]:
@@ -116,7 +119,7 @@ def _reverse_edges(model: BuildModel, cell: str, platform: Platform | None = Non
                 reverse.setdefault(dep, []).append(label)
         return {label: tuple(users) for label, users in reverse.items()}
 
-    return model.memo(("linkage:reverse-edges", cell, platform), compute)
+    return revision.tree_memo(model, ("linkage:reverse-edges", cell, platform), compute)
 
 
 def _walk(

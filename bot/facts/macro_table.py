@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.facts import cache
+from bot.facts import revision
+from bot.store import memo as cache
 from bot.tree import missing_reads
 
 if TYPE_CHECKING:
@@ -301,7 +302,7 @@ def file_macros(model: BuildModel) -> Mapping[str, FileMacros]:
         found = cache.many("macro-table:file", [(b, p) for p, b in blobs.items()], scan, persist=True)
         return {p: found[(b, p)] for p, b in blobs.items() if (b, p) in found}
 
-    return model.memo(("macro-table:files",), compute)
+    return revision.tree_memo(model, ("macro-table:files",), compute)
 
 
 def macros_of(model: BuildModel, paths) -> dict[str, FileMacros]:
@@ -325,12 +326,13 @@ def defined_macros(model: BuildModel) -> Mapping[str, MacroPlace]:
                 found.setdefault(name, MacroPlace(name, path, line, how))
         return found
 
-    return model.memo(("macro-table:defined",), compute)
+    return revision.tree_memo(model, ("macro-table:defined",), compute)
 
 
 def build_mentions(model: BuildModel) -> frozenset[str]:
     """Every word of every build file: a name there may be a macro some tool or script defines."""
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("macro-table:mentions",),
         lambda: frozenset(word for macros in file_macros(model).values() for word in macros.mentioned),
     )
@@ -346,4 +348,4 @@ def tested_macros(model: BuildModel) -> Mapping[str, tuple[MacroPlace, ...]]:
                 found.setdefault(name, []).append(MacroPlace(name, path, line, "#if"))
         return {name: tuple(places) for name, places in found.items()}
 
-    return model.memo(("macro-table:tested",), compute)
+    return revision.tree_memo(model, ("macro-table:tested",), compute)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.cmake.syntax import CMakeFile, Command, parse_cmake_cached
+from bot.facts import revision
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -47,7 +48,8 @@ def is_package_config(path: str) -> bool:
 
 def cmake_files(model: BuildModel) -> tuple[str, ...]:
     """Every CMake file of the revision."""
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("package-configs:files",),
         lambda: tuple(
             p
@@ -79,7 +81,7 @@ def shipped_configs(model: BuildModel) -> tuple[str, ...]:
                     words.update(posixpath.basename(arg.text) for arg in command.args)
         return tuple(p for p in configs if posixpath.basename(p) in words)
 
-    return model.memo(("package-configs:shipped",), compute)
+    return revision.tree_memo(model, ("package-configs:shipped",), compute)
 
 
 def named_targets(config: CMakeFile) -> tuple[NamedTarget, ...]:
@@ -155,7 +157,7 @@ def defined_targets(model: BuildModel) -> Mapping[str, tuple[str, int]]:
                             found.setdefault(arg.text, (command.path, command.line))
         return found
 
-    return model.memo(("package-configs:defined",), compute)
+    return revision.tree_memo(model, ("package-configs:defined",), compute)
 
 
 def _dynamic_definers(files: Iterable[CMakeFile]) -> frozenset[str]:

@@ -19,12 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget, CellGraph
+from bot.buck.targets import BuckTarget, CellGraph
 from bot.cmake import cache_values
+from bot.facts import cmake_models, revision
 from bot.facts.xref import source_paths
 
 if TYPE_CHECKING:  # the snapshot imports the build models; this module only reads them
-    from bot.cmake import CMakeModel
+    from bot.cmake.model import CMakeModel
     from bot.snapshot import BuildModel
 
 COMPILED_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".m", ".mm")
@@ -55,8 +56,8 @@ def primary_targets(graph: CellGraph) -> Iterator[BuckTarget]:
 def cell_primary_targets(model: BuildModel, cell: str) -> tuple[BuckTarget, ...]:
     """`primary_targets` of one cell of a revision, computed once."""
 
-    return model.graph_memo(
-        cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)), persist=False
+    return revision.graph_memo(
+        model, cell, ("pairing:primary-targets",), lambda graph: tuple(primary_targets(graph)), persist=False
     )
 
 
@@ -143,11 +144,11 @@ def pairing(model: BuildModel, profile_name: str) -> Pairing:
 
     def compute(_last_graph: CellGraph) -> Pairing:
         targets = [target for cell in CELLS for target in cell_primary_targets(model, cell)]
-        return pair_targets(buck_sources(targets), cmake_sources(model.cmake(profile_name)))
+        return pair_targets(buck_sources(targets), cmake_sources(cmake_models.cmake_model(model, profile_name)))
 
     others = tuple(model.graph_key(cell) for cell in CELLS[:-1])
-    key = ("pairing:pairs", profile_name, model.cmake_inputs(), others)
-    return model.graph_memo(CELLS[-1], key, compute)
+    key = ("pairing:pairs", profile_name, cmake_models.cmake_inputs(model), others)
+    return revision.graph_memo(model, CELLS[-1], key, compute)
 
 
 def cmake_files(model: BuildModel) -> tuple[str, ...]:
@@ -160,7 +161,7 @@ def cmake_files(model: BuildModel) -> tuple[str, ...]:
             if posixpath.basename(p) == "CMakeLists.txt" or p.endswith(CMAKE_FILE_SUFFIXES)
         )
 
-    return model.memo(("pairing:cmake-files",), compute)
+    return revision.tree_memo(model, ("pairing:cmake-files",), compute)
 
 
 def cmake_mentions(model: BuildModel, source: str) -> tuple[str, int] | None:
@@ -198,7 +199,8 @@ def cmake_mentions(model: BuildModel, source: str) -> tuple[str, int] | None:
 
 def variable_sources(model: BuildModel) -> Mapping[str, cache_values.VariableSource]:
     """Sources CMake names through the values the repository gives a variable (kept across reviews)."""
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("cmake:sources-by-variable",),
         lambda: cache_values.sources_by_variable(model.tree, _assignments(model)),
         persist=True,
@@ -207,8 +209,10 @@ def variable_sources(model: BuildModel) -> Mapping[str, cache_values.VariableSou
 
 def variable_names(model: BuildModel) -> frozenset[str]:
     """The variables the repository's CMake files, presets and scripts give literal values."""
-    return model.memo(("cmake:valued-variables",), lambda: frozenset(_assignments(model)), persist=True)
+    return revision.tree_memo(model, ("cmake:valued-variables",), lambda: frozenset(_assignments(model)), persist=True)
 
 
 def _assignments(model: BuildModel) -> Mapping[str, tuple[cache_values.Assignment, ...]]:
-    return model.memo(("cmake:variable-assignments",), lambda: cache_values.variable_assignments(model.tree))
+    return revision.tree_memo(
+        model, ("cmake:variable-assignments",), lambda: cache_values.variable_assignments(model.tree)
+    )

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.buck.evaluation import BuckTarget, Select
-from bot.buck.targets import Platform, resolve
-from bot.cpp import conditions_hold, defines_from_flags
+from bot.buck.targets import BuckTarget, Platform, Select, resolve
+from bot.cpp.conditions import conditions_hold, defines_from_flags
+from bot.facts import revision
 from bot.facts.xref import header_entries
 
 if TYPE_CHECKING:
@@ -67,8 +67,8 @@ def unconditional_sources(target: BuckTarget, platform: Platform | None = None) 
 
 
 def _sources(model: BuildModel, target: BuckTarget, platform: Platform | None = None) -> tuple[str, ...]:
-    return model.memo(
-        ("symbols:sources", target.cell, target.label, platform), lambda: unconditional_sources(target, platform)
+    return revision.tree_memo(
+        model, ("symbols:sources", target.cell, target.label, platform), lambda: unconditional_sources(target, platform)
     )
 
 
@@ -119,7 +119,8 @@ def target_definitions(
         c_linkage_possible = path.endswith(_C_SUFFIXES) or _EXTERN_C.search(data)
         if not c_linkage_possible and not any(name.rsplit("::", 1)[-1].encode() in data for name in headers):
             continue  # nothing can give a definition of this file C linkage
-        definitions = model.memo(
+        definitions = revision.tree_memo(
+            model,
             ("symbols:definitions", path, key, tuple(sorted(headers.items()))),
             lambda path=path, defines=defines, headers=headers: _definitions(model, path, defines, headers),
         )
@@ -223,7 +224,7 @@ def _c_declarations(model: BuildModel, header: str) -> dict[str, str]:
                 declared.setdefault(declaration.qualified_name, f"{header}:{declaration.line}")
         return declared
 
-    return model.memo(("symbols:c-declarations", header), compute)
+    return revision.tree_memo(model, ("symbols:c-declarations", header), compute)
 
 
 def source_c_definitions(model: BuildModel, path: str, defines: Mapping[str, str | None]) -> tuple[Definition, ...]:
@@ -240,7 +241,8 @@ def source_c_definitions(model: BuildModel, path: str, defines: Mapping[str, str
         return ()
     merged = {**_COMPILER_DEFINES, **defines}
     key = tuple(sorted(merged.items(), key=lambda item: item[0]))
-    return model.memo(
+    return revision.tree_memo(
+        model,
         ("symbols:definitions", path, key, tuple(sorted(headers.items()))),
         lambda: _definitions(model, path, merged, headers),
     )
@@ -259,7 +261,7 @@ def included_c_declarations(model: BuildModel, path: str) -> dict[str, str]:
                     found.setdefault(name, where)
         return found
 
-    return model.memo(("symbols:included-c-declarations", path), compute)
+    return revision.tree_memo(model, ("symbols:included-c-declarations", path), compute)
 
 
 def _include_path(model: BuildModel, source: str, written: str) -> str | None:

@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import cell_named
-from bot.buck.evaluation import BuckTarget, CellGraph, flatten
-from bot.buck.targets import Platform, resolve
+from bot.buck.targets import BuckTarget, CellGraph, Platform, flatten, resolve
 
 CUDA_SOURCE_SUFFIXES = (".cu", ".cuh")
 

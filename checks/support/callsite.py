@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from bot.buck.evaluation import BuckTarget, Frame
 from bot.buck.syntax import Call, syntax_of
+from bot.buck.targets import BuckTarget, Frame
 
 
 def call_of(text: str, target: BuckTarget) -> Call | None:

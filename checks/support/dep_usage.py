@@ -23,10 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.evaluation import BuckTarget
 from bot.buck.syntax import Element, Keyword
-from bot.buck.targets import normalize_label
-from bot.facts import xref
+from bot.buck.targets import BuckTarget, normalize_label
+from bot.facts import revision, xref
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import CXX_KINDS, DependencyTable, recorded_as_written
 from bot.snapshot import BuildModel
@@ -81,7 +80,7 @@ def written_deps(model: BuildModel, target: BuckTarget, attributes: Iterable[str
 
 def usage(model: BuildModel, target: BuckTarget) -> Usage:
     """Include names the target's files use, public side and private side (once per target)."""
-    return model.memo(("dep-usage:usage", target.cell, target.label), lambda: _usage(model, target))
+    return revision.tree_memo(model, ("dep-usage:usage", target.cell, target.label), lambda: _usage(model, target))
 
 
 def _usage(model: BuildModel, target: BuckTarget) -> Usage:
@@ -129,7 +128,7 @@ def _file_includes(model: BuildModel, path: str) -> tuple[frozenset[str], tuple[
     def compute() -> tuple[frozenset[str], tuple[str, ...]]:
         names: set[str] = set()
         followed: list[str] = []
-        for include, _line in model.includes([path]).get(path, ()):
+        for include, _line in revision.includes(model, [path]).get(path, ()):
             # Both readings: as written (the root namespace, a third-party one) and relative to
             # the including file. A name too many only ever hides a finding.
             for name in dict.fromkeys((include, _include_name(path, include))):
@@ -138,7 +137,7 @@ def _file_includes(model: BuildModel, path: str) -> tuple[frozenset[str], tuple[
                     followed.append(name[len("executorch/") :])
         return frozenset(names), tuple(dict.fromkeys(followed))
 
-    return model.memo(("dep-usage:file", path), compute)
+    return revision.tree_memo(model, ("dep-usage:file", path), compute)
 
 
 def _include_name(including: str, include: str) -> str:
@@ -178,7 +177,7 @@ class CellView:
             return False
         if not self.owned_names.get(label) or any(dep.values(attribute) for attribute in _FLAGS_PASSED_ON):
             return False
-        implemented = model.includes(xref.source_paths(dep))
+        implemented = revision.includes(model, xref.source_paths(dep))
         user_names = user.public | user.private
         return not any(
             _include_name(path, include) in user_names
@@ -191,7 +190,7 @@ class CellView:
 def cell_view(model: BuildModel, cell: str) -> CellView:
     """The cell's owners and dependency table (shared with dep-undeclared-header's facts)."""
     graph = model.cell(cell)
-    owners = model.header_owners(cell)
+    owners = revision.header_owners(model, cell)
 
     def names(graph_) -> dict[str, frozenset[str]]:
         by_label: dict[str, set[str]] = {}

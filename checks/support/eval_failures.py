@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 from bot.buck.buckconfig import BuckConfig
 from bot.buck.cells import CELLS, cell_named
-from bot.buck.evaluation import EvalError, EvalErrorKind, load_buckconfig
+from bot.buck.packages import load_buckconfig
+from bot.buck.targets import EvalError, EvalErrorKind
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit
 from bot.snapshot import Snapshot

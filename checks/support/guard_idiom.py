@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from bot.buck import edits
-from bot.buck.evaluation import BuckTarget
+from bot.buck.targets import BuckTarget
 from bot.fixes import fix_between
 from bot.model import Fix
 from bot.snapshot import Snapshot

@@ -14,8 +14,9 @@ import hashlib
 import re
 from typing import TYPE_CHECKING, Any
 
-from bot.buck.evaluation import BuckTarget, flatten
-from bot.buck.graph_cache import evaluate_cell
+from bot.buck.cell_graphs import evaluate_cell
+from bot.buck.targets import BuckTarget, flatten
+from bot.facts import revision
 
 if TYPE_CHECKING:
     from bot.snapshot import BuildModel
@@ -37,7 +38,7 @@ def reached_attribute(
     package does not evaluate in one of the cells (then nothing can be concluded).
     """
     key = ("helper-reach:reached", target.label, target.path, attribute, name_pattern, cells)
-    return model.memo(key, lambda: _reached(model, cells, target, attribute, name_pattern))
+    return revision.tree_memo(model, key, lambda: _reached(model, cells, target, attribute, name_pattern))
 
 
 def _reached(

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import starlark as sl
 
-from bot.buck.evaluation import MAX_BRACKET_DEPTH, bracket_depth
+from bot.buck.syntax import MAX_BRACKET_DEPTH, bracket_depth
 from bot.cmake.model import BINARY_ROOT, ExtractedSources, repo_path
 from bot.cmake.state import Frame
 from bot.cmake.syntax import Command, ParseProblem

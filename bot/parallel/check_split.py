@@ -2,13 +2,13 @@
 
 A cold review of a new head spends nearly all its time in the checks, one after the other on one
 core. Once the facts every check needs are derived (the head's Buck cells, evaluated by their own
-pool, bot/buck/evaluation_pool.py), the review forks ONE worker (bot/worker_process.py: it dies
+pool, bot/parallel/evaluation_pool.py), the review forks ONE worker (bot/parallel/worker_process.py: it dies
 with the review, and a lost one costs time, never a result). The worker runs the checks of
 `WORKER_SHARE`, each exactly as the engine runs it (head run, baseline run where the head found
 something, build-scope and unseen-at-base bookkeeping), and sends back one `CheckOutcome` per
 check; the review runs the others meanwhile, and the engine merges all of them in the checks'
 order, so findings, their order and the checks run are those of a serial run. Facts the worker
-derives go to the store (bot/facts/cache.py; writes are atomic), so later reviews reuse them;
+derives go to the store (bot/store/memo.py; writes are atomic), so later reviews reuse them;
 the review's own memo does not see them, which is why checks that share a costly fact go together.
 
 Serial (no fork): `PR_CHECK_JOBS=1` or a single usable core (evaluation_pool.default_jobs), a
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot import worker_process
 from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, Check
+from bot.parallel import worker_process
 from bot.tree import note_missing, noting_missing
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def run_checks(
 
 
 def _forking_pays(snapshot: Snapshot, jobs: int | None) -> bool:
-    from bot.buck.evaluation_pool import default_jobs
+    from bot.parallel.evaluation_pool import default_jobs
 
     if not worker_process.can_fork():
         return False

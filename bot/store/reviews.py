@@ -3,7 +3,7 @@
 A review is a pure function of its inputs: the two trees (every path, mode and blob, mounted
 submodule files included: `FileTree.digest`), the change set, the configuration and the checks
 (their ids, options, severities, and the code that runs them). The store's keys already carry the
-digest of the code under bot/ and checks/ (`cache.CODE_DIGEST`), so a result stored under the
+digest of the code under bot/ and checks/ (`bot/store/disk.py`'s `CODE_DIGEST`), so a result stored under the
 digest of the rest is the result of reviewing those inputs again: a re-run, a re-review after a
 restart, the same pull request asked for twice. Such a review reads one entry instead of loading
 the cell graphs and running every check (issue 21: a warm review that still walked whole graphs).
@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.facts.cache import FactCache, digest
+from bot.store.disk import entry_key
+from bot.store.memo import FactCache, digest
 
 FACT = "review-result-1"  # bump when StoredReview's fields change
 # Checks whose run functions live here are covered by the store's code digest (bot/, checks/).
@@ -121,6 +122,6 @@ def save(facts: FactCache, key: str, stored: StoredReview) -> None:
     """Keep the result in the store, unless it is there already (a review told not to read it):
     a process's first write counts the whole store's size (`DiskStore.put`), which a review that
     writes nothing else should not pay."""
-    if facts.store is not None and facts.store.has(f"{FACT}\0{key!r}"):
+    if facts.store is not None and facts.store.has(entry_key(FACT, key)):
         return
     facts.save(FACT, key, stored)

@@ -1,4 +1,4 @@
-"""Cold evaluation on every core: a cell's packages shared out over forked worker processes.
+"""Cold evaluation on every core: independent evaluations (a cell's packages) shared out over forked workers.
 
 A cold cell is hundreds of independent package evaluations, each pure Starlark work under the
 interpreter's lock, so threads would not help. Each worker is forked after the cell's build
@@ -6,7 +6,8 @@ files were read into the tree (so it inherits them and asks git for little), eva
 with its own `CellEvaluator` (the .bzl modules its packages load are evaluated once per share),
 sends the results back (frozen values, pickled) and exits: the interpreter heaps go with it, so
 memory is bounded by the number of workers, not by the size of the tree. How the workers are
-forked, die with the review and answer: bot/worker_process.py.
+forked, die with the review and answer: bot/parallel/worker_process.py. What a share is
+evaluated with is the caller's (bot/buck/cell_graphs.py: a `CellEvaluator` per share).
 
 A share is every k-th package, so slow directories spread over the workers. A batch too small to
 pay for the forks (a warm review's changed packages) is evaluated in the process; so is a share
@@ -21,18 +22,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TypeVar
 
-from bot import worker_process
-from bot.buck.buckconfig import BuckConfig
-from bot.buck.evaluation import CellEvaluator
-from bot.buck.targets import PackageResult
-from bot.tree import FileTree, missing_reads
+from bot.parallel import worker_process
 
 MAX_JOBS = 8
 MIN_PACKAGES_PER_JOB = 24  # below this a fork (and a share's .bzl loads) costs more than it saves
 
-Evaluated = tuple[PackageResult, bool]  # the result, and whether every blob it read was readable
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+Progress = Callable[[int, int], None]  # (index of the item under way or done, number of items)
 
 
 def default_jobs() -> int:
@@ -46,51 +45,37 @@ def default_jobs() -> int:
 
 
 def evaluate(
-    tree: FileTree,
-    cell: str,
-    config: BuckConfig,
-    packages: Sequence[tuple[str, str]],
-    limits: dict[str, Any],
-    progress: Callable[[str, int, int], None] | None = None,
+    items: Sequence[Item],
+    evaluate_share: Callable[[Sequence[Item], Progress | None], list[Result]],
+    progress: Progress | None = None,
     *,
     jobs: int | None = None,
-) -> list[Evaluated]:
-    """Evaluate `packages` ((package, build file) pairs) in `cell`; results in the same order."""
-    jobs = min(default_jobs() if jobs is None else jobs, len(packages) // MIN_PACKAGES_PER_JOB)
+) -> list[Result]:
+    """`evaluate_share(share, progress)` over every item, in worker processes when that pays;
+    one result per item, in the items' order."""
+    jobs = min(default_jobs() if jobs is None else jobs, len(items) // MIN_PACKAGES_PER_JOB)
     if jobs <= 1 or not worker_process.can_fork():
-        return _evaluate_share(tree, cell, config, packages, limits, progress)
-    shares = [list(range(first, len(packages), jobs)) for first in range(jobs)]
-    out: list[Evaluated | None] = [None] * len(packages)
+        return evaluate_share(items, progress)
+    shares = [list(range(first, len(items), jobs)) for first in range(jobs)]
+    out: list[Result | None] = [None] * len(items)
     finished = 0
-    for share, evaluated in _in_workers(tree, cell, config, packages, limits, shares):
+    for share, evaluated in _in_workers(items, evaluate_share, shares):
         if evaluated is None:  # the worker died: its share is evaluated here
-            evaluated = _evaluate_share(tree, cell, config, [packages[i] for i in share], limits, None)
+            evaluated = evaluate_share([items[i] for i in share], None)
         for index, item in zip(share, evaluated, strict=True):
             out[index] = item
         finished += len(share)
         if progress is not None:
-            progress(cell, finished - 1, len(packages))
+            progress(finished - 1, len(items))
     return [item for item in out if item is not None]
 
 
-def _evaluate_share(tree, cell, config, packages, limits, progress) -> list[Evaluated]:
-    evaluator = CellEvaluator(tree, cell, config, **limits)
-    evaluated = []
-    for index, (package, build_file) in enumerate(packages):
-        if progress is not None:
-            progress(cell, index, len(packages))
-        missing_before = missing_reads()
-        result = evaluator.evaluate_package(package, build_file)
-        evaluated.append((result, missing_reads() == missing_before))
-    return evaluated
-
-
-def _in_workers(tree, cell, config, packages, limits, shares):
+def _in_workers(items, evaluate_share, shares):
     """(share, its results or None when its worker failed), as the workers finish."""
     workers = {}
     unforked = []  # shares no worker could be forked for (a process or memory limit): failed ones
     for share in shares:
-        work = partial(_evaluate_share, tree, cell, config, [packages[i] for i in share], limits, None)
+        work = partial(evaluate_share, [items[i] for i in share], None)
         try:
             workers[worker_process.start(work)] = share
         except OSError:

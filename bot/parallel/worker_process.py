@@ -1,6 +1,6 @@
 """Forked worker processes: a function's answer computed in a child and pickled back over a pipe.
 
-Both pools (bot/buck/evaluation_pool.py: a cold cell's packages; bot/check_split.py: a share of a
+Both pools (bot/parallel/evaluation_pool.py: a cold cell's packages; bot/parallel/check_split.py: a share of a
 review's checks) fork the reviewing process, so a worker starts with everything derived so far
 and sends back frozen values. What keeps that safe where the review is itself a child process
 that its parent SIGKILLs at the deadline (the App, webhooks/isolation.py):
@@ -10,7 +10,7 @@ that its parent SIGKILLs at the deadline (the App, webhooks/isolation.py):
   are forked from the main thread only;
 - forks happen only while no other thread runs (`can_fork`): a lock another thread held at the
   fork would stay held for ever in the worker. The main thread holds none where it forks: the
-  fact cache and store (bot/facts/cache.py) and the repository (bot/repo.py) take theirs only
+  fact cache and store (bot/store/memo.py) and the repository (bot/repo.py) take theirs only
   around a dictionary update or a pipe exchange, never around a computation;
 - a worker leaves through `os._exit`: it never runs the parent's exit handlers nor flushes the
   parent's buffers a second time;

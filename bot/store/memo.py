@@ -3,11 +3,7 @@
 Two layers, one key: (fact name, content digests of its inputs: blob ids, graph digests).
 - The review memo (`FactCache`) serves one review: base and head ask with the same keys, so
   what the change left alone is derived once for both, whatever order the checks run in.
-- The store (`DiskStore`) serves later reviews: one file per fact, content-addressed, written
-  atomically under a unique temporary name, safe for threads and processes, and bounded: the
-  least recently used files go when it outgrows its bound. Values above a few kilobytes are
-  stored compressed (zlib, fastest level): pickled graphs shrink about 7x, so a busy day's
-  commits fit the bound, for about 15 ms per MB read back.
+- The disk store (bot/store/disk.py) serves later reviews.
 
 A fact computed while a blob could not be read (a partial clone, a fetch still under way) is a
 fact about the missing blob, not the content: it is neither stored nor remembered, so a later
@@ -21,52 +17,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import copyreg
 import hashlib
-import os
-import pickle
-import tempfile
 import threading
-import time
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Protocol, TypeVar
 
 from bot import tree as tree_module
+from bot.store.disk import MISS as _MISS
+from bot.store.disk import DiskStore, entry_key
 
 T = TypeVar("T")
-
-
-def _read_only(contents: dict) -> MappingProxyType:
-    return MappingProxyType(contents)
-
-
-# Models expose read-only mappings (MappingProxyType); stored facts come back read-only.
-copyreg.pickle(MappingProxyType, lambda proxy: (_read_only, (dict(proxy),)))
-FORMAT = "facts-3"  # bump when the store's layout changes: old entries are never read
-_COMPRESS_ABOVE = 4096  # bytes; a smaller file takes one disk block whatever its size
-_ZLIB = b"\x78"  # the first byte of a zlib stream; a pickle (protocol 2+) starts with 0x80
-
-
-def _code_digest() -> str:
-    """A digest of the code that computes facts (bot/ and checks/): stored facts are valid only
-    for the code that derived them, so an upgrade never serves an old verdict."""
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parents[2]
-    for package in ("bot", "checks"):
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-CODE_DIGEST = _code_digest()
-DEFAULT_BOUND = 512 << 20
-_LOW_WATER = 0.8  # eviction frees down to this fraction of the bound, so it runs rarely
-_STALE_TEMPORARY = 3600.0  # seconds after which a temporary file is an abandoned write
-_MISS = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,149 +36,6 @@ class Unread:
     handed to the caller, never kept. Marking it lets the batch's other keys be kept."""
 
     value: Any
-
-
-@dataclass(frozen=True, slots=True)
-class StoreInfo:
-    """What `pr-check cache info` shows."""
-
-    directory: str
-    entries: int
-    bytes: int
-    bound: int
-
-
-class DiskStore:
-    """key -> pickled value, one file per key under `directory`, at most about `bound` bytes."""
-
-    def __init__(self, directory: Path, bound: int = DEFAULT_BOUND) -> None:
-        self.directory = Path(directory)
-        self.bound = bound
-        self._lock = threading.Lock()
-        self._estimate: int | None = None  # bytes on disk as this process last counted, plus its writes
-
-    @classmethod
-    def at(cls, directory: Path, bound: int = DEFAULT_BOUND) -> DiskStore:
-        """The process's store for `directory`: its size is counted once per process, not once
-        per review (counting walks every entry)."""
-        key = (str(Path(directory).resolve()), bound)
-        with _STORES_LOCK:
-            if key not in _STORES:
-                _STORES[key] = cls(directory, bound)
-            return _STORES[key]
-
-    def _path(self, key: str) -> Path:
-        # A key names paths; one that is not UTF-8 hashes as its bytes (bot/tree.py).
-        digest = hashlib.sha256(f"{FORMAT}\0{CODE_DIGEST}\0{key}".encode("utf-8", "surrogateescape")).hexdigest()
-        return self.directory / digest[:2] / f"{digest}.pickle"
-
-    def get(self, key: str) -> Any:
-        """The stored value, or `MISS`; a torn or foreign file is a miss, never a failure."""
-        path = self._path(key)
-        try:
-            data = path.read_bytes()
-            os.utime(path)  # recency for eviction
-            return pickle.loads(zlib.decompress(data) if data[:1] == _ZLIB else data)
-        except FileNotFoundError:
-            return _MISS
-        except Exception:  # noqa: BLE001 - a damaged entry is treated as absent
-            return _MISS
-
-    def has(self, key: str) -> bool:
-        """Is there an entry for `key`? (One stat: no read, no recency update.)"""
-        return self._path(key).is_file()
-
-    def put(self, key: str, value: Any) -> None:
-        """Store atomically: a unique temporary file in the same directory, then a rename.
-        A value that cannot be pickled (it holds a function) is simply not stored."""
-        try:
-            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        except (pickle.PicklingError, TypeError, AttributeError):
-            return
-        if len(data) > _COMPRESS_ABOVE:
-            data = zlib.compress(data, 1)
-        if len(data) > self.bound * (1 - _LOW_WATER):
-            return  # one value that would evict most of the store is not worth keeping
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.stem[:16] + ".", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
-        with self._lock:
-            if self._estimate is None:
-                self._estimate = self._count()[1]
-            else:
-                self._estimate += len(data)
-            over = self._estimate > self.bound
-        if over:
-            self.evict()
-
-    def _files(self) -> Iterator[os.DirEntry]:
-        if not self.directory.is_dir():
-            return
-        for shard in os.scandir(self.directory):
-            if shard.is_dir() and len(shard.name) == 2:
-                with contextlib.suppress(FileNotFoundError):
-                    yield from os.scandir(shard.path)
-
-    def _count(self) -> tuple[int, int]:
-        entries = size = 0
-        for entry in self._files():
-            with contextlib.suppress(FileNotFoundError):
-                size += entry.stat().st_size
-                entries += entry.name.endswith(".pickle")
-        return entries, size
-
-    def evict(self) -> None:
-        """Remove the least recently used entries until the store is under its low-water mark;
-        abandoned temporary files go too. Other processes may evict at the same time: a file
-        already gone is simply skipped."""
-        with self._lock:
-            now = time.time()
-            files = []
-            for entry in self._files():
-                try:
-                    stat = entry.stat()
-                except FileNotFoundError:
-                    continue
-                if entry.name.endswith(".tmp"):
-                    if now - stat.st_mtime > _STALE_TEMPORARY:
-                        with contextlib.suppress(FileNotFoundError):
-                            os.unlink(entry.path)
-                    continue
-                files.append((stat.st_mtime, stat.st_size, entry.path))
-            total = sum(size for _mtime, size, _path in files)
-            files.sort()
-            target = self.bound * _LOW_WATER
-            for _mtime, size, path in files:
-                if total <= target:
-                    break
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                total -= size
-            self._estimate = total
-
-    def info(self) -> StoreInfo:
-        entries, size = self._count()
-        return StoreInfo(str(self.directory), entries, size, self.bound)
-
-    def clean(self) -> None:
-        """Remove every entry (and abandoned temporary file)."""
-        with self._lock:
-            for entry in list(self._files()):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.path)
-            self._estimate = 0
-
-
-_STORES: dict[tuple[str, int], DiskStore] = {}
-_STORES_LOCK = threading.Lock()
 
 
 class FactCache:
@@ -240,7 +58,7 @@ class FactCache:
         if value is not _MISS:
             return value
         if persist and self.store is not None:
-            value = self.store.get(_store_key(name, inputs))
+            value = self.store.get(entry_key(name, inputs))
             if value is not _MISS:
                 self._remember(key, value)
                 return value
@@ -255,7 +73,7 @@ class FactCache:
             return value
         self._remember(key, value)
         if persist and self.store is not None:
-            self.store.put(_store_key(name, inputs), value)
+            self.store.put(entry_key(name, inputs), value)
         return value
 
     def many(
@@ -296,7 +114,7 @@ class FactCache:
                 continue
             value = self._memo.get((name, key), _MISS)
             if value is _MISS and store is not None and key not in batched:
-                value = store.get(_store_key(name, key))
+                value = store.get(entry_key(name, key))
                 if value is not _MISS:
                     self._remember((name, key), value)
             if value is _MISS:
@@ -317,7 +135,7 @@ class FactCache:
             for key, value in computed.items():
                 self._remember((name, key), value)
                 if store is not None:
-                    store.put(_store_key(name, key), value)
+                    store.put(entry_key(name, key), value)
         if store is not None:
             for index, shard in enumerate(shards):  # new shards, and those holding a key read only now
                 if index in unwritten or any(key in computed for key in shard):
@@ -330,7 +148,7 @@ class FactCache:
         without remembering the value (a container whose parts the caller keeps instead)."""
         value = self._memo.get((name, inputs), _MISS)
         if value is _MISS and self.store is not None:
-            value = self.store.get(_store_key(name, inputs))
+            value = self.store.get(entry_key(name, inputs))
             if value is not _MISS and keep:
                 self._remember((name, inputs), value)
         return None if value is _MISS else value
@@ -342,7 +160,7 @@ class FactCache:
             return
         self._remember((name, inputs), value)
         if self.store is not None:
-            self.store.put(_store_key(name, inputs), value)
+            self.store.put(entry_key(name, inputs), value)
 
     def forget(self, name: str) -> None:
         """Drop every remembered fact called `name` (benchmarks measure cold runs with it)."""
@@ -356,10 +174,6 @@ class FactCache:
             if self._limit is not None and len(self._memo) > self._limit:
                 for old in list(self._memo)[: len(self._memo) // 4]:  # oldest first (insertion order)
                     self._memo.pop(old, None)
-
-
-def _store_key(name: str | tuple, inputs: Any) -> str:
-    return f"{name}\0{inputs!r}"
 
 
 _SHARD_KEYS = 64  # keys to a shard of a stored batch, on average
@@ -386,7 +200,7 @@ def _locality(key: Any) -> str:
 
 
 def _batch_key(name: str, shard: list[Any]) -> str:
-    return _store_key(f"{name}\0batch", digest(*sorted(map(repr, shard))))
+    return entry_key(f"{name}\0batch", digest(*sorted(map(repr, shard))))
 
 
 _AMBIENT = FactCache(None, limit=50_000)
@@ -445,7 +259,7 @@ def by_reads(name: str, inputs: Any, tree: Any, compute: Callable[[], tuple[T, A
     store = current().store
     if store is None:
         return compute()[0]
-    variants_key = _store_key((name, "variants"), inputs)
+    variants_key = entry_key((name, "variants"), inputs)
     variants = store.get(variants_key)
     if not isinstance(variants, list):
         variants = []
@@ -458,7 +272,7 @@ def by_reads(name: str, inputs: Any, tree: Any, compute: Callable[[], tuple[T, A
     value, reads = compute()
     if tree_module.missing_reads() != missing_before:
         return value  # derived while a blob was missing: not a fact about the content
-    value_key = _store_key((name, "value"), (inputs, reads.digest))
+    value_key = entry_key((name, "value"), (inputs, reads.digest))
     store.put(value_key, value)
     kept = [(old, key) for old, key in variants if key != value_key][: _READ_VARIANTS - 1]
     store.put(variants_key, [(reads, value_key), *kept])
