@@ -4,7 +4,7 @@
     python bench/comment_budget.py --compare BEFORE.json AFTER.json
 
 The sample file has one pull request a line, `number<TAB>head<TAB>merge-base<TAB>date` (`#` lines
-are comments; bench/pr_sample.py draws it). Each pull request is reviewed head against merge-base,
+are comments; the pull-request sampler of the history bench draws it). Each pull request is reviewed head against merge-base,
 in one process with one shared cache directory (as the App does), and planned as the App plans its
 first review (`plan_review` with nothing posted yet): the inline comments it would post, the
 length of the review body, and every finding (blocker and major whole; minor and info with their

@@ -17,8 +17,8 @@ import pytest
 
 from bench.seed_prs import SEED_PRS, build_commits, review_seed
 from bot.diff import parse_diff
-from bot.finding_groups import group_findings
 from bot.model import Severity
+from bot.render.finding_groups import group_findings
 from bot.render.github_review import marked_fingerprint
 from tests.standin import GitHubStandIn, app_key_pair
 from tests.test_app_harness import APP_ID, OWNER

@@ -1,9 +1,9 @@
-"""bot/finding_groups.py: near-duplicates become one entry with the list of places; distinct defects stay apart."""
+"""bot/render/finding_groups.py: near-duplicates become one entry with the list of places; distinct defects stay apart."""
 
 from __future__ import annotations
 
-from bot.finding_groups import FindingGroup, capped, group_findings
 from bot.model import Evidence, Finding, Severity
+from bot.render.finding_groups import FindingGroup, capped, group_findings
 
 
 def finding(

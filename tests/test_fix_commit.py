@@ -9,7 +9,18 @@ HEAD_FILES = {"BUCK": "a\nb\nc\n", "x.bzl": "one\ntwo\n", "gone.txt": None}
 
 
 def finding(rule: str, path: str, line: int, fix: Fix | None) -> Finding:
-    return Finding(rule, Severity.MAJOR, f"{rule} title", path, line, line, "why", f"fp-{rule}-{line}", target=f"//:{rule}", fix=fix)
+    return Finding(
+        rule,
+        Severity.MAJOR,
+        f"{rule} title",
+        path,
+        line,
+        line,
+        "why",
+        f"fp-{rule}-{line}",
+        target=f"//:{rule}",
+        fix=fix,
+    )
 
 
 def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.finding_groups import group_findings
 from bot.model import Severity
+from bot.render.finding_groups import group_findings
 from pr_check.review import review_repository
 
 MAIN = "refs/heads/main"

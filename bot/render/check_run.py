@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.finding_groups import FindingGroup, group_findings
 from bot.model import Finding, Severity
+from bot.render.finding_groups import FindingGroup, group_findings
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
 from bot.render.review_body import count_phrase, evidence_lines, group_lines, plural

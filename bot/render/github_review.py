@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.diff import ChangeSet
-from bot.finding_groups import FindingGroup, group_findings
 from bot.model import Finding, Severity
 from bot.render.check_run import (  # noqa: F401 - the check run's half, re-exported for the App
     ANNOTATION_MESSAGE_LIMIT,
@@ -31,6 +30,7 @@ from bot.render.check_run import (  # noqa: F401 - the check run's half, re-expo
     render_check_run,
     render_failed_check_run,
 )
+from bot.render.finding_groups import FindingGroup, group_findings
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
 from bot.render.review_body import evidence_lines, group_lines, render_review_body
@@ -216,7 +216,7 @@ def render_comment_body(
     """Markdown of one inline comment: rule, message, what it groups, evidence (capped), fix, the
     smoke line, the hidden marker.
 
-    A group of near-duplicates (`bot.finding_groups`) is one comment: its lead's message, then the
+    A group of near-duplicates (`bot.render.finding_groups`) is one comment: its lead's message, then the
     other targets, places and rules it stands for. The smoke line appears when `smoke` is given on
     findings of `smoke_rules`: the rules tagged smoke-verified (the GPU smoke job proves or
     disproves them; `pr_check.review.SMOKE_VERIFIED_RULES`).
@@ -324,7 +324,7 @@ def plan_review(
 ) -> ReviewPlan:
     """Decide comments to post, keep, edit, delete or answer, and the review around them.
 
-    The comment budget: near-duplicates are grouped (`bot.finding_groups`), and a group gets an
+    The comment budget: near-duplicates are grouped (`bot.render.finding_groups`), and a group gets an
     inline comment only at or above `inline_level` (`[review] inline_level`); the rest is listed
     in the review body, the lesser ones in one collapsed section (`bot.render.review_body`).
     A group keeps the comment of its lead's fingerprint; a standing comment of one of its other

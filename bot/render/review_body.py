@@ -1,6 +1,6 @@
 """What a person reads of one review: the comment budget, the review body, capped evidence. Pure.
 
-The budget: a group of near-duplicate findings (`bot.finding_groups`) at or above the inline level
+The budget: a group of near-duplicate findings (`bot.render.finding_groups`) at or above the inline level
 (`[review] inline_level`, major by default) gets an inline comment where the diff has its line;
 a loud group outside the diff is listed in the review body, each one; everything below the level
 goes into one collapsed section of the body, by rule with counts. The check run keeps the whole
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.finding_groups import FindingGroup, capped
 from bot.model import Evidence, Finding, Severity
+from bot.render.finding_groups import FindingGroup, capped
 
 EVIDENCE_SHOWN = 8  # evidence lines a comment shows before "and N more"
 PLACES_SHOWN = 6  # other places of a group a comment names

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.finding_groups import FindingGroup, capped, group_findings
 from bot.model import Finding, Severity
+from bot.render.finding_groups import FindingGroup, capped, group_findings
 from bot.render.fix_patch import unified_patch
 from bot.render.review_body import EVIDENCE_SHOWN, PLACES_SHOWN
 from bot.render.statistics import count_findings, render_statistics_lines
