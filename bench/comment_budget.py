@@ -2,6 +2,7 @@
 
     python bench/comment_budget.py --repo MIRROR --sample FILE --out OUT.json [--source /tmp/old] [--first N]
     python bench/comment_budget.py --compare BEFORE.json AFTER.json
+    python bench/comment_budget.py --minors AFTER.json
 
 The sample file has one pull request a line, `number<TAB>head<TAB>merge-base<TAB>date` (`#` lines
 are comments; the pull-request sampler of the history bench draws it). Each pull request is reviewed head against merge-base,
@@ -103,6 +104,41 @@ def compare(before: Path, after: Path) -> int:
     return 1 if lost else 0
 
 
+def list_minors(run: Path) -> int:
+    """Every minor finding of a run, one entry per group as the App posts it, for judging by hand."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bot.model import Evidence, Finding, Severity
+    from bot.render.finding_groups import group_findings
+
+    for record in json.loads(run.read_text()):
+        findings = [
+            Finding(
+                f["rule"],
+                Severity.parse(f["severity"]),
+                f["title"],
+                f["path"],
+                f["line"],
+                f["end_line"],
+                f["message"],
+                f["fingerprint"],
+                f["target"],
+                f["cell"],
+                tuple(Evidence(e["path"], e["line"], e["note"]) for e in f["evidence"]),
+            )
+            for f in record.get("findings", ())
+            if f["severity"] == "minor"
+        ]
+        for group in group_findings(findings):
+            lead = group.lead
+            print(
+                f"#{record['pr']} {lead.rule} {lead.cell} {lead.path}:{lead.line} {lead.target} (+{len(group.others)})"
+            )
+            print(f"    {lead.message}")
+            for item in group.evidence[:4]:
+                print(f"    - {item.path}:{item.line}: {item.note}")
+    return 0
+
+
 def _use_source(source: Path) -> None:
     """Import bot/, checks/, pr_check/ from `source`: an editable install's finder would
     otherwise answer first, whatever sys.path says."""
@@ -124,9 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, help="only the first N pull requests of the sample")
     parser.add_argument("--cache", type=Path, help="evaluation cache directory (default: a fresh one)")
     parser.add_argument("--compare", nargs=2, type=Path)
+    parser.add_argument("--minors", type=Path, help="print the minor findings of a run, grouped, for judging")
     args = parser.parse_args(arguments)
     if args.compare:
         return compare(*args.compare)
+    if args.minors:
+        return list_minors(args.minors)
     if not (args.repo and args.sample and args.out):
         parser.error("--repo, --sample and --out are needed to review")
     rows = read_sample(args.sample)[: args.first]

@@ -36,6 +36,10 @@ PRONOUN_SLIPS = re.compile(
     r"|\bthese (?:target|file|header|platform|dependent)\b",
     re.IGNORECASE,
 )
+# A count of one whose verb is plural ("1 target that depend on it").
+ONE_WITH_PLURAL_VERB = re.compile(
+    r"(?<![\w.,/:-])(?<!line )1 [a-z]+ (?:that|which) (?:depend|build|include|link|use|need|fail|break)\b"
+)
 DOUBLED_WORD = re.compile(r"\b(the|a|an|of|to|is|in|on|and|it)\s+\1\b", re.IGNORECASE)
 
 
@@ -43,7 +47,7 @@ def slips(text: str) -> list[str]:
     """The grammar slips of a template in `text`, each with the words around it."""
     found = []
     plain = re.sub(r"`[^`\n]*`", "`x`", text)  # quoted code and labels are not prose
-    for pattern in (ONE_WITH_PLURAL, MANY_WITH_SINGULAR, PRONOUN_SLIPS, DOUBLED_WORD):
+    for pattern in (ONE_WITH_PLURAL, MANY_WITH_SINGULAR, ONE_WITH_PLURAL_VERB, PRONOUN_SLIPS, DOUBLED_WORD):
         for match in pattern.finditer(plain):
             found.append(plain[max(0, match.start() - 30) : match.end() + 30])
     return found
@@ -54,6 +58,7 @@ def test_the_patterns_catch_the_slips_they_name_and_pass_good_prose():
     assert slips("it has 1 targets left")
     assert slips("3 target.")
     assert slips("the the target")
+    assert slips("and the 1 target that depend on it")
     assert not slips("once they are guarded, 1 target and 2 targets; 1 class; `1 targets` in code")
     assert not slips("once it is guarded, it fails; 3 target platforms")
 
