@@ -9,7 +9,7 @@ cells, then per check the seconds of its head run and of its baseline run, and p
 inputs) the seconds spent deriving or reading it (nested facts excluded) and the checks that asked
 for it. From these, `--partition` prices a split of the checks over two processes: each process pays
 its checks' own time and every fact any of its checks asks for, once (what the engine's check worker
-does, bot.check_split.py).
+does, bot/parallel/check_split.py).
 
 This is a measuring tool: it times the checks by wrapping their `run` and the fact cache's methods
 in this process only.
@@ -162,10 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partition", action="store_true", help="price the engine's split from --out")
     arguments = parser.parse_args(argv)
     if arguments.partition:
-        from bot.parallel.check_split import WORKER_SHARE
+        import checks
+        from bot.check import Share
 
         rows = json.loads(arguments.out.read_text())
-        priced = price(rows, set(WORKER_SHARE))
+        priced = price(rows, {check.id for check in checks.ALL if check.share is Share.WORKER})
         for row, (serial, parent, worker) in zip(rows, priced, strict=True):
             print(f"{row['commit'][:10]} serial {serial:5.2f} parent {parent:5.2f} worker {worker:5.2f}")
         print(f"median serial {statistics.median(p[0] for p in priced):.2f}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +55,37 @@ SMOKE_VERIFIED = "smoke-verified"  # the GPU smoke job proves or disproves its f
 TAGS = frozenset({SMOKE_VERIFIED})
 
 
+class Share(enum.Enum):
+    """Which process runs a check when a review shares its checks with a forked worker
+    (bot/parallel/check_split.py); the result is the same wherever it runs, only the time differs.
+
+    Chosen from the per-check costs of cold reviews of new heads with a warm store
+    (`bench/check_costs.py` on the commits of bench/cold_pairs.py, quiet machine; medians, CPU
+    seconds in a serial run). The worker's share:
+    - the header and dependency rules share the header graph, the dependency tables per platform
+      and the include scans: dep-private-for-exported-header 2.1 (its verdict over the tree, one
+      table per platform), dep-undeclared-header 0.8, dep-exported-used-privately 0.3, dep-unused
+      0.1, dep-undeclared-latent (dep-undeclared-header's pass at base);
+    - cuda-guard-missing 0.15 and test-missing share the CUDA reasons per cell;
+      shim-duplicate-symbol 0.1 and test-configuration-missing the incompatible targets per
+      platform, with dep-private-for-exported-header;
+    - buck-select-unresolvable 0.35 (select failures per platform) and header-unowned 0.3 share
+      nothing costly with the review's share.
+    The review keeps the rules on the CMake models (source-parity 0.5 and the gate-*/link-* rules:
+    each model is derived once, by whichever asks first), python-import-undeclared 0.9,
+    gate-macro-misspelt 0.5 (its macro table), the rules on evaluation failures (they read the
+    base's cells too) and the other cheap ones, after the head's cells (0.5-2 s) before the fork.
+    Facts asked for by both shares cost about 0.07 s a review. With gate-macro-misspelt in the
+    worker too, the worker finished 0.8-1.7 s after the review on every commit (its 4.4-4.9 CPU s
+    against the review's 3.0-4.3 s after the fork); kept in the review, the two finish within
+    0.75 s of each other. Facts the worker derives reach the review only through the store, which
+    is why checks that share a costly fact go together.
+    """
+
+    REVIEW = "review"  # the review's own process, which evaluated the head's Buck cells before the fork
+    WORKER = "worker"  # the forked worker
+
+
 def touches(path: str, inputs: tuple[str, ...]) -> bool:
     """Does a changed path belong to one of these input kinds (a suffix or a base name)?"""
     name = path.rsplit("/", 1)[-1]
@@ -75,6 +107,7 @@ class Check:
     tags: frozenset[str] = field(default_factory=frozenset)  # from TAGS
     inputs: tuple[str, ...] | None = None  # None: always run
     fixable: bool = False  # its findings carry fixes (held to it by tests/test_check_fixes.py)
+    share: Share = Share.REVIEW  # which process runs it when the review forks a worker (see Share)
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)+", self.id):

@@ -31,13 +31,12 @@ from bot.buck.cells import cell_named
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, touches
 from bot.diff import ChangeSet
 from bot.facts import cmake_models
-from bot.model import Finding, Hit, Severity, fingerprint, identity
+from bot.model import INTERNAL_ERROR, Finding, Hit, ReviewMode, Severity, fingerprint, identity, internal_error
 
 if TYPE_CHECKING:  # the models and the build scope are imported by a review that runs checks, not
     # by one served from the result store nor by the outputs that read this module's rule names
     from bot.snapshot import Snapshot
 
-INTERNAL_ERROR = "internal-error"
 UNUSED_SUPPRESSION = "unused-suppression"
 ENGINE_RULES = {
     INTERNAL_ERROR: (Severity.MAJOR, "A check crashed; its verdict on this change is unknown"),
@@ -81,7 +80,7 @@ def _run(checks: Iterable[Check], snapshot: Snapshot, jobs: int | None = None) -
 
     config = snapshot.config
     enabled = [c for c in checks if c.id not in config.disabled and _may_change(c, snapshot)]
-    baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config, scope=snapshot)
+    baseline = Snapshot(snapshot.base, snapshot.base, ChangeSet(()), config, scope=snapshot, mode=ReviewMode.BASELINE)
     outcomes = run_checks(enabled, snapshot, partial(_outcome, snapshot=snapshot, baseline=baseline), jobs=jobs)
     findings: dict[str, Finding] = {}
     not_blamed: list[tuple[str, Finding]] = []
@@ -120,7 +119,7 @@ def _outcome(check: Check, snapshot: Snapshot, baseline: Snapshot) -> CheckOutco
     """Run one check on the head, and on the baseline where the head found something."""
     outside: list[tuple[str, Finding]] = []
     head = tuple(f for f in _findings(check, snapshot) if not _outside_scope(f, snapshot, outside))
-    if snapshot.base is snapshot.head or not head:
+    if snapshot.mode is ReviewMode.BASELINE or not head:
         base_prints: frozenset[str] = frozenset()  # nothing at head, so nothing for the baseline to filter
     else:
         base_prints = frozenset(f.fingerprint for f in _findings(check, baseline) if f.rule != INTERNAL_ERROR)
@@ -149,7 +148,7 @@ def _outside_scope(finding: Finding, snapshot: Snapshot, not_blamed: list) -> bo
 
 def _unseen_at_base(finding: Finding, snapshot: Snapshot) -> bool:
     """A finding on a target the base could not evaluate, in files the change did not touch."""
-    if not finding.cell or not finding.target or not snapshot.base.tree.paths():
+    if not finding.cell or not finding.target or snapshot.is_scan:
         return False
     package = finding.target[2:].split(":", 1)[0]
     result = snapshot.base.cell(finding.cell).packages.get(package)
@@ -162,8 +161,8 @@ def _unseen_at_base(finding: Finding, snapshot: Snapshot) -> bool:
 
 def _may_change(check: Check, snapshot: Snapshot) -> bool:
     """Could this change alter the check's verdict? Not when it touches none of its inputs."""
-    if check.inputs is None or not snapshot.base.tree.paths():
-        return True  # a scan (empty base) or a check that reads anything
+    if check.inputs is None or snapshot.is_scan:
+        return True  # a scan or a check that reads anything
     from bot.facts.cmake_models import CMAKE_PROCESS_INPUTS
 
     buck_reader = any(kind in check.inputs for kind in BUCK_FILES)
@@ -200,18 +199,7 @@ def _findings(check: Check, snapshot: Snapshot) -> list[Finding]:
             f"check `{check.id}` raised {type(error).__name__}: {error} "
             f"(at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}); its findings are missing from this review"
         )
-        return [
-            Finding(
-                rule=INTERNAL_ERROR,
-                severity=ENGINE_RULES[INTERNAL_ERROR][0],
-                title=ENGINE_RULES[INTERNAL_ERROR][1],
-                path="",
-                line=0,
-                end_line=0,
-                message=message,
-                fingerprint=fingerprint(INTERNAL_ERROR, "", check.id, type(error).__name__),
-            )
-        ]
+        return [internal_error(ENGINE_RULES[INTERNAL_ERROR][1], message, key=check.id, subject=type(error).__name__)]
 
 
 def _capped(severity: Severity, hit: Hit) -> Severity:
@@ -243,7 +231,7 @@ def to_finding(rule: str, severity: Severity, title: str, hit: Hit) -> Finding:
 def _suppressions(snapshot: Snapshot) -> list[Suppression]:
     """Suppression comments on lines the change added (old ones were reviewed before)."""
     found = []
-    full_scan = snapshot.base.tree.paths() == ()
+    full_scan = snapshot.is_scan
     for change in snapshot.changes.files:
         if change.status == "deleted" or change.binary:
             continue

@@ -29,6 +29,24 @@ class Severity(enum.IntEnum):
             raise ValueError(f"unknown severity {text!r} (one of {names})") from None
 
 
+class ReviewMode(enum.Enum):
+    """What kind of run a Snapshot is: set once by the pipeline (and the engine for its baseline),
+    read by everything that branches on it."""
+
+    REVIEW = "review"  # base..head of a change: the findings new at head are blamed on it
+    BASELINE = "baseline"  # the engine's second run of a review: base against base, no change
+    SCAN = "scan"  # a whole tree against an empty base: every file is new
+
+
+class EvidenceRole(enum.Enum):
+    """What a piece of evidence is to its finding: code that groups or folds findings reads this,
+    never the note's wording."""
+
+    SUPPORT = "support"  # a location that makes the case (the default)
+    DEFINES = "defines"  # the line that defines the finding's target where it breaks (a macro call)
+    DEPENDENT = "dependent"  # a target that breaks along with the finding's
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """One location that makes the case for a finding, with what it shows."""
@@ -36,6 +54,7 @@ class Evidence:
     path: str
     line: int
     note: str
+    role: EvidenceRole = EvidenceRole.SUPPORT  # not part of the public JSON: the note says it
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,3 +168,21 @@ def identity(rule: str, hit: Hit) -> str:
         digest = hashlib.sha256("\0".join((rule, "target", hit.key)).encode("utf-8", "surrogateescape")).hexdigest()
         return digest[:16]
     return fingerprint(rule, hit.path, hit.key, hit.offending_text)
+
+
+INTERNAL_ERROR = "internal-error"
+
+
+def internal_error(title: str, message: str, *, key: str, subject: str = "", path: str = "") -> Finding:
+    """The finding that stands for work that did not finish (a check that raised, a review that
+    crashed): major, on `path`'s first line or on no file, identified by `key` and `subject`."""
+    return Finding(
+        rule=INTERNAL_ERROR,
+        severity=Severity.MAJOR,
+        title=title,
+        path=path,
+        line=1 if path else 0,
+        end_line=1 if path else 0,
+        message=message,
+        fingerprint=fingerprint(INTERNAL_ERROR, path, key, subject),
+    )

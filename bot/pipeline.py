@@ -15,8 +15,8 @@ from bot import engine
 from bot.buck.cells import is_build_file
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, parse_config
-from bot.diff import ChangeSet, parse_diff
-from bot.model import Finding, Severity
+from bot.diff import ChangeSet
+from bot.model import Finding, ReviewMode, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
 from bot.store import reviews
@@ -46,33 +46,6 @@ class Report:
 def default_cache_dir(repo: GitRepository) -> Path:
     """Evaluation results live with the repository they came from."""
     return repo.git_dir / "pr-check" / "cache"
-
-
-def review_repository(
-    repo_path: str | Path,
-    base: str,
-    head: str,
-    *,
-    checks: Sequence[Check],
-    cache_dir: Path | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-    stored_results: bool = True,
-    check_jobs: int | None = None,
-) -> Report:
-    """Review base..head of a git repository (no checkout needed)."""
-    with GitRepository(repo_path) as repo:
-        base_sha, head_sha = repo.resolve(base), repo.resolve(head)
-        changes = parse_diff(repo.diff(base_sha, head_sha))
-        return review_trees(
-            repo.tree(base_sha),
-            repo.tree(head_sha),
-            changes,
-            checks=checks,
-            cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
-            progress=progress,
-            stored_results=stored_results,
-            check_jobs=check_jobs,
-        )
 
 
 def review_trees(
@@ -107,7 +80,10 @@ def review_trees(
 
     base_model = BuildModel(base_tree, config, cache, progress)
     head_model = BuildModel(head_tree, config, cache, progress)
-    snapshot = Snapshot(base_model, head_model, changes, config)
+    # The one place the kind of run is decided: against an empty base (scan_tree, a first commit)
+    # every file is new, so it is a scan; the engine makes each review's baseline run itself.
+    mode = ReviewMode.REVIEW if base_tree.paths() else ReviewMode.SCAN
+    snapshot = Snapshot(base_model, head_model, changes, config, mode=mode)
     # One fact cache for the whole review: base and head share it, later reviews read its store.
     with (
         collector_paused(),

@@ -19,6 +19,7 @@ from bot.buck.cells import CELLS
 from bot.buck.targets import CellGraph, Platform
 from bot.config import Config
 from bot.diff import ChangeSet
+from bot.model import ReviewMode
 from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree, with_files
 
@@ -99,3 +100,14 @@ class Snapshot:
     # The review this run belongs to, when it is not this one: the engine's baseline run (base
     # against base) looks at the targets its review's change can affect (bot/facts/change_scope.py).
     scope: Snapshot | None = None
+    mode: ReviewMode = ReviewMode.REVIEW
+
+    @property
+    def review(self) -> Snapshot:
+        """The review whose change bounds this run: the baseline's review, else this run itself."""
+        return self.scope if self.mode is ReviewMode.BASELINE and self.scope is not None else self
+
+    @property
+    def is_scan(self) -> bool:
+        """Is this run, or the review it is the baseline of, a scan (every file new)?"""
+        return self.review.mode is ReviewMode.SCAN

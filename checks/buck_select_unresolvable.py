@@ -27,8 +27,8 @@ from collections.abc import Iterator
 
 from bot.buck import platforms
 from bot.buck.cells import CELLS, cell_named
-from bot.check import BUCK_FILES, Check, Example
-from bot.facts import revision
+from bot.check import BUCK_FILES, Check, Example, Share
+from bot.facts import graph_indexes
 from bot.facts.build_scope import scope_of
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -40,9 +40,7 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         graph = snap.head.cell(cell)
         failing: dict[tuple[str, platforms.SelectFailure], list[str]] = {}
         for platform in snap.head.platforms(cell):
-            found = revision.graph_memo(
-                snap.head, cell, ("select-failures", platform), lambda g, p=platform: _failures(g, p)
-            )
+            found = graph_indexes.select_failures(snap.head, cell, platform)
             for label, failures in found:
                 for failure in failures:
                     failing.setdefault((label, failure), []).append(platform.name)
@@ -52,18 +50,6 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
             # Built where CI's targets reach it through deps as configured on that platform.
             unbuilt = oss and not any(scope_of(snap.head, cell, by_name[name]).builds(label) for name in names)
             yield _hit(snap, cell, graph.targets[label], failure, names, unbuilt)
-
-
-def _failures(graph, platform) -> tuple[tuple[str, tuple[platforms.SelectFailure, ...]], ...]:
-    """(label, its failing selects) for the targets of `graph` with any on `platform`."""
-    found = []
-    for label, target in sorted(graph.targets.items()):
-        if target.primary_label != label and target.primary_label in graph.targets:
-            continue  # the wrapper's `_static` twin fails with the target it copies
-        failures = platforms.select_failures(target, platform)
-        if failures:
-            found.append((label, failures))
-    return tuple(found)
 
 
 def _hit(snap: Snapshot, cell: str, target, failure: platforms.SelectFailure, names: list[str], unbuilt: bool) -> Hit:
@@ -132,6 +118,7 @@ def _storage(deps: str, extra: str = "", marker: str = "") -> dict[str, str]:
 
 CHECK = Check(
     id="buck-select-unresolvable",
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.MAJOR,
     title="Buck select() that cannot be resolved on a platform the cell builds for",

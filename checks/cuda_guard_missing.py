@@ -27,19 +27,15 @@ there, with each exposed target as a related location.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from bot.buck import platforms
-from bot.buck.targets import Platform
-from bot.check import BUCK_FILES, Check, Example
-from bot.facts import revision, xref
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.check import BUCK_FILES, Check, Example, Share
+from bot.facts import xref
+from bot.facts.cpu_breaks import cpu_breaks, fbcode_only_idiom, guard_dicts
+from bot.model import Evidence, EvidenceRole, Fix, Hit, Severity
 from bot.snapshot import Snapshot
 from checks.support import guard_idiom
-from checks.support.callsite import attribute_line, call_lines, call_of, item_line, outermost_frame
-
-_CXX_KINDS = re.compile(r"cxx_|cpp_|cuda|gpu_")
+from checks.support.callsite import attribute_line, call_lines, item_line, outermost_frame
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -59,7 +55,7 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
     for hit, target, guard, followers in guarded:
         own = changes.get(hit.path)
         touched_itself = own is not None and any(hit.line <= n <= (hit.end_line or hit.line) for n in own.added)
-        root = next((e for e in hit.evidence if e.note.startswith("this line defines")), None)
+        root = next((e for e in hit.evidence if e.role is EvidenceRole.DEFINES), None)
         root_change = changes.get(root.path) if root is not None else None
         if touched_itself or root is None or root_change is None or root.line not in root_change.added:
             yield hit
@@ -75,7 +71,7 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
         labels = ", ".join(f"`{h.key}`" for h in group)
         keys = {h.key for h in group}
         followers = {label: None for member in members for label in member[3] if label not in keys}
-        taken_along = [e for h in group for e in h.evidence if e.note.startswith("depends on it")]
+        taken_along = [e for h in group for e in h.evidence if e.role is EvidenceRole.DEPENDENT]
         package = path.rsplit("/", 1)[0] if "/" in path else ""
         yield Hit(
             path=path,
@@ -120,34 +116,10 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
     with it, but guarding it makes them incompatible too: they are named on its finding."""
     graph = snap.head.cell(cell)
     constraint = settings.cuda_constraint
-    breaks: dict[str, list[Platform]] = {}
-    reason_of: dict[str, xref.CudaReason] = {}
-    dependents: dict[str, dict[str, tuple[str, ...]]] = {}
-    explicit: dict[str, set[str]] = {}
-    for platform in settings.platforms_of(cell):
-        if platform.satisfies(constraint):
-            continue
-        incompatible = revision.incompatible(snap.head, cell, platform)
-        for label, reason in sorted(revision.cuda_reasons(snap.head, cell, platform).items()):
-            target = graph.targets[label]
-            if label in incompatible or not _CXX_KINDS.search(target.kind):
-                continue
-            end = graph.targets.get(reason.chain[-1]) if reason.kind == "dependency" else None
-            if end is not None and _CXX_KINDS.search(end.kind):
-                # It breaks because a C++ CUDA target it depends on does: that one is the finding.
-                if target.primary_label != label and target.primary_label in graph.targets:
-                    continue  # the wrapper's `_static` twin of a dependent: the dependent stands for it
-                root = _folded(graph, reason.chain[-1])
-                dependents.setdefault(root, {}).setdefault(label, reason.chain)
-                if platforms.explicitly_compatible(target, platform):
-                    explicit.setdefault(root, set()).add(label)
-                continue
-            if _folded(graph, label) != label:
-                continue  # the wrapper's `_static` twin breaks with the target it copies: one finding
-            breaks.setdefault(label, []).append(platform)
-            reason_of.setdefault(label, reason)
-    guarded_splats = _guard_dicts(snap, graph, constraint)
-    fbcode_only = _fbcode_only_idiom(snap, cell, constraint)
+    found = cpu_breaks(snap.head, cell, settings)
+    breaks, reason_of, dependents, explicit = found.breaks, found.reason_of, found.dependents, found.explicit
+    guarded_splats = guard_dicts(snap, graph, constraint)
+    fbcode_only = fbcode_only_idiom(snap, cell, constraint)
     for label, broken_on in sorted(breaks.items()):
         target = graph.targets[label]
         reason = reason_of[label]
@@ -157,12 +129,19 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
         visible = outermost_frame(target)
         if visible is not None:
             evidence.append(
-                Evidence(visible.path, visible.line, f"this line defines the package's targets in `{cell}`")
+                Evidence(
+                    visible.path,
+                    visible.line,
+                    f"this line defines the package's targets in `{cell}`",
+                    EvidenceRole.DEFINES,
+                )
             )
         followers = dependents.get(label, {})
         for dependent, chain in sorted(followers.items()):
             other = graph.targets[dependent]
-            evidence.append(Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain)))
+            evidence.append(
+                Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain), EvidenceRole.DEPENDENT)
+            )
         guard = guard_idiom.guard_for(
             snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only
         )
@@ -185,13 +164,6 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
         yield hit, target, guard, tuple(sorted(followers))
 
 
-def _folded(graph, label: str) -> str:
-    """The label that stands for `label`: the target a wrapper's `_static` twin copies, else itself."""
-    target = graph.targets.get(label)
-    primary = target.primary_label if target is not None else label
-    return primary if primary in graph.targets else label
-
-
 def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], it: str = "it") -> str:
     """What guarding the target does to the targets that depend on it there."""
     if not followers:
@@ -206,38 +178,6 @@ def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], 
         named = ", ".join(f"`{label}`" for label in sorted(explicit))
         note += f" Of these, {named} name(s) those platforms in `compatible_with`: guard them too, or buck2 fails them."
     return note
-
-
-def _fbcode_only_idiom(snap: Snapshot, cell: str, constraint: str) -> frozenset[str]:
-    """Packages whose CUDA targets the repository keeps fbcode-only: it guards none with the
-    constraint, and fbcode defines CUDA targets of the package that this cell does not."""
-    graph = snap.head.cell(cell)
-    if any(_is_guarded(target, constraint) for target in graph.targets.values()):
-        return frozenset()  # the repository uses the constraint: that is its idiom
-    fbcode = snap.head.cell("fbcode")
-    return frozenset(
-        fbcode.targets[label].package
-        for label in revision.cuda_reasons(snap.head, "fbcode")
-        if label not in graph.targets and label in fbcode.targets
-    )
-
-
-def _is_guarded(target, constraint: str) -> bool:
-    """Whether the target names the constraint in any configuration (the package uses the guard)."""
-    return constraint in target.values("compatible_with") or constraint in target.values("target_compatible_with")
-
-
-def _guard_dicts(snap: Snapshot, graph, constraint: str) -> dict[str, str]:
-    """file -> name of a dict splatted into a guarded target defined in that file."""
-    found: dict[str, str] = {}
-    for target in graph.targets.values():
-        if target.path in found or not _is_guarded(target, constraint):
-            continue
-        call = call_of(snap.head.text(target.path) or "", target)
-        named = [splat for splat in (call.splats if call is not None else ()) if splat.isidentifier()]
-        if named:
-            found[target.path] = named[0]
-    return found
 
 
 def _reason_evidence(snap: Snapshot, target, reason: xref.CudaReason, text: str) -> Evidence:
@@ -285,6 +225,7 @@ _XPLAT_BUCK = (
 CHECK = Check(
     id="cuda-guard-missing",
     fixable=True,
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.BLOCKER,
     title="CUDA target visible to CPU-only builds without the CUDA guard",

@@ -11,7 +11,7 @@ Reported, in every cell that defines the target, for a dep written in the target
 `exported_deps` list whose headers (or those of a target it re-exports) the target's private
 files include and its exported headers do not (nor the unlisted repository headers those pull
 in), when no dependent of the target includes one of those headers (it may be counting on the
-export) and the dep is one a usage test can judge (`checks/support/dep_usage.py`: not
+export) and the dep is one a usage test can judge (`bot/facts/dep_usage.py`: not
 force-linked, passing no flags on, a C++ library with headers). Info.
 
 In a review only the targets the change touches are judged (their call, a macro on their stack,
@@ -29,13 +29,13 @@ from collections.abc import Iterator
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
+from bot.facts import dep_usage
+from bot.facts.dep_usage import CellView, WrittenDep
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
-from checks.support import dep_usage
 from checks.support.callsite import call_of
-from checks.support.dep_usage import CellView, WrittenDep
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -153,6 +153,7 @@ def _written(tree: dict[str, str], marker: str = "") -> dict[str, str]:
 
 CHECK = Check(
     id="dep-exported-used-privately",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.INFO,
     title="Buck exported dep that only the target's private files use",

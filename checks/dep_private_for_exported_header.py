@@ -35,10 +35,10 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget, Platform
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.cpp.declarations import SourceFacts
 from bot.cpp.preprocessor import Include
-from bot.facts import revision, xref
+from bot.facts import verdicts, xref
 from bot.facts.header_deps import DependencyIndex, include_is_active
 from bot.facts.header_graph import header_graph
 from bot.model import Evidence, Hit, Severity
@@ -50,9 +50,7 @@ _LEAF_KINDS = frozenset({"cxx_python_extension", "python_extension", "cxx_binary
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from revision.tree_memo(
-        snap.head, ("dep-private-for-exported-header",), lambda: _hits(snap.head), persist=True
-    )
+    yield from verdicts.whole_tree(snap.head, "dep-private-for-exported-header", lambda: _hits(snap.head))
 
 
 def _hits(model: BuildModel) -> tuple[Hit, ...]:
@@ -211,6 +209,7 @@ _CUDA_PRIVATE = (
 
 CHECK = Check(
     id="dep-private-for-exported-header",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.MINOR,
     title="Exported header includes through a private dep",

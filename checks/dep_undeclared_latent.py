@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.diff import ChangeSet
-from bot.model import Evidence, Hit, Severity
+from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks import dep_undeclared_header
 
@@ -52,7 +52,7 @@ class _Branch:
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    if snap.base is snap.head:
+    if snap.mode is ReviewMode.BASELINE:
         return
     for branch in _edited_branches(snap):
         callers = _call_sites(snap.head, branch)
@@ -161,10 +161,14 @@ def _latent_gaps(
     config = snap.config
     as_is = {
         (h.cell, h.target, h.key)
-        for h in dep_undeclared_header.CHECK.run(Snapshot(snap.head, snap.head, ChangeSet(()), config), None)
+        for h in dep_undeclared_header.CHECK.run(
+            Snapshot(snap.head, snap.head, ChangeSet(()), config, mode=ReviewMode.BASELINE), None
+        )
     }
     grouped: dict[tuple[str, int, str], list[Hit]] = {}
-    for hit in dep_undeclared_header.CHECK.run(Snapshot(flipped, flipped, ChangeSet(()), config), None):
+    for hit in dep_undeclared_header.CHECK.run(
+        Snapshot(flipped, flipped, ChangeSet(()), config, mode=ReviewMode.BASELINE), None
+    ):
         target = hit.target or ""
         if target not in made and target.removesuffix("_static") not in made:
             continue
@@ -246,6 +250,7 @@ _BOTH = '"//extension/cuda:caller_stream", "//extension/cuda:cuda_allocator"'
 
 CHECK = Check(
     id="dep-undeclared-latent",
+    share=Share.WORKER,
     inputs=(*BUCK_FILES, *CPP_FILES),
     severity=Severity.MINOR,
     title="An edited macro branch no caller builds yet misses a header's owner",

@@ -12,7 +12,7 @@ Reported, in every cell that defines the target, for a dep written in its own `d
 re-export is an interface) that is a C++ library listing headers, and not one needed for another
 reason: a force-linked library (`link_whole`, kept for its registrations), one that passes
 preprocessor or linker flags on, one whose sources implement a header the target includes
-from another target, a Python or other non-C++ dep (see `checks/support/dep_usage.py`). An
+from another target, a Python or other non-C++ dep (see `bot/facts/dep_usage.py`). An
 include under any `#if` counts as a use. Info: the build is right either way.
 
 In a review only the targets the change touches are judged (their call, a macro on their stack,
@@ -31,12 +31,12 @@ from collections.abc import Iterator
 from bot.buck import edits
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
+from bot.facts import dep_usage
+from bot.facts.dep_usage import CellView, WrittenDep
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import Snapshot
-from checks.support import dep_usage
-from checks.support.dep_usage import CellView, WrittenDep
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -123,6 +123,7 @@ def _package(deps: str, source: str = _USER, log_extra: str = "") -> dict[str, s
 
 CHECK = Check(
     id="dep-unused",
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.INFO,
     title="Buck dep whose headers the target never includes",

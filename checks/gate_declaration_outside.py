@@ -19,13 +19,13 @@ Use instead: move the `#if` above the declaration, so builds without the option 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.cpp.declarations import Declaration, SourceFacts
 from bot.cpp.edits import gate_declaration
 from bot.cpp.preprocessor import ConditionalBlock
-from bot.facts import gating, revision
+from bot.facts import gating, verdicts
+from bot.facts.gated_declarations import MacroGate, fbcode_only_macros, outside_gate
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -33,24 +33,14 @@ from checks.support.callsite import item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from revision.tree_memo(
-        snap.head, ("gate-declaration-outside",), lambda: _declarations_outside(snap.head), persist=True
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Gate:
-    """Why a macro gates a build: a CMake option or the Buck fbcode cell."""
-
-    macro: str
-    kind: str  # "cmake" | "buck"
+    yield from verdicts.whole_tree(snap.head, "gate-declaration-outside", lambda: _declarations_outside(snap.head))
 
 
 def _declarations_outside(model: BuildModel) -> tuple[Hit, ...]:
     # Cheap, textual candidates first: words CMake `if()`s test; whether one is an option that
     # is off is asked of the evaluated model only for a header that needs it.
-    gates = [_Gate(m, "cmake") for m in gating.cmake_condition_words(model)]
-    gates += [_Gate(m, "buck") for m in _fbcode_only_macros(model)]
+    gates = [MacroGate(m, "cmake") for m in gating.cmake_condition_words(model)]
+    gates += [MacroGate(m, "buck") for m in fbcode_only_macros(model)]
     if not gates:
         return ()
     tested = gating.headers_testing(model, {g.macro for g in gates})
@@ -66,37 +56,11 @@ def _declarations_outside(model: BuildModel) -> tuple[Hit, ...]:
     return tuple(unique.values())
 
 
-def _fbcode_only_macros(model: BuildModel) -> frozenset[str]:
-    """Macros that some fbcode target defines and no xplat target does (Buck's cell gate)."""
-    fbcode = gating.cell_defines(model, "fbcode")
-    xplat = gating.cell_defines(model, "xplat")
-    return frozenset(m for m in fbcode if m not in xplat and not m.startswith("_"))
-
-
-def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate) -> list[Hit]:
-    block = gating.first_block_testing(facts, gate.macro)
-    if block is None:
+def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: MacroGate) -> list[Hit]:
+    found_outside = outside_gate(model, header, facts, gate)
+    if found_outside is None:
         return []
-    outside = [
-        d for d in gating.out_of_line_functions(facts) if not any(gating.mentions(c, gate.macro) for c in d.conditions)
-    ]
-    if not outside:
-        return []
-    if gate.kind == "cmake":
-        # Only worth evaluating CMake when a source written under `if(M)` defines one of them.
-        written = _written_under(model, gate.macro)
-        if not any(_defined_in(model, d, written) for d in outside):
-            return []
-        if gate.macro not in gating.off_options(model):
-            return []
-        gated = gating.gated_sources(model, gate.macro)
-        candidates = [d for d in outside if _defined_in(model, d, gated)]
-    else:
-        if header not in gating.exported_in_cell(model, "xplat"):
-            return []
-        candidates = outside
-    if not candidates:
-        return []
+    block, candidates = found_outside
     flagged = []
     all_definitions = gating.definitions(model, candidates)
     for declaration in candidates:
@@ -125,30 +89,7 @@ def _header_hits(model: BuildModel, header: str, facts: SourceFacts, gate: _Gate
     ]
 
 
-def _written_under(model: BuildModel, macro: str) -> tuple[str, ...]:
-    """Implementation files whose names a CMake `if()` naming the macro writes (textual)."""
-    names = gating.sources_named_under(model, macro)
-    if not names:
-        return ()
-    return tuple(
-        p for p in model.tree.paths() if p.endswith(gating.IMPLEMENTATION_SUFFIXES) and p.rsplit("/", 1)[-1] in names
-    )
-
-
-def _defined_in(model: BuildModel, declaration: Declaration, gated) -> bool:
-    for path in gated:
-        facts = model.source_facts(path)
-        if facts is not None and any(
-            d.kind == "function"
-            and d.is_definition
-            and gating.same_function(declaration.qualified_name, d.qualified_name)
-            for d in facts.declarations
-        ):
-            return True
-    return False
-
-
-def _gate_evidence(model: BuildModel, gate: _Gate, found) -> list[Evidence] | None:
+def _gate_evidence(model: BuildModel, gate: MacroGate, found) -> list[Evidence] | None:
     """Evidence that every defining source is built only under the gate, or None if one is not."""
     evidence: list[Evidence] = []
     if gate.kind == "cmake":
@@ -183,7 +124,7 @@ def _hit(
     facts,
     block: ConditionalBlock,
     declaration: Declaration,
-    gate: _Gate,
+    gate: MacroGate,
     found,
     evidence,
     fix: Fix | None,

@@ -25,16 +25,14 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
-from bot.facts import gating, revision
+from bot.facts import gating, verdicts
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    yield from revision.tree_memo(
-        snap.head, ("gate-header-of-unbuilt-source",), lambda: _unbuilt(snap.head), persist=True
-    )
+    yield from verdicts.whole_tree(snap.head, "gate-header-of-unbuilt-source", lambda: _unbuilt(snap.head))
 
 
 def _unbuilt(model: BuildModel) -> tuple[Hit, ...]:

@@ -35,7 +35,7 @@ from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, Check, Example
 from bot.facts import change_scope, macro_table
 from bot.facts.macro_table import MacroPlace
 from bot.fixes import fix_between
-from bot.model import Evidence, Fix, Hit, Severity
+from bot.model import Evidence, Fix, Hit, ReviewMode, Severity
 from bot.snapshot import Snapshot
 from checks.support.spelling import within_two_edits
 
@@ -105,7 +105,7 @@ def _changed_names(snap: Snapshot) -> tuple[frozenset[str], frozenset[str]] | No
     is tested in the same places and defined or mentioned alike at base and head; unless one of
     the second is spelt near it, its near misses are the same too."""
     review = change_scope.scope_models(snap)
-    if not review.base.tree.paths():
+    if review.mode is ReviewMode.SCAN:
         return None
     paths = {path for change in review.changes.files for path in (change.path, change.old_path) if path}
     touched: set[str] = set()

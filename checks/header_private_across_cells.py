@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import cells_where
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import revision, xref
+from bot.facts import graph_indexes, revision, verdicts
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import item_line
@@ -26,27 +26,16 @@ CELLS_WITH_PRIVATE_HEADERS = cells_where(headers_visible_to_dependents=False)
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS_WITH_PRIVATE_HEADERS:
-        yield from revision.tree_memo(
-            snap.head, ("header-private", cell), lambda cell=cell: _private_includes(snap.head, cell), persist=True
+        yield from verdicts.whole_tree(
+            snap.head, "header-private", lambda cell=cell: _private_includes(snap.head, cell), cell
         )
-
-
-def _files_of(graph) -> dict[str, frozenset[str]]:
-    """label -> its sources and headers (repository paths)."""
-    files_of = {}
-    for label, target in graph.targets.items():
-        files = set(xref.source_paths(target))
-        files.update(path for _name, path in xref.header_entries(target, "headers"))
-        files.update(path for _name, path in xref.header_entries(target, "exported_headers"))
-        files_of[label] = frozenset(files)
-    return files_of
 
 
 def _private_includes(model: BuildModel, cell: str) -> tuple[Hit, ...]:
     graph = model.cell(cell)
     owners = revision.header_owners(model, cell)
     hits = []
-    files_of = revision.graph_memo(model, cell, ("header-private-files",), _files_of)
+    files_of = graph_indexes.own_files(model, cell)
     includes = revision.includes(model, set().union(*files_of.values()) if files_of else ())
     for label, target in sorted(graph.targets.items()):
         for path in sorted(files_of[label]):

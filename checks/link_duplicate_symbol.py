@@ -25,25 +25,15 @@ Use instead: keep one definition: drop the obsolete source or the duplicate func
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from bot.check import CMAKE_FILES, CPP_FILES, Check, Example
-from bot.cmake.model import CMakeModel, CMakeTarget
-from bot.cpp.conditions import defines_from_flags
-from bot.facts import cmake_links, cmake_models, symbols
-from bot.facts.cmake_links import LinkedUnit
-from bot.facts.pairing import is_compiled
+from bot.cmake.model import CMakeModel
+from bot.facts import cmake_links, cmake_models
+from bot.facts.linked_definitions import PlacedDefinition, placement, unit_definitions, where
 from bot.model import Evidence, Hit, Severity
-from bot.snapshot import BuildModel, Snapshot
+from bot.snapshot import Snapshot
 from checks.support.profiles import link_profiles
-
-
-@dataclass(frozen=True, slots=True)
-class _Placed:
-    unit: LinkedUnit
-    definition: symbols.Definition
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
@@ -52,10 +42,10 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
         model = cmake_models.cmake_model(snap.head, profile)
         base_model = cmake_models.cmake_model(snap.base, profile)
         for binary, _target in cmake_links.binaries(model):
-            by_symbol: dict[str, list[_Placed]] = {}
+            by_symbol: dict[str, list[PlacedDefinition]] = {}
             for unit in cmake_links.linked_units(model, binary):
-                for definition in _unit_definitions(snap.head, model, unit.target):
-                    by_symbol.setdefault(definition.symbol, []).append(_Placed(unit, definition))
+                for definition in unit_definitions(snap.head, model, unit.target):
+                    by_symbol.setdefault(definition.symbol, []).append(PlacedDefinition(unit, definition))
             for symbol, placed in sorted(by_symbol.items()):
                 for index, first in enumerate(placed):
                     for second in placed[index + 1 :]:
@@ -66,32 +56,17 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                         yield _hit(snap, model, base_model, binary, symbol, first, second)
 
 
-def _unit_definitions(build: BuildModel, model: CMakeModel, name: str) -> tuple[symbols.Definition, ...]:
-    target = model.targets[name]
-    defines = _defines(model, target)
-    found: list[symbols.Definition] = []
-    for source in dict.fromkeys(s.path_repo_relative for s in target.sources):
-        if is_compiled(source):
-            found.extend(symbols.source_c_definitions(build, source, defines))
-    return tuple(found)
-
-
-def _defines(model: CMakeModel, target: CMakeTarget) -> dict[str, str | None]:
-    """What the target's compile line defines: its own definitions and those its direct
-    libraries pass on (generator expressions the model left unevaluated are skipped)."""
-    values = [d.value for d in target.compile_definitions if d.scope in ("PRIVATE", "PUBLIC")]
-    for item in target.link_libraries:
-        library = model.targets.get(cmake_links.resolve(model, item.value))
-        if item.scope != "INTERFACE" and library is not None:
-            values += [d.value for d in library.compile_definitions if d.scope in ("PUBLIC", "INTERFACE")]
-    return defines_from_flags("-D" + value for value in values if value and "$<" not in value)
-
-
 def _hit(
-    snap: Snapshot, model: CMakeModel, base_model: CMakeModel, binary: str, symbol: str, first: _Placed, second: _Placed
+    snap: Snapshot,
+    model: CMakeModel,
+    base_model: CMakeModel,
+    binary: str,
+    symbol: str,
+    first: PlacedDefinition,
+    second: PlacedDefinition,
 ) -> Hit:
-    at, other = _placement(base_model, binary, first, second)
-    path, line = _where(snap.head, model, at)
+    at, other = placement(base_model, binary, first, second)
+    path, line = where(snap.head, model, at)
     evidence = [
         Evidence(
             p.definition.path,
@@ -131,29 +106,6 @@ def _hit(
         offending_text=symbol,
         evidence=tuple(dict.fromkeys(evidence)),
     )
-
-
-def _placement(base_model: CMakeModel, binary: str, first: _Placed, second: _Placed) -> tuple[_Placed, _Placed]:
-    """Report on the definer the base's link of `binary` did not take yet, if one."""
-    linked_at_base = set()
-    for unit in cmake_links.linked_units(base_model, binary):
-        linked_at_base.update(s.path_repo_relative for s in base_model.targets[unit.target].sources)
-    if first.definition.path in linked_at_base and second.definition.path not in linked_at_base:
-        return second, first
-    return first, second
-
-
-def _where(build: BuildModel, model: CMakeModel, placed: _Placed) -> tuple[str, int]:
-    """Where the CMake files bring the definer in: the line naming its source, or the link item."""
-    if placed.unit.how != "sources":
-        return placed.unit.path, placed.unit.line
-    target = model.targets[placed.unit.target]
-    source = next(s for s in target.sources if s.path_repo_relative == placed.definition.path)
-    cmake_file = source.via[0][0] if source.via else source.path
-    written = posixpath.relpath(placed.definition.path, posixpath.dirname(cmake_file) or ".")
-    lines = (build.text(cmake_file) or "").splitlines()
-    named = [n for n, text in enumerate(lines, start=1) if written in text and not text.lstrip().startswith("#")]
-    return (cmake_file, named[0]) if named else (source.path, source.line)
 
 
 _SLIM = 'extern "C" int aoti_torch_get_device_type(void* tensor, int* out) { *out = 1; return 0; }\n'

@@ -40,17 +40,25 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from bot.buck import edits
-from bot.buck.cells import cell_named, cells_where
-from bot.buck.targets import BuckTarget, Platform, attribute_on
+from bot.buck.cells import StaticLinking, cell_named, cells_where
+from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, SMOKE_VERIFIED, Check, Example
-from bot.cmake.model import CMakeTarget, Scoped
+from bot.cmake.model import Scoped
 from bot.facts import cmake_models, linkage, pairing
+from bot.facts.static_link_gaps import (
+    StaticLinkGap,
+    exported_option,
+    exporting_targets,
+    gap_below,
+    missing_libraries,
+    newly_force_linked,
+    static_binaries,
+)
 from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, Severity
-from bot.snapshot import BuildModel, Snapshot
+from bot.snapshot import Snapshot
 from checks.support.callsite import call_of
 
-_EXPORTING_SCOPES = ("PUBLIC", "INTERFACE")
 _FLAG = '"-Wl,--export-dynamic"'
 
 
@@ -58,33 +66,28 @@ _FLAG = '"-Wl,--export-dynamic"'
 class Options:
     """Cells where libraries are always linked statically, and cells where `force_static` decides."""
 
-    static_cells: tuple[str, ...] = cells_where(static_linking="links libraries statically")
-    force_static_cells: tuple[str, ...] = cells_where(static_linking="sets `force_static = True`")
+    static_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.LIBRARIES)
+    force_static_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.FORCE_STATIC)
     # Cells whose libraries link dynamically but whose binaries and tests may link statically.
-    static_binary_cells: tuple[str, ...] = cells_where(static_linking="")
-
-
-def exports_dynamic(flag: str) -> bool:
-    """Whether a linker flag exports the executable's symbols to libraries it loads."""
-    return "--export-dynamic" in flag or flag in ("-rdynamic", "-Wl,-E", "LINKER:-E")
+    static_binary_cells: tuple[str, ...] = cells_where(static_linking=StaticLinking.BINARIES_ONLY)
 
 
 def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
     options = options or Options()
     exporting: dict[str, tuple[str, str]] = {}  # the first profile whose twin exports the flag wins
     for profile in snap.config.cmake_profiles:
-        for label, name in _exporting_targets(snap, profile, pairing.pairing(snap.head, profile)).items():
+        for label, name in exporting_targets(snap, profile, pairing.pairing(snap.head, profile)).items():
             exporting.setdefault(label, (profile, name))
     if not exporting:
         return
     reported: set[str] = set()
     for cell in (*options.static_cells, *options.force_static_cells):
         force_static_only = cell in options.force_static_cells and cell not in options.static_cells
-        missing = _missing_libraries(snap.head, cell, exporting, force_static_only)
+        missing = missing_libraries(snap.head, cell, exporting, force_static_only)
         for label, gap in sorted(missing.items()):
             if label in reported:
                 continue
-            if _below(snap.head, cell, label, gap, missing):
+            if gap_below(snap.head, cell, label, gap, missing):
                 continue  # a library below it misses the flag too, on each platform where it does; that one is reported
             above = sorted(
                 other
@@ -99,65 +102,11 @@ def run(snap: Snapshot, options: Options) -> Iterator[Hit]:
             yield _hit(snap, cell, gap, above)
     for cell in options.static_binary_cells:
         broken: list[Mapping[str, str | None]] = []  # dependency closures of the static binaries reported at major
-        for hit, closures in _static_binaries(snap, cell, exporting):
+        for target, shim, path, named, closures in static_binaries(snap, cell, exporting):
             broken.extend(closures)
-            yield hit
-        yield from _newly_force_linked(snap, cell, exporting, broken)
-
-
-@dataclass(frozen=True)
-class _Gap:
-    """A statically linked library that lacks the flag on `platforms` (every platform where it
-    builds, when `everywhere`)."""
-
-    target: BuckTarget
-    twin: tuple[str, str]  # (CMake profile, CMake target that exports the flag)
-    platforms: tuple[Platform | None, ...]
-    everywhere: bool
-
-    @property
-    def named(self) -> tuple[str, ...]:
-        """The platforms to name: none where the gap is on every platform the library builds on."""
-        return () if self.everywhere else tuple(p.name for p in self.platforms if p is not None)
-
-
-def _missing_libraries(
-    model: BuildModel, cell: str, exporting: dict[str, tuple[str, str]], force_static_only: bool
-) -> dict[str, _Gap]:
-    """label -> where it links statically without the flag in its closure, for every library of
-    the cell whose twin exports the flag."""
-    graph = model.cell(cell)
-    missing: dict[str, _Gap] = {}
-    for label, cmake_target in sorted(exporting.items()):
-        target = graph.targets.get(label)
-        if target is None or "library" not in target.kind or target.kind.startswith(("python", "prebuilt")):
-            continue
-        static = []
-        for platform in linkage.built_on(model, cell, label):
-            if attribute_on(target, "preferred_linkage", platform) == "shared":
-                continue  # linked as a shared object even here
-            if force_static_only and attribute_on(target, "force_static", platform) is not True:
-                continue
-            static.append(platform)
-        lacking = tuple(p for p in static if label not in _carrying(model, cell, p))
-        if lacking:
-            missing[label] = _Gap(
-                target, cmake_target, lacking, len(lacking) == len(linkage.built_on(model, cell, label))
-            )
-    return missing
-
-
-def _below(model: BuildModel, cell: str, label: str, gap: _Gap, missing: dict[str, _Gap]) -> bool:
-    """Whether, on each platform where `label` lacks the flag, a library it links lacks it too."""
-    return all(
-        any(
-            other != label
-            and platform in lower.platforms
-            and other in linkage.dependency_closure(model, cell, label, platform)
-            for other, lower in missing.items()
-        )
-        for platform in gap.platforms
-    )
+            yield _binary_hit(snap, cell, target, shim, exporting[shim], path, named)
+        for target, exporter, named in newly_force_linked(snap, cell, exporting, broken):
+            yield _force_linked_hit(snap, cell, target, exporter, exporting[exporter], named)
 
 
 def _where(platforms: tuple[str, ...]) -> str:
@@ -167,51 +116,6 @@ def _where(platforms: tuple[str, ...]) -> str:
 def _key_suffix(platforms: tuple[str, ...]) -> str:
     """As dep-private-for-exported-header: a finding on some platforms only is keyed by the first."""
     return f"|{platforms[0]}" if platforms else ""
-
-
-_STATIC_LINK_STYLES = ("static", "static_pic")
-
-
-def _newly_force_linked(
-    snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]], broken: list[Mapping[str, str | None]]
-) -> Iterator[Hit]:
-    """Libraries of `cell` this change makes `link_whole` under a library whose twin exports the flag.
-
-    Force-linking is for symbols nothing in the executable calls: here, the shims an AOTInductor
-    library binds to when it is loaded, which it finds only if the executable exports them. The
-    cell links the library as a shared object by default, so no build breaks yet (hence minor),
-    but every binary or test that links it statically has to rediscover the flag (#24643's review,
-    item 2; its author's fbcode test failed with `undefined symbol: aoti_torch_dtype_float32`).
-    Per platform: `link_whole`, the flag and the closures are those of one configuration.
-    """
-    if snap.base is snap.head:
-        return
-    graph, before = snap.head.cell(cell), snap.base.cell(cell).targets
-    for label, target in sorted(graph.targets.items()):
-        earlier = before.get(label)
-        if target.attr("link_whole") in (None, False) or earlier is None or "library" not in target.kind:
-            continue
-        if any(label in closure for closure in broken):
-            continue  # a static binary linking it already fails, at major: not "nothing breaks yet"
-        holding: list[tuple[Platform | None, str]] = []
-        built_on = linkage.built_on(snap.head, cell, label)
-        for platform in built_on:
-            if attribute_on(target, "link_whole", platform) is not True:
-                continue
-            if attribute_on(earlier, "link_whole", platform) is True or label in _carrying(snap.head, cell, platform):
-                continue
-            above = [
-                e
-                for e in sorted(exporting)
-                if e in graph.targets
-                and (e == label or label in linkage.dependency_closure(snap.head, cell, e, platform))
-            ]
-            if above:
-                holding.append((platform, above[0]))
-        if holding:
-            named = () if len(holding) == len(built_on) else tuple(p.name for p, _e in holding if p is not None)
-            exporter = holding[0][1]
-            yield _force_linked_hit(snap, cell, target, exporter, exporting[exporter], named)
 
 
 def _export_flag_fix(text: str, target: BuckTarget, why: str) -> Fix | None:
@@ -231,7 +135,7 @@ def _force_linked_hit(
     snap: Snapshot, cell: str, target: BuckTarget, exporter: str, twin: tuple[str, str], platforms: tuple[str, ...] = ()
 ) -> Hit:
     profile, cmake_name = twin
-    option = _exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
+    option = exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
     assert option is not None  # `exporting` holds only the twins that export the flag
     text = snap.head.text(target.path) or ""
     fix = _export_flag_fix(text, target, "export the executable's symbols wherever the shims are linked")
@@ -270,41 +174,6 @@ def _force_linked_hit(
     )
 
 
-def _static_binaries(
-    snap: Snapshot, cell: str, exporting: dict[str, tuple[str, str]]
-) -> Iterator[tuple[Hit, tuple[Mapping[str, str | None], ...]]]:
-    """Binaries and tests of `cell` that link statically a library whose twin exports the flag,
-    each with its dependency closures on the platforms where it does so without the flag."""
-    graph = snap.head.cell(cell)
-    linked_libraries = [label for label in sorted(exporting) if label in graph.targets]
-    if not linked_libraries:
-        return
-    for label, target in sorted(graph.targets.items()):
-        if not ("binary" in target.kind or "test" in target.kind):  # a python_binary's native code too
-            continue
-        if target.attr("link_style") is None:
-            continue  # the cell's default: linked dynamically on every platform
-        built_on = linkage.built_on(snap.head, cell, label)
-        holding = []
-        for platform in built_on:
-            if attribute_on(target, "link_style", platform) not in _STATIC_LINK_STYLES:
-                continue
-            if label in _carrying(snap.head, cell, platform) or any(
-                isinstance(f, str) and exports_dynamic(f) for f in target.values("linker_flags", platform)
-            ):
-                continue
-            closure = linkage.dependency_closure(snap.head, cell, label, platform)
-            shims = [library for library in linked_libraries if library in closure]
-            if shims:
-                holding.append((platform, closure, shims[0]))
-        if not holding:
-            continue
-        _platform, closure, shim = holding[0]
-        named = () if len(holding) == len(built_on) else tuple(p.name for p, _c, _s in holding if p is not None)
-        hit = _binary_hit(snap, cell, target, shim, exporting[shim], linkage.path_to(closure, shim), named)
-        yield hit, tuple(closure for _p, closure, _s in holding)
-
-
 def _binary_hit(
     snap: Snapshot,
     cell: str,
@@ -315,8 +184,8 @@ def _binary_hit(
     platforms: tuple[str, ...] = (),
 ) -> Hit:
     profile, cmake_name = twin
-    option = _exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
-    assert option is not None, "only twins that export are paired (_exporting_targets)"
+    option = exported_option(cmake_models.cmake_model(snap.head, profile).targets[cmake_name])
+    assert option is not None, "only twins that export are paired (exporting_targets)"
     text = snap.head.text(target.path) or ""
     call = call_of(text, target)
     fix = None
@@ -359,38 +228,9 @@ def _binary_hit(
     )
 
 
-def _exporting_targets(snap: Snapshot, profile: str, pairs: pairing.Pairing) -> dict[str, str]:
-    """Buck label -> the CMake twin that exports `--export-dynamic` to its consumers."""
-    model = cmake_models.cmake_model(snap.head, profile)
-    found: dict[str, str] = {}
-    for name in sorted(pairs.by_cmake):
-        target = model.targets.get(name)
-        if target is None or not _exported_option(target):
-            continue
-        for label in pairs.closest_buck(name):
-            found.setdefault(label, name)
-    return found
-
-
 def _exporting_evidence(cmake_name: str, option: Scoped) -> Evidence:
     """The CMake line that gives the twin's consumers the flag: every case of this rule cites it."""
     return Evidence(option.path, option.line, f"CMake: `{cmake_name}` exports `{option.value}` ({option.scope})")
-
-
-def _exported_option(target: CMakeTarget) -> Scoped | None:
-    for option in target.link_options:
-        if option.scope in _EXPORTING_SCOPES and exports_dynamic(option.value):
-            return option
-    return None
-
-
-def _carrying(model: BuildModel, cell: str, platform: Platform | None) -> frozenset[str]:
-    """Labels of the cell whose closure on `platform` exports the executable's symbols."""
-    return linkage.carried(model, cell, platform, "exports-dynamic", _exports_dynamic)
-
-
-def _exports_dynamic(target: BuckTarget, platform: Platform | None) -> bool:
-    return any(isinstance(f, str) and exports_dynamic(f) for f in target.values("exported_linker_flags", platform))
 
 
 def _written(value) -> str:
@@ -398,14 +238,14 @@ def _written(value) -> str:
     return f'"{value}"' if isinstance(value, str) else "select(...)"
 
 
-def _hit(snap: Snapshot, cell: str, gap: _Gap, above: list[str]) -> Hit:
+def _hit(snap: Snapshot, cell: str, gap: StaticLinkGap, above: list[str]) -> Hit:
     target, (profile, cmake_name), platforms = gap.target, gap.twin, gap.named
     cmake_target = cmake_models.cmake_model(snap.head, profile).targets[cmake_name]
-    option = _exported_option(cmake_target)
-    assert option is not None, "only twins that export are paired (_exporting_targets)"
+    option = exported_option(cmake_target)
+    assert option is not None, "only twins that export are paired (exporting_targets)"
     text = snap.head.text(target.path) or ""
     fix = _export_flag_fix(text, target, "export the executable's symbols as CMake does")
-    static = cell_named(cell).static_linking
+    static = cell_named(cell).static_linking.prose
     also = ""
     if above:
         verbs = "links it and misses" if len(above) == 1 else "link it and miss"

@@ -32,8 +32,7 @@ from bot.buck.cells import CELLS
 from bot.buck.syntax import Call
 from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, SMOKE_VERIFIED, Check, Example
-from bot.facts import change_scope, revision
-from bot.facts.linkage import python_loadable
+from bot.facts import change_scope, graph_indexes
 from bot.fixes import fix_between
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -48,10 +47,10 @@ _NAMED_PEERS = 4
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     for cell in CELLS:
         graph = snap.head.cell(cell)
-        loadable = revision.graph_memo(snap.head, cell, ("python-loadable",), python_loadable)
+        loadable = graph_indexes.python_loaded(snap.head, cell)
         # What the change can affect: its targets, their files' other targets, and the targets a
         # Python loader newly links (or no longer does), wherever they are written.
-        moved = change_scope.moved(snap, cell, ("python-loadable",), python_loadable)
+        moved = graph_indexes.python_loaded_moved(snap, cell)
         scope = change_scope.changed_targets(snap, cell).widened(moved, graph)
         names_at = _names_at_call_sites(graph)
         written: dict[str, tuple[BuckTarget, Call]] = {}  # force-linked by the call in their own file

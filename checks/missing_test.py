@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
-from bot.check import BUCK_FILES, Check, Example
+from bot.check import BUCK_FILES, Check, Example, Share
 from bot.facts import revision
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import Snapshot
@@ -84,6 +84,7 @@ _HEAD_TARGET = (
 
 CHECK = Check(
     id="test-missing",
+    share=Share.WORKER,
     inputs=BUCK_FILES,
     severity=Severity.INFO,
     title="CUDA link or guard change without a test",

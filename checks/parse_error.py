@@ -22,7 +22,7 @@ from bot.buck.packages import build_file_names, load_buckconfig
 from bot.buck.syntax import syntax_of
 from bot.buck.targets import EvalErrorKind
 from bot.check import BUCK_FILES, Check, Example
-from bot.model import Hit, Severity
+from bot.model import Hit, ReviewMode, Severity
 from bot.snapshot import Snapshot
 from checks.support.eval_failures import failure_hits
 
@@ -69,7 +69,7 @@ def _syntax_hits(snap: Snapshot) -> Iterator[Hit]:
         errors = syntax_of(text).errors
         if not errors:
             continue
-        before = snap.base.text(change.old_path or path) if snap.base is not snap.head else None
+        before = snap.base.text(change.old_path or path) if snap.mode is not ReviewMode.BASELINE else None
         if before is not None and syntax_of(before).errors:
             continue  # broken before the change: not this change's doing
         lines = text.splitlines()

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
-from bot.check import BUCK_FILES, CPP_FILES, SMOKE_VERIFIED, Check, Example
+from bot.check import BUCK_FILES, CPP_FILES, SMOKE_VERIFIED, Check, Example, Share
 from bot.facts import linkage, pairing, revision, symbols
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
@@ -201,6 +201,7 @@ def _buck(slim_marker: str, runtime_sources: str) -> str:
 CHECK = Check(
     id="shim-duplicate-symbol",
     tags=frozenset({SMOKE_VERIFIED}),
+    share=Share.WORKER,
     inputs=BUCK_FILES + CPP_FILES,
     severity=Severity.BLOCKER,
     title="C-linkage symbol defined twice in force-linked libraries",

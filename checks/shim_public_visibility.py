@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget, Platform, attribute_on
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example
-from bot.facts import linkage, pairing, revision, symbols, xref
+from bot.facts import linkage, pairing, symbols, verdicts, xref
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line
@@ -42,7 +42,7 @@ SHIM_PREFIX = "aoti_torch_"
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     # A verdict over every public target of the tree: kept with the tree for later reviews.
-    yield from revision.tree_memo(snap.head, ("shim_public_visibility",), lambda: tuple(_run(snap)), persist=True)
+    yield from verdicts.whole_tree(snap.head, "shim_public_visibility", lambda: tuple(_run(snap)))
 
 
 def _run(snap: Snapshot) -> Iterator[Hit]:

@@ -40,21 +40,18 @@ Use instead: add the source to both, or to neither.
 from __future__ import annotations
 
 import posixpath
-import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Iterator
 
-from bot.buck.cells import CELLS, is_build_file
-from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CMAKE_FILES, Check, Example
 from bot.cmake.profiles import profiles_touched
-from bot.facts import cmake_models, pairing, revision
-from bot.model import Evidence, Hit, Severity
-from bot.snapshot import BuildModel, Snapshot
+from bot.facts import cmake_models, pairing, source_twins
+from bot.model import Evidence, Hit, ReviewMode, Severity
+from bot.snapshot import Snapshot
 from checks.support.callsite import attribute_line, item_line
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
-    if snap.base is snap.head:
+    if snap.mode is ReviewMode.BASELINE:
         return
     seen: set[tuple[str, int, str]] = set()
     touched = profiles_touched(
@@ -71,40 +68,6 @@ def run(snap: Snapshot, options: object) -> Iterator[Hit]:
                 yield hit
 
 
-def _twins_of_buck(label: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
-    """The CMake twins of a Buck target, closest (most shared sources) first."""
-    shared: dict[str, int] = {}
-    for pairs in (before, after):
-        for name in pairs.by_buck.get(label, ()):
-            if _close(pairs.buck_sources[label], pairs.cmake_sources[name]):
-                shared[name] = max(shared.get(name, 0), len(pairs.shared(label, name)))
-    return sorted(shared, key=lambda name: (-shared[name], name))
-
-
-def _twins_of_cmake(name: str, before: pairing.Pairing, after: pairing.Pairing) -> list[str]:
-    """The Buck twins of a CMake target, closest (most shared sources) first."""
-    shared: dict[str, int] = {}
-    for pairs in (before, after):
-        for label in pairs.by_cmake.get(name, ()):
-            if _close(pairs.buck_sources[label], pairs.cmake_sources[name]):
-                shared[label] = max(shared.get(label, 0), len(pairs.shared(label, name)))
-    return sorted(shared, key=lambda label: (-shared[label], label))
-
-
-def _buck_side_covers(name: str, twins: list[str], before: pairing.Pairing) -> bool:
-    """Whether the Buck twins together compiled at least half of the CMake target's sources at the
-    base: only then does a source CMake adds belong in Buck too. (Cortex-M's Buck build keeps two of
-    the CMake kernel library's operators, one library each; a new CMake operator is not drift.)"""
-    cmake_sources = before.cmake_sources.get(name, frozenset())
-    covered = frozenset().union(*(before.shared(label, name) for label in twins))
-    return 2 * len(covered) >= len(cmake_sources)
-
-
-def _close(buck: frozenset[str], cmake_sources: frozenset[str]) -> bool:
-    """Twins compile at least half of the smaller target's sources in common."""
-    return 2 * len(buck & cmake_sources) >= min(len(buck), len(cmake_sources))
-
-
 def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: pairing.Pairing) -> Iterator[Hit]:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
@@ -114,15 +77,15 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
         removed = before.buck_sources[label] - after.buck_sources[label]
         if not added and not removed:
             continue
-        target = _buck_target(snap.head, label)
-        twins = _twins_of_buck(label, before, after)
+        target = source_twins.buck_target(snap.head, label)
+        twins = source_twins.twins_of_buck(label, before, after)
         if target is None or not twins or "test" in target.kind:
             continue
         text = snap.head.text(target.path) or ""
         for source in sorted(added):
             if source in cmake_everywhere or not snap.head.tree.exists(source):
                 continue
-            if _other_architecture_built(source, cmake_everywhere):
+            if source_twins.other_architecture_built(source, cmake_everywhere):
                 continue
             relative = _relative(source, target.package)
             line = item_line(text, target, relative)
@@ -132,7 +95,7 @@ def _buck_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after: 
                 continue
             seen.add((target.path, line, source))
             twin = cmake_models.cmake_model(snap.head, profile).targets.get(twins[0])
-            family = _one_sided_family(
+            family = source_twins.one_sided_family(
                 source,
                 before.buck_sources[label],
                 before.all_cmake_sources(),
@@ -189,35 +152,39 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
     cmake_everywhere = after.all_cmake_sources()
     buck_everywhere = after.all_buck_sources()
     model = cmake_models.cmake_model(snap.head, profile)
-    derived = _derived_from_buck(snap.base) | _derived_from_buck(snap.head)
+    derived = source_twins.derived_from_buck(snap.base) | source_twins.derived_from_buck(snap.head)
     for name in sorted(set(before.cmake_sources) & set(after.cmake_sources)):
         # A list computed from Buck queries follows Buck by construction: not kept by hand, no drift.
         added = after.cmake_sources[name] - before.cmake_sources[name] - derived
         removed = before.cmake_sources[name] - after.cmake_sources[name] - derived
         if not added and not removed:
             continue
-        twins = _twins_of_cmake(name, before, after)
+        twins = source_twins.twins_of_cmake(name, before, after)
         target = model.targets.get(name)
         if not twins or target is None:
             continue
-        if not _buck_side_covers(name, twins, before):
+        if not source_twins.buck_side_covers(name, twins, before):
             continue  # Buck builds only a part of this target (a few per-file libraries): not its twin
-        buck_twin = _buck_target(snap.head, twins[0])
+        buck_twin = source_twins.buck_target(snap.head, twins[0])
         for source in sorted(added):
-            if source in buck_everywhere or not snap.head.tree.exists(source) or _buck_mentions(snap.head, source):
+            if (
+                source in buck_everywhere
+                or not snap.head.tree.exists(source)
+                or source_twins.buck_mentions(snap.head, source)
+            ):
                 continue
-            if _other_architecture_built(source, buck_everywhere):
+            if source_twins.other_architecture_built(source, buck_everywhere):
                 continue
             written = next((s for s in target.sources if s.path_repo_relative == source), None)
-            location = _mention_in(snap.head, written.path, source) if written else None
+            location = source_twins.mention_in(snap.head, written.path, source) if written else None
             path, line = location or ((written.path, written.line) if written else (target.path, target.line))
-            family = _one_sided_family(
+            family = source_twins.one_sided_family(
                 source,
                 before.cmake_sources[name],
                 before.all_buck_sources(),
-                lambda sibling: _buck_mentions(snap.base, sibling),
+                lambda sibling: source_twins.buck_mentions(snap.base, sibling),
             )
-            library = None if family else _cmake_only_library(snap, source, before, after)
+            library = None if family else source_twins.cmake_only_library(snap, source, before, after)
             message = (
                 f"`{source}` is added to the CMake target `{name}` but to no Buck target; its Buck twin "
                 f"`{twins[0]}` compiles the same files otherwise, so the Buck builds now lack what this source "
@@ -257,7 +224,7 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
             ]
             if not still:
                 continue
-            holder = _buck_target(snap.head, still[0])
+            holder = source_twins.buck_target(snap.head, still[0])
             evidence = ()
             if holder is not None:
                 text = snap.head.text(holder.path) or ""
@@ -277,70 +244,6 @@ def _cmake_changes(snap: Snapshot, profile: str, before: pairing.Pairing, after:
             )
 
 
-# Directory names that hold one variant of a file per processor (CMake picks one by
-# `${CMAKE_SYSTEM_PROCESSOR}`, a Buck glob or select() another): `htpbackend/x86_64/X.cpp` built by
-# one build is the same source as `htpbackend/aarch64/X.cpp` built by the other.
-_ARCHITECTURE_DIRECTORIES = frozenset(
-    {"x86_64", "x86", "amd64", "i386", "i686", "aarch64", "arm64", "arm", "armv7", "armv7a", "riscv64", "wasm32"}
-)
-
-
-def _other_architecture_built(source: str, other_build: frozenset[str]) -> bool:
-    """Whether the other build compiles the same file for another processor (a sibling directory
-    named for an architecture, holding a file of the same name)."""
-    parts = source.split("/")
-    for index, part in enumerate(parts[:-1]):
-        if part in _ARCHITECTURE_DIRECTORIES:
-            for other in _ARCHITECTURE_DIRECTORIES - {part}:
-                if "/".join((*parts[:index], other, *parts[index + 1 :])) in other_build:
-                    return True
-    return False
-
-
-def _derived_from_buck(model: BuildModel) -> frozenset[str]:
-    """Sources of the lists extract_sources.py computes from Buck queries for CMake (trees before
-    2a692c2da9): they follow the Buck graph by construction (bot/facts/extracted_sources.py)."""
-    return frozenset(
-        path for lists in cmake_models.extracted_source_lists(model) for _name, paths in lists.lists for path in paths
-    )
-
-
-_NAME_PARTS = re.compile(r"\d+|[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
-
-
-def _name_parts(path: str) -> tuple[str, ...]:
-    stem = posixpath.basename(path).rsplit(".", 1)[0]
-    return tuple(_NAME_PARTS.findall(stem))
-
-
-def _siblings(source: str, candidates: Collection[str]) -> list[str]:
-    """Sources of the same family: same directory and extension, names that differ in one part
-    (`int5_plain_mm.cu` and `int4_plain_mm.cu`; `jni_layer_asr.cpp` and `jni_layer_llama.cpp`)."""
-    directory, extension = posixpath.dirname(source), posixpath.splitext(source)[1]
-    parts = _name_parts(source)
-    if len(parts) < 2:
-        return []
-    found = []
-    for other in sorted(candidates):
-        if other == source or posixpath.dirname(other) != directory or posixpath.splitext(other)[1] != extension:
-            continue
-        theirs = _name_parts(other)
-        if len(theirs) == len(parts) and sum(a != b for a, b in zip(parts, theirs, strict=True)) == 1:
-            found.append(other)
-    return found
-
-
-def _one_sided_family(
-    source: str, own_before: frozenset[str], other_everywhere: frozenset[str], other_mentions: Callable[[str], bool]
-) -> list[str]:
-    """The target's siblings of `source` (at the base) that the other build compiles nowhere and
-    names nowhere, when they are at least as many as the siblings both builds compile: the
-    family was already built on this side alone, so one more member is not drift."""
-    siblings = _siblings(source, own_before)
-    one_sided = [s for s in siblings if s not in other_everywhere and not other_mentions(s)]
-    return one_sided if one_sided and 2 * len(one_sided) >= len(siblings) else []
-
-
 def _family_note(family: list[str], other: str) -> str:
     named = ", ".join(f"`{posixpath.basename(s)}`" for s in family[:4])
     return (
@@ -350,73 +253,12 @@ def _family_note(family: list[str], other: str) -> str:
     )
 
 
-def _cmake_only_library(snap: Snapshot, source: str, before: pairing.Pairing, after: pairing.Pairing) -> str | None:
-    """A repository header the source includes from a directory no Buck target compiles or lists a
-    file of, at the base or at the head: the source needs a library only CMake builds."""
-    built = _buck_directories(snap.base, before) | _buck_directories(snap.head, after)
-    for include, _line in revision.includes(snap.head, [source]).get(source, ()):
-        if not include.startswith(_NAMESPACE):
-            continue
-        header = include[len(_NAMESPACE) :]
-        if snap.base.tree.exists(header) and snap.head.tree.exists(header) and posixpath.dirname(header) not in built:
-            return header
-    return None
-
-
-_NAMESPACE = "executorch/"
-
-
-def _buck_directories(model: BuildModel, pairs: pairing.Pairing) -> frozenset[str]:
-    """Directories holding a file some Buck target of some cell compiles or lists as a header."""
-    directories = {posixpath.dirname(path) for path in pairs.all_buck_sources()}
-    for cell in CELLS:
-        directories.update(
-            posixpath.dirname(include[len(_NAMESPACE) :])
-            for include in revision.header_owners(model, cell)
-            if include.startswith(_NAMESPACE)
-        )
-    return frozenset(directories)
-
-
-def _buck_target(model: BuildModel, label: str) -> BuckTarget | None:
-    for cell in CELLS:
-        target = model.cell(cell).targets.get(label)
-        if target is not None:
-            return target
-    return None
-
-
 def _cmake_evidence(target, name: str, note: str) -> tuple[Evidence, ...]:
     return (Evidence(target.path, target.line, note),) if target is not None else ()
 
 
 def _relative(source: str, package: str) -> str:
     return source[len(package) + 1 :] if package and source.startswith(package + "/") else source
-
-
-def _mention_in(model: BuildModel, path: str, source: str) -> tuple[str, int] | None:
-    directory = posixpath.dirname(path)
-    needle = source[len(directory) + 1 :] if directory and source.startswith(directory + "/") else source
-    for number, line in enumerate((model.text(path) or "").splitlines(), start=1):
-        if needle in line and not line.lstrip().startswith("#"):
-            return path, number
-    return None
-
-
-def _buck_mentions(model: BuildModel, source: str) -> bool:
-    """Whether a Buck file names the source (relative to its package, or by repository path)."""
-    for path in model.tree.paths():
-        name = posixpath.basename(path)
-        if not is_build_file(path) and not name.endswith(".bzl"):
-            continue
-        directory = posixpath.dirname(path)
-        needles = [source]
-        if directory and source.startswith(directory + "/"):
-            needles.append(source[len(directory) + 1 :])
-        text = model.text(path) or ""
-        if any(f'"{needle}"' in text or f"'{needle}'" in text for needle in needles):
-            return True
-    return False
 
 
 _CMAKE_BASE = "add_library(aoti_cuda_shims SHARED runtime/shims/memory.cpp runtime/shims/cuda_guard.cpp)\n"

@@ -15,7 +15,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from bot.diff import parse_diff
 from bot.errors import PrCheckError, UsageError
 from bot.render.job_summary import render_job_summary
 from bot.render.printable import printable
@@ -23,7 +22,9 @@ from bot.render.sarif import render_sarif
 from bot.repo import GitRepository
 from bot.store.evaluations import EvaluationCache
 from pr_check.output import FAIL_LEVELS, OutputOptions, OutputRequest, exit_status, render, write
-from pr_check.review import CHECKS
+from pr_check.product_checks import known_rules
+from pr_check.review import CHECKS, default_cache_dir, review_trees
+from pr_check.review_input import PullRequestEvent, resolve
 from pr_check.version import VERSION
 
 SARIF_CATEGORY = "pr-check"
@@ -50,17 +51,6 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return error.exit_code
 
 
-def pull_request_revisions(event: Mapping) -> tuple[str, str]:
-    """(base sha, head sha) of the event's pull request."""
-    pull_request = event.get("pull_request")
-    if not isinstance(pull_request, Mapping):
-        raise UsageError("the event has no pull_request: run the action on pull_request or pull_request_target")
-    try:
-        return pull_request["base"]["sha"], pull_request["head"]["sha"]
-    except (KeyError, TypeError):
-        raise UsageError("the event's pull_request has no base.sha/head.sha") from None
-
-
 def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if arguments.fail_level and arguments.fail_level not in FAIL_LEVELS:
         raise UsageError(f"--fail-level {arguments.fail_level!r}: one of {', '.join(FAIL_LEVELS)}")
@@ -71,29 +61,24 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
         event = json.loads(Path(event_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise UsageError(f"cannot read the event file {event_path}: {error}") from None
-    base, head = pull_request_revisions(event)
-    request = OutputRequest.from_options(OutputOptions(fail_level=arguments.fail_level or None, color="never"))
+    pull_request = PullRequestEvent.of(event)
+    request = OutputRequest.from_options(
+        OutputOptions(fail_level=arguments.fail_level or None, color="never"), known_rules
+    )
     repository_uri = None
     if environ.get("GITHUB_SERVER_URL") and environ.get("GITHUB_REPOSITORY"):
         repository_uri = f"{environ['GITHUB_SERVER_URL'].rstrip('/')}/{environ['GITHUB_REPOSITORY']}"
 
-    from pr_check.review import default_cache_dir, review_trees
-
     with GitRepository(arguments.repo or environ.get("GITHUB_WORKSPACE") or ".") as repo:
-        head_sha = repo.resolve(head)
-        # What the pull request's "Files changed" shows: the merge base with the base branch's tip.
-        base_sha = repo.merge_base(repo.resolve(base), head_sha)
-        changes = parse_diff(repo.diff(base_sha, head_sha))
-        report = review_trees(
-            repo.tree(base_sha), repo.tree(head_sha), changes, cache=EvaluationCache(default_cache_dir(repo))
-        )
+        given = resolve(repo, pull_request)
+        report = review_trees(given.base, given.head, given.changes, cache=EvaluationCache(default_cache_dir(repo)))
     sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri, category=arguments.category)
     write(json.dumps(printable(sarif), indent=2) + "\n", arguments.sarif)
     summary_path = environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         with open(summary_path, "a", encoding="utf-8") as summary:
             summary.write(printable(render_job_summary(report, "The SARIF file has every finding.")))
-    write(render(report, request, notes=(f"base: merge base {base_sha[:12]} of {base[:12]} and the head",)), None)
+    write(render(report, request, CHECKS, notes=given.notes), None)
     status = exit_status(report, request)
     level = request.fail_level or report.fail_level
     outputs = {

@@ -13,18 +13,15 @@ import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from bot.buck.cells import CELLS
+from bot.config_schema import reference_markdown
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = Path("bot/render/report.schema.json")
 _SCHEMA_CELLS = re.compile(r'("cell": \{"enum": )\[[^\]]*\]')
 
 
-def _config_reference() -> str:
-    from bot.config_schema import reference_markdown
-
-    return reference_markdown()
-
-
-README_SECTIONS: Mapping[str, Callable[[], str]] = {"config-reference": _config_reference}
+README_SECTIONS: Mapping[str, Callable[[], str]] = {"config-reference": reference_markdown}
 
 
 def _pattern(name: str) -> re.Pattern[str]:
@@ -49,8 +46,6 @@ def regenerate_readme(readme: str) -> str:
 
 def regenerate_schema(schema: str) -> str:
     """The report schema with the finding's cell list taken from the cell table (null: no cell)."""
-    from bot.buck.cells import CELLS
-
     if not _SCHEMA_CELLS.search(schema):
         raise ValueError(f'{SCHEMA_PATH}: no `"cell": {{"enum": [...]}}` to fill in')
     cells = json.dumps([*CELLS, None])

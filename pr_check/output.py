@@ -11,40 +11,93 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.engine import INTERNAL_ERROR
 from bot.errors import UsageError
 from bot.model import Severity
+from bot.render.github_annotations import render_github_annotations
+from bot.render.json import render_json
+from bot.render.printable import printable
+from bot.render.rdjson import render_rdjson
+from bot.render.sarif import render_sarif
+from bot.render.text import NORMAL, QUIET, VERBOSE, TextOptions, render_text
 from pr_check.version import VERSION
 
 if TYPE_CHECKING:
     from bot.check import Check
     from bot.pipeline import Report
 
-FORMATS = ("text", "json", "sarif", "github", "rdjson")
 FAIL_LEVELS = tuple(s.label for s in sorted(Severity, reverse=True))
-# The checks, the engine and the renderers are imported when a command needs them, not here:
-# `pr-check --version` and `--help` build the parser from this module and must start at once.
 
 
-@cache
-def known_rules() -> frozenset[str]:
-    """Every rule id a config or `--select` may name: the checks' and the engine's own."""
-    from bot.engine import ENGINE_RULES
-    from pr_check.review import BY_ID
+@dataclass(frozen=True, slots=True)
+class RenderContext:
+    """What a renderer may need beyond the report: the rules (SARIF lists them), the notes the text
+    starts with, the repository's URL (SARIF's provenance), and the reader's text options."""
 
-    return frozenset(BY_ID) | frozenset(ENGINE_RULES)
+    rules: Sequence[Check]
+    notes: tuple[str, ...] = ()
+    repository_uri: str | None = None
+    verbosity: int = NORMAL
+    color: bool = False
+    statistics: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """One output format: what `--format`'s help says of it, and how a report becomes its text."""
+
+    description: str  # shown in `--format`'s help after the name; empty: the name says it
+    render: Callable[[Report, RenderContext], str]
+
+
+def _json_text(document: object) -> str:
+    return json.dumps(printable(document), indent=2) + "\n"
+
+
+# The output formats: `--format`'s choices, its help and the rendering all come from this table.
+FORMATS: dict[str, Format] = {
+    "text": Format(
+        "",
+        lambda report, context: printable(
+            render_text(
+                report,
+                TextOptions(
+                    verbosity=context.verbosity,
+                    color=context.color,
+                    statistics=context.statistics,
+                    notes=context.notes,
+                ),
+            )
+        ),
+    ),
+    "json": Format("the public report", lambda report, _context: _json_text(render_json(report))),
+    "sarif": Format(
+        "code scanning",
+        lambda report, context: _json_text(
+            render_sarif(report, context.rules, VERSION, repository_uri=context.repository_uri)
+        ),
+    ),
+    "github": Format("workflow annotations", lambda report, _context: printable(render_github_annotations(report))),
+    "rdjson": Format("reviewdog", lambda report, _context: _json_text(render_rdjson(report))),
+}
+
+
+def formats_help(default: str = "text") -> str:
+    """`--format`'s help: every format with what it is for, and the default."""
+    described = (f"{name} ({entry.description})" if entry.description else name for name, entry in FORMATS.items())
+    return f"{', '.join(described)}; default: {default}"
 
 
 @dataclass(frozen=True, slots=True)
 class OutputOptions:
     """The output options as the user gave them, before validation; a subcommand that has no such
-    option leaves its default. The CLI builds it from its parsed arguments (`pr_check.cli`), the
-    Action and the demo directly."""
+    option leaves its default. The commands build it from their parsed arguments
+    (pr_check/commands/request.py), the Action directly."""
 
     format: str = "text"
     output: Path | None = None
@@ -75,17 +128,16 @@ class OutputRequest:
     statistics: bool
 
     @classmethod
-    def from_options(cls, options: OutputOptions) -> OutputRequest:
-        """Validate every output option; UsageError (exit 2) on the first that is wrong."""
+    def from_options(cls, options: OutputOptions, known_rules: Callable[[], frozenset[str]]) -> OutputRequest:
+        """Validate every output option (`--select`/`--ignore` against `known_rules()`, asked only when
+        they are given); UsageError (exit 2) on the first that is wrong."""
         output = options.output
         if output is not None:
             _check_writable(output)
-        selected = _rule_list(options.select, "--select")
-        ignored = _rule_list(options.ignore, "--ignore") or frozenset()
+        selected = _rule_list(options.select, "--select", known_rules)
+        ignored = _rule_list(options.ignore, "--ignore", known_rules) or frozenset()
         if options.statistics and options.format != "text":
             raise UsageError("--statistics prints text; use it with --format text")
-        from bot.render.text import NORMAL, QUIET, VERBOSE
-
         verbosity = QUIET if options.quiet else VERBOSE if options.verbose else NORMAL
         color = options.color == "always" or (options.color == "auto" and output is None and _auto_color(os.environ))
         return cls(
@@ -106,8 +158,6 @@ class OutputRequest:
         return tuple(c for c in available if self.wants(c.id))
 
     def wants(self, rule: str) -> bool:
-        from bot.engine import INTERNAL_ERROR
-
         if rule == INTERNAL_ERROR:
             return True  # a crashed check's verdict is missing whatever was selected
         return (self.selected is None or rule in self.selected) and rule not in self.ignored
@@ -141,7 +191,7 @@ def _under(path: str, pattern: str) -> bool:
     return path == pattern or path.startswith(pattern + "/") or pattern in ("", ".")
 
 
-def _rule_list(values: Sequence[str], option: str) -> frozenset[str] | None:
+def _rule_list(values: Sequence[str], option: str, known_rules: Callable[[], frozenset[str]]) -> frozenset[str] | None:
     if not values:
         return None
     rules = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
@@ -162,34 +212,24 @@ def _check_writable(output: Path) -> None:
 
 
 def render(
-    report: Report, request: OutputRequest, *, notes: tuple[str, ...] = (), repository_uri: str | None = None
+    report: Report,
+    request: OutputRequest,
+    rules: Sequence[Check],
+    *,
+    notes: tuple[str, ...] = (),
+    repository_uri: str | None = None,
 ) -> str:
     """The report in the requested format, as the text to write (file names that are not UTF-8
     escaped, bot/render/printable.py)."""
-    from bot.render.printable import printable
-
-    if request.format == "json":
-        from bot.render.json import render_json
-
-        return json.dumps(printable(render_json(report)), indent=2) + "\n"
-    if request.format == "sarif":
-        from bot.render.sarif import render_sarif
-        from pr_check.review import CHECKS
-
-        sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri)
-        return json.dumps(printable(sarif), indent=2) + "\n"
-    if request.format == "rdjson":
-        from bot.render.rdjson import render_rdjson
-
-        return json.dumps(printable(render_rdjson(report)), indent=2) + "\n"
-    if request.format == "github":
-        from bot.render.github_annotations import render_github_annotations
-
-        return printable(render_github_annotations(report))
-    from bot.render.text import TextOptions, render_text
-
-    options = TextOptions(verbosity=request.verbosity, color=request.color, statistics=request.statistics, notes=notes)
-    return printable(render_text(report, options))
+    context = RenderContext(
+        rules,
+        notes=notes,
+        repository_uri=repository_uri,
+        verbosity=request.verbosity,
+        color=request.color,
+        statistics=request.statistics,
+    )
+    return FORMATS[request.format].render(report, context)
 
 
 def write(text: str, output: Path | None) -> None:

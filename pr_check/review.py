@@ -1,95 +1,65 @@
 """Reviews with the product's checks: the one place that binds `checks.ALL` to the pipeline.
 
-Everything else that needs the product's rules (the CLI, the outputs, the rules page, the Action,
-`fix`, the App's review child and its `explain` command) reads `CHECKS`/`BY_ID` from here.
-
-The checks are imported at first use, not with this module (about half a CPU second of imports:
-tree-sitter grammars, starlark, the C++ and CMake models): a review whose result is already stored
-(bot/store/reviews.py) never needs them. The App's fork server preloads them
-(webhooks/isolation.py), so its children start with them imported.
+Everything that needs the product's rules by name (the rules page, `explain`, the Action, the App's
+review child and its commands, the tests) reads `CHECKS`/`BY_ID` from here; importing this module
+imports the checks. The CLI's reviewing commands use `pr_check.product_checks` instead, which
+names the checks without importing them until they run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from functools import cache, partial
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
 
 from bot import pipeline
+from bot.check import SMOKE_VERIFIED, Check
+from bot.config import Config
+from bot.repo import GitRepository
+from bot.store.evaluations import EvaluationCache
+from bot.tree import FileTree
+from pr_check.product_checks import ProductChecks, all_checks, known_rules
+from pr_check.review_input import Revisions, resolve
 
-if TYPE_CHECKING:
-    from bot.check import Check
+CHECKS: tuple[Check, ...] = all_checks()
+BY_ID: Mapping[str, Check] = {check.id: check for check in CHECKS}
+# The rules whose findings the GPU smoke job proves or disproves: their inline comments carry its state.
+SMOKE_VERIFIED_RULES: frozenset[str] = frozenset(check.id for check in CHECKS if SMOKE_VERIFIED in check.tags)
+# Every rule id a config or `--select` may name: the checks' and the engine's own.
+KNOWN_RULES: frozenset[str] = known_rules()
 
-# The product's check set, as the result store keys it: which checks, not their code (the store's
-# keys carry the digest of bot/ and checks/, where every product check and `checks.ALL` live).
-PRODUCT = "product-checks"
-
-
-@cache
-def _all() -> tuple[Check, ...]:
-    import checks
-
-    return tuple(checks.ALL)
-
-
-class ProductChecks(Sequence["Check"]):
-    """`checks.ALL` (less those a request does not want), imported when first iterated; `identity`
-    names the set without importing it, for the pipeline's result store."""
-
-    def __init__(self, selected: frozenset[str] | None = None, ignored: frozenset[str] = frozenset()) -> None:
-        self._selected = selected
-        self._ignored = ignored
-        self.identity = (PRODUCT, None if selected is None else tuple(sorted(selected)), tuple(sorted(ignored)))
-
-    @cache  # noqa: B019 - one per request, as long-lived as the request
-    def _checks(self) -> tuple[Check, ...]:
-        return tuple(
-            c for c in _all() if (self._selected is None or c.id in self._selected) and c.id not in self._ignored
-        )
-
-    @overload
-    def __getitem__(self, index: int) -> Check: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Check]: ...
-    def __getitem__(self, index: int | slice) -> Check | Sequence[Check]:
-        return self._checks()[index]
-
-    def __len__(self) -> int:
-        return len(self._checks())
-
-    def __iter__(self) -> Iterator[Check]:
-        return iter(self._checks())
-
-
-def __getattr__(name: str) -> Any:
-    """CHECKS, BY_ID and SMOKE_VERIFIED_RULES, computed (and the checks imported) on first use."""
-    from bot.check import SMOKE_VERIFIED
-
-    values = {
-        "CHECKS": lambda: _all(),
-        "BY_ID": lambda: {check.id: check for check in _all()},
-        # The rules whose findings the GPU smoke job proves or disproves: their inline comments carry its state.
-        "SMOKE_VERIFIED_RULES": lambda: frozenset(check.id for check in _all() if SMOKE_VERIFIED in check.tags),
-    }
-    if name not in values:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = values[name]()
-    globals()[name] = value
-    return value
-
-
-if TYPE_CHECKING:
-    CHECKS: tuple[Check, ...]
-    BY_ID: Mapping[str, Check]
-    SMOKE_VERIFIED_RULES: frozenset[str]
-
-review_repository = partial(pipeline.review_repository, checks=ProductChecks())
 review_trees = partial(pipeline.review_trees, checks=ProductChecks())
 scan_tree = partial(pipeline.scan_tree, checks=ProductChecks())
 default_cache_dir = pipeline.default_cache_dir
 Report = pipeline.Report
 
 
-def load_config(tree):
+def review_repository(
+    repo_path: str | Path,
+    base: str,
+    head: str,
+    *,
+    checks: Sequence[Check] | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    stored_results: bool = True,
+    check_jobs: int | None = None,
+) -> pipeline.Report:
+    """Review base..head of a git repository (no checkout needed), as the App's review child does."""
+    with GitRepository(repo_path) as repo:
+        given = resolve(repo, Revisions(base, head))
+        return pipeline.review_trees(
+            given.base,
+            given.head,
+            given.changes,
+            checks=ProductChecks() if checks is None else checks,
+            cache=EvaluationCache(cache_dir or default_cache_dir(repo)),
+            progress=progress,
+            stored_results=stored_results,
+            check_jobs=check_jobs,
+        )
+
+
+def load_config(tree: FileTree) -> Config:
     """The base tree's configuration, validated against the product's rule ids."""
-    return pipeline.load_config(tree, _all())
+    return pipeline.load_config(tree, CHECKS)

@@ -39,7 +39,7 @@ def stuck_check_worker(request, phase) -> tuple:
     import dataclasses
 
     import checks
-    from bot.parallel.check_split import WORKER_SHARE
+    from bot.check import Share
     from pr_check.review import review_repository
 
     child = os.getpid()
@@ -55,7 +55,7 @@ def stuck_check_worker(request, phase) -> tuple:
 
         return dataclasses.replace(check, run=run)
 
-    shares = [stuck(c) if c.id in WORKER_SHARE else c for c in checks.ALL]
+    shares = [stuck(c) if c.share is Share.WORKER else c for c in checks.ALL]
     review_repository(request.repo_path, request.base_sha, request.head_sha, checks=shares, check_jobs=2)
     return ("error", "unreachable: the worker never answers")
 

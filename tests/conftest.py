@@ -22,7 +22,17 @@ def case_repo(tmp_path: Path):
     return build
 
 
+# The one place the tests learn where the pytorch/executorch mirror is: every test that reads it asks
+# for the `executorch_mirror` fixture, which makes it a `real_tree` test (`make test-fast` leaves those out).
 EXECUTORCH_MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `real_tree` every test that needs the mirror, through `executorch_mirror` directly or a
+    fixture built on it (`real_review`, a module's real tree)."""
+    for item in items:
+        if "executorch_mirror" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_tree)
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot import engine
 from bot.diff import ChangeSet, FileChange
 from bot.facts import change_scope
+from bot.model import ReviewMode
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import memory_tree
 from checks.link_whole_without_python_dlopen import CHECK as LINK_WHOLE
@@ -22,7 +23,8 @@ def _review(base: dict[str, str], head: dict[str, str]) -> Snapshot:
         if base.get(path) != text:
             lines = frozenset(range(1, text.count("\n") + 2))
             changes.append(FileChange(path, path, "modified", added=lines, commentable=lines, hunks=((1, len(lines)),)))
-    return Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet(tuple(changes)))
+    mode = ReviewMode.REVIEW if base else ReviewMode.SCAN  # as the pipeline decides it
+    return Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet(tuple(changes)), mode=mode)
 
 
 def test_a_dependent_in_another_package_brings_an_unchanged_target_into_scope():

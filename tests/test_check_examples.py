@@ -7,6 +7,7 @@ import pytest
 from bot import engine
 from bot.check import Example
 from bot.diff import ChangeSet, FileChange
+from bot.model import ReviewMode
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import memory_tree
 from checks import ALL
@@ -31,7 +32,10 @@ def _snapshot(example: Example) -> Snapshot:
                     hunks=((1, len(lines)),),
                 )
             )
-    return Snapshot(BuildModel(memory_tree(base_files)), BuildModel(memory_tree(head_files)), ChangeSet(tuple(changes)))
+    mode = ReviewMode.REVIEW if base_files else ReviewMode.SCAN  # as the pipeline decides it
+    return Snapshot(
+        BuildModel(memory_tree(base_files)), BuildModel(memory_tree(head_files)), ChangeSet(tuple(changes)), mode=mode
+    )
 
 
 @pytest.mark.parametrize("check", ALL, ids=[c.id for c in ALL])

@@ -21,8 +21,8 @@ import pytest
 
 import checks
 from bot import engine
+from bot.check import Share
 from bot.diff import parse_diff
-from bot.parallel.check_split import WORKER_SHARE
 from bot.parallel.collector import collector_paused
 from bot.repo import GitRepository
 from bot.snapshot import BuildModel, Snapshot
@@ -48,10 +48,13 @@ def _comparable(report: Report) -> tuple:
     )
 
 
-def test_the_worker_share_names_product_checks_and_leaves_the_review_some():
-    ids = {check.id for check in checks.ALL}
-    assert ids >= WORKER_SHARE  # a renamed rule would silently move to the review's share
-    assert ids - WORKER_SHARE
+WORKER_SHARE = frozenset(check.id for check in checks.ALL if check.share is Share.WORKER)
+
+
+def test_the_worker_share_holds_the_costly_buck_rules_and_leaves_the_review_some():
+    # bot/check.py's Share says why these go to the worker: the header, dependency and CUDA rules.
+    assert {"dep-undeclared-header", "dep-private-for-exported-header", "cuda-guard-missing"} <= WORKER_SHARE
+    assert {check.id for check in checks.ALL} - WORKER_SHARE >= {"source-parity", "gate-macro-misspelt"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -65,7 +68,7 @@ def test_a_fixture_case_gives_the_same_review_serial_and_forked(case, tmp_path):
 _REVIEW_WITH_A_KILLED_WORKER = """
 import dataclasses, json, os, signal, sys
 import checks
-from bot.parallel.check_split import WORKER_SHARE
+from bot.check import Share
 from bot.render.json import render_json
 from pr_check.review import review_repository
 
@@ -73,7 +76,7 @@ repo, base, head, cache, marker = sys.argv[1:]
 review_pid = os.getpid()
 serial = review_repository(repo, base, head, cache_dir=cache + "-serial", check_jobs=1)
 # The first worker check the review runs dies in the worker, which must then be re-run here.
-victim = next(c for c in checks.ALL if c.id in WORKER_SHARE and c.id in serial.stats.checks)
+victim = next(c for c in checks.ALL if c.share is Share.WORKER and c.id in serial.stats.checks)
 
 def killed(snapshot, options):
     if os.getpid() != review_pid:  # in the worker: say who it is, then die
@@ -116,7 +119,7 @@ def test_a_worker_killed_mid_run_still_gives_the_full_result(tmp_path):
 _REVIEW_WITH_A_STUCK_WORKER = """
 import dataclasses, os, sys, time
 import checks
-from bot.parallel.check_split import WORKER_SHARE
+from bot.check import Share
 from pr_check.review import review_repository
 
 repo, base, head, cache, marker = sys.argv[1:]
@@ -130,7 +133,7 @@ def stuck(snapshot, options):
         time.sleep(600)
     return iter(())
 
-victims = [dataclasses.replace(c, run=stuck) if c.id in WORKER_SHARE else c for c in checks.ALL]
+victims = [dataclasses.replace(c, run=stuck) if c.share is Share.WORKER else c for c in checks.ALL]
 review_repository(repo, base, head, checks=victims, cache_dir=cache, check_jobs=2)
 """
 

@@ -16,7 +16,6 @@ from pr_check.cli import build_parser
 from pr_check.revisions import normalize_remote
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRROR = Path("/work/.mirror/pytorch+executorch/repo")
 
 
 def pr_check(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -117,23 +116,21 @@ def test_default_base_is_the_merge_base_with_the_remotes_default_branch(case_rep
     assert f"base: origin/HEAD ({base[:12]})" in text.stdout
 
 
-@pytest.mark.skipif(not MIRROR.is_dir(), reason="the ExecuTorch mirror is absent")
-def test_default_base_works_on_a_bare_mirror():
-    result = pr_check("review", "--repo", str(MIRROR), "--head", "refs/heads/main")
+def test_default_base_works_on_a_bare_mirror(executorch_mirror):
+    result = pr_check("review", "--repo", str(executorch_mirror), "--head", "refs/heads/main")
     assert result.returncode == 0, result.stderr
     assert "base: main (" in result.stdout
 
 
-@pytest.mark.skipif(not MIRROR.is_dir(), reason="the ExecuTorch mirror is absent")
-def test_scan_on_the_real_tree_has_a_header_statistics_and_filters():
-    result = pr_check("scan", "--repo", str(MIRROR), "--rev", "refs/heads/main", "--statistics")
+def test_scan_on_the_real_tree_has_a_header_statistics_and_filters(executorch_mirror):
+    result = pr_check("scan", "--repo", str(executorch_mirror), "--rev", "refs/heads/main", "--statistics")
     lines = result.stdout.splitlines()
     assert lines[0].startswith("pr-check scan ") and "the whole tree" in lines[0] and "(empty)" not in lines[0]
     assert {"Findings by rule:", "Findings by cell:", "Findings by directory:"} <= set(lines)
     filtered = pr_check(
         "scan",
         "--repo",
-        str(MIRROR),
+        str(executorch_mirror),
         "--rev",
         "refs/heads/main",
         "--path",

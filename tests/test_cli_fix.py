@@ -14,8 +14,8 @@ from bot.fixes import apply_fixes
 from bot.model import Finding, Fix, Severity
 from bot.tree import Symlink, memory_tree
 from fixtures.cases import git
+from pr_check.commands.fix import HOOK_FILE_KINDS
 from pr_check.fix import fix_round
-from pr_check.fix_command import HOOK_FILE_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 LINK_WHOLE = '        link_whole = True,\n        visibility = ["PUBLIC"],\n'

@@ -8,8 +8,6 @@ present): the CMake model must change in that one target's scope of those items 
 from __future__ import annotations
 
 import dataclasses
-import os
-from pathlib import Path
 
 import pytest
 
@@ -109,7 +107,6 @@ def test_fixed_head_is_clean_and_still_builds(check, index, example):
 
 # -- the real tree ---------------------------------------------------------------------------
 
-MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 REVISION = "refs/heads/main"
 FILES = ("backends/cuda/CMakeLists.txt", "backends/aoti/CMakeLists.txt", "CMakeLists.txt")
 FIELDS = {"target_link_libraries": "link_libraries", "target_compile_definitions": "compile_definitions"}
@@ -243,11 +240,10 @@ def _without_scope(items):
     return [dataclasses.replace(item, scope="") for item in items]
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason=f"no ExecuTorch mirror at {MIRROR}")
-def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
+def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope(executorch_mirror):
     from bot.repo import GitRepository
 
-    tree = GitRepository(MIRROR).tree(REVISION)
+    tree = GitRepository(executorch_mirror).tree(REVISION)
     models = {evaluate: evaluate(tree) for evaluate in (_evaluate_backends, _evaluate_all)}
     flips = _flips(tree)
     assert {f.path for f in flips} == set(FILES) and any(f.split for f in flips)
@@ -299,13 +295,12 @@ def test_flipping_a_scope_in_the_real_tree_changes_only_that_scope():
     assert len(changed_by) >= 20 and any(f.split for f in changed_by) and {f.path for f in changed_by} == set(FILES)
 
 
-@pytest.mark.skipif(not MIRROR.exists(), reason=f"no ExecuTorch mirror at {MIRROR}")
-def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write():
+def test_the_real_public_whole_archive_gets_the_fix_a_maintainer_would_write(executorch_mirror):
     # eac0673bd5 linked aoti_common_shims_slim whole in PUBLIC scope of the shared aoti_cuda_shims
     # (3a00cc1897 later made it PRIVATE); the flags are wrapped in a generator expression.
     from bot.repo import GitRepository
 
-    tree = GitRepository(MIRROR).tree("eac0673bd5")
+    tree = GitRepository(executorch_mirror).tree("eac0673bd5")
     path = "backends/cuda/CMakeLists.txt"
     snapshot = Snapshot(BuildModel(tree), BuildModel(tree), ChangeSet(()))
     (hit,) = [

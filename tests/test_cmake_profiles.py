@@ -10,6 +10,7 @@ from bot.cmake.profiles import BACKEND_PROFILES, DEFAULT_PROFILE, PROFILES, plat
 from bot.config import parse_config
 from bot.diff import ChangeSet, FileChange
 from bot.errors import ConfigError
+from bot.model import ReviewMode
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import memory_tree
 from checks import BY_ID
@@ -156,7 +157,11 @@ def _review(config_text: str | None) -> set[tuple[str, str, int]]:
     lines = frozenset(range(1, 9))
     changes = ChangeSet((FileChange("CMakeLists.txt", None, "added", added=lines, commentable=lines, hunks=((1, 8),)),))
     snapshot = Snapshot(
-        BuildModel(memory_tree({}), config), BuildModel(memory_tree(_LLM_GATED), config), changes, config
+        BuildModel(memory_tree({}), config),
+        BuildModel(memory_tree(_LLM_GATED), config),
+        changes,
+        config,
+        mode=ReviewMode.SCAN,
     )
     result = engine.run([BY_ID["link-whole-archive-public"]], snapshot)
     return {(f.rule, f.path, f.line) for f in result.findings}

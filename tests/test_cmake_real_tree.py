@@ -7,27 +7,21 @@ mirror: then the tests are skipped, with the reason.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from bot.cmake.interpreter import evaluate_cmake_dirs
 from bot.cmake.profiles import DEFAULT_PROFILE, PROFILES
 
-MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 REVISION = "refs/heads/main"
 CUDA_DIRS = ("extension/cuda", "backends/aoti", "backends/cuda")
 EXPORTING_TARGETS = ("aoti_common", "aoti_cuda_shims", "aoti_cuda_backend")
 
 
 @pytest.fixture(scope="module")
-def tree():
-    if not MIRROR.exists():
-        pytest.skip(f"no ExecuTorch mirror at {MIRROR} (set PR_CHECK_EXECUTORCH_MIRROR to point at one)")
+def tree(executorch_mirror):
     from bot.repo import GitRepository
 
-    return GitRepository(MIRROR).tree(REVISION)
+    return GitRepository(executorch_mirror).tree(REVISION)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot import engine
 from bot.check import Example
 from bot.config import parse_config
+from bot.model import ReviewMode
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import memory_tree
 from checks.cuda_guard_missing import CHECK
@@ -62,7 +63,11 @@ def test_the_platforms_come_from_the_configuration():
     )
     plain = _snapshot(Example(head=FILES))
     configured = Snapshot(
-        BuildModel(memory_tree({}), config), BuildModel(memory_tree(FILES), config), plain.changes, config
+        BuildModel(memory_tree({}), config),
+        BuildModel(memory_tree(FILES), config),
+        plain.changes,
+        config,
+        mode=ReviewMode.SCAN,
     )
     # Neither platform builds the kernels on a CPU: Jetson has CUDA, Quest is not Linux.
     assert _findings(configured) == []

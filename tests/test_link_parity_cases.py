@@ -7,9 +7,6 @@ the invariants (design section 4), not from running the checks.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from bot import engine
@@ -220,7 +217,6 @@ def test_export_dynamic_is_reported_once_and_in_oss_only_when_forced_static():
 # ---------------------------------------------------------------------------------------
 # The real regression behind link-whole-archive-public, when a mirror of ExecuTorch is present.
 
-MIRROR = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", "/work/.mirror/pytorch+executorch/repo"))
 INTRODUCED = "eac0673bd5"  # "Add slimtensor INTERFACE target and refactor CMake dependencies"
 FIXED = "3a00cc1897"  # "Ship the CUDA delegate in the wheel (#21645)"
 
@@ -229,19 +225,17 @@ FIXED = "3a00cc1897"  # "Ship the CUDA delegate in the wheel (#21645)"
     ("commit", "expected"),
     ((INTRODUCED, {("backends/cuda/CMakeLists.txt", 145)}), (FIXED, set())),
 )
-def test_the_real_public_whole_archive_regression_is_caught_where_it_came_in(commit, expected):
-    if not MIRROR.exists():
-        pytest.skip(f"no ExecuTorch mirror at {MIRROR} (set PR_CHECK_EXECUTORCH_MIRROR to point at one)")
+def test_the_real_public_whole_archive_regression_is_caught_where_it_came_in(commit, expected, executorch_mirror):
     from bot.diff import parse_diff
     from bot.errors import UnknownRevision
     from bot.repo import GitRepository
     from bot.snapshot import BuildModel, Snapshot
 
-    with GitRepository(MIRROR) as repo:
+    with GitRepository(executorch_mirror) as repo:
         try:
             repo.resolve(commit)
         except UnknownRevision:
-            pytest.skip(f"{commit} is not in the mirror at {MIRROR}")
+            pytest.skip(f"{commit} is not in the mirror at {executorch_mirror}")
         changes = parse_diff(repo.diff(f"{commit}^", commit))
         snapshot = Snapshot(BuildModel(repo.tree(f"{commit}^")), BuildModel(repo.tree(commit)), changes)
         result = engine.run([BY_ID["link-whole-archive-public"]], snapshot)

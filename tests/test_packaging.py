@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.cases import build_case_repository
-from pr_check.cli import APP_MODULES
+from pr_check.commands.app import APP_MODULES
 from tests.packaging import (
     PACKAGES,
     PRUNED,

@@ -15,7 +15,8 @@ from bot.store import reviews as review_results
 from bot.store.evaluations import EvaluationCache
 from bot.tree import memory_tree
 from fixtures.cases import CASES, build_case_repository
-from pr_check.review import ProductChecks, review_repository, review_trees
+from pr_check.product_checks import ProductChecks
+from pr_check.review import review_repository, review_trees
 from tests.test_fact_cache import BUCKCONFIG, _missing_then_present_tree
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +102,7 @@ def test_the_key_is_the_same_in_another_process():
     # Sets of strings iterate in a per-process order (hash randomization); the key must not.
     code = (
         "from bot.config import Config; from bot.store import reviews as r; from bot.tree import memory_tree;"
-        "from bot.diff import ChangeSet; from pr_check.review import ProductChecks;"
+        "from bot.diff import ChangeSet; from pr_check.product_checks import ProductChecks;"
         "t = memory_tree({'a': 'x'}); c = Config(disabled=frozenset({'dep-unused', 'source-missing', 'gate-else-removed'}));"
         "print(r.review_key(t, t, ChangeSet(()), c, ProductChecks(ignored=frozenset({'a-b', 'c-d', 'e-f'}))))"
     )

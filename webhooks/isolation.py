@@ -30,7 +30,7 @@ from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Any
 
-PRELOAD = ["pr_check.review", "checks", "bot.render.json", "bot.diff"]  # checks: pr_check.review imports them lazily
+PRELOAD = ["pr_check.review", "bot.render.json", "bot.diff"]  # pr_check.review imports the checks
 _SECRET_VARIABLES = ("PR_CHECK_WEBHOOK_SECRET", "PR_CHECK_PRIVATE_KEY_FILE")
 
 

@@ -8,6 +8,7 @@ is one more row of `CELL_TABLE`.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from bot.buck.targets import Platform
@@ -23,6 +24,19 @@ LINUX_X86_64_CUDA = Platform("linux-x86_64-cuda", tuple(sorted((*_LINUX_X86_64, 
 FBCODE_LINUX_CUDA = Platform(
     "fbcode-linux-x86_64-cuda", tuple(sorted((*_LINUX_X86_64, HAS_CUDA, "ovr_config//runtime:fbcode")))
 )
+
+
+class StaticLinking(enum.Enum):
+    """How a cell's builds link libraries statically; the value is the prose a message says of it."""
+
+    BINARIES_ONLY = ""  # libraries link as shared objects; binaries and tests may link statically
+    LIBRARIES = "links libraries statically"
+    FORCE_STATIC = "sets `force_static = True`"  # a library links statically where it sets the flag
+
+    @property
+    def prose(self) -> str:
+        """What a message says of a cell that links this way ("`xplat`, which links ...")."""
+        return self.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +66,7 @@ class Cell:
     # ATen modes the wrapper's `get_aten_mode_options()` yields.
     aten_modes: tuple[bool, ...]
     # The cell's static builds link libraries statically (xplat) or set force_static (oss).
-    static_linking: str
+    static_linking: StaticLinking
     # The target platforms the cell builds for: select() and compatibility are resolved per platform.
     platforms: tuple[Platform, ...] = ()
     # The cell builds for platforms without CUDA (mobile, embedded): a CUDA target must be guarded.
@@ -73,7 +87,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         reads_buckconfig=False,
         repository_under_executorch=True,
         aten_modes=(True, False),
-        static_linking="",
+        static_linking=StaticLinking.BINARIES_ONLY,
         platforms=(FBCODE_LINUX_CUDA,),
     ),
     Cell(
@@ -89,7 +103,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         reads_buckconfig=False,
         repository_under_executorch=True,
         aten_modes=(True, False),
-        static_linking="links libraries statically",
+        static_linking=StaticLinking.LIBRARIES,
         platforms=(ANDROID_ARM64, IPHONEOS_ARM64, LINUX_X86_64, LINUX_X86_64_CUDA),
         cpu_only=True,
     ),
@@ -106,7 +120,7 @@ CELL_TABLE: tuple[Cell, ...] = (
         reads_buckconfig=True,
         repository_under_executorch=False,
         aten_modes=(False,),
-        static_linking="sets `force_static = True`",
+        static_linking=StaticLinking.FORCE_STATIC,
         platforms=(LINUX_X86_64,),
     ),
 )

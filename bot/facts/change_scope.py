@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from bot.buck.targets import BuckTarget, CellGraph, flatten, normalize_label
 from bot.facts import revision
+from bot.model import ReviewMode
 from bot.snapshot import BuildModel, Snapshot
 from bot.store import memo as cache
 
@@ -54,14 +55,14 @@ _EVERYTHING = ChangeScope(True)
 
 def scope_models(snap: Snapshot) -> Snapshot:
     """The review whose change bounds this run (the baseline run's is its review)."""
-    return snap.scope if snap.scope is not None else snap
+    return snap.review
 
 
 def changed_targets(snap: Snapshot, cell: str) -> ChangeScope:
     """The targets of `cell` the review's change can affect (see the module's docstring)."""
     review = scope_models(snap)
     base, head = review.base, review.head
-    if not base.tree.paths():
+    if review.mode is ReviewMode.SCAN:
         return _EVERYTHING  # a scan: every target is new
     changed = frozenset(path for change in review.changes.files for path in (change.path, change.old_path) if path)
     key = (cell, base.tree.digest(), head.tree.digest(), changed)
@@ -109,7 +110,7 @@ def moved(snap: Snapshot, cell: str, key: tuple, fact: Callable[[CellGraph], fro
     Python loader links) at one of the review's revisions and not the other: what the change
     moved far from its own targets."""
     review = scope_models(snap)
-    if not review.base.tree.paths():
+    if review.mode is ReviewMode.SCAN:
         return frozenset()
     return revision.graph_memo(review.base, cell, key, fact) ^ revision.graph_memo(review.head, cell, key, fact)
 
@@ -120,7 +121,7 @@ def listing_changes(snap: Snapshot) -> frozenset[str] | None:
     is `backends`), and each directory above one of those. None (everything may have moved) for
     a scan, or when a changed path is a symlink itself."""
     review = scope_models(snap)
-    if not review.base.tree.paths():
+    if review.mode is ReviewMode.SCAN:
         return None
     changed = {path for change in review.changes.files for path in (change.path, change.old_path) if path}
     seen_through = set(changed)

@@ -4,7 +4,7 @@ A cold review of a new head spends nearly all its time in the checks, one after 
 core. Once the facts every check needs are derived (the head's Buck cells, evaluated by their own
 pool, bot/parallel/evaluation_pool.py), the review forks ONE worker (bot/parallel/worker_process.py: it dies
 with the review, and a lost one costs time, never a result). The worker runs the checks of
-`WORKER_SHARE`, each exactly as the engine runs it (head run, baseline run where the head found
+`Share.WORKER` (a field of each `Check`), each exactly as the engine runs it (head run, baseline run where the head found
 something, build-scope and unseen-at-base bookkeeping), and sends back one `CheckOutcome` per
 check; the review runs the others meanwhile, and the engine merges all of them in the checks'
 order, so findings, their order and the checks run are those of a serial run. Facts the worker
@@ -24,7 +24,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.buck.cells import CELLS
-from bot.check import BUCK_FILES, Check
+from bot.check import BUCK_FILES, Check, Share
 from bot.parallel import worker_process
 from bot.tree import note_missing, noting_missing
 
@@ -33,41 +33,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# The worker's checks, by id; every other check (and one this table does not know) stays in the
-# review's process, which also evaluated the head's Buck cells before the fork. Chosen from the
-# per-check costs of cold reviews of new heads with a warm store (`bench/check_costs.py` on the
-# commits of bench/cold_pairs.py, quiet machine; medians, CPU seconds in a serial run):
-# - the header and dependency rules share the header graph, the dependency tables per platform and
-#   the include scans: dep-private-for-exported-header 2.1 (its verdict over the tree, one table
-#   per platform), dep-undeclared-header 0.8, dep-exported-used-privately 0.3, dep-unused 0.1,
-#   dep-undeclared-latent (dep-undeclared-header's pass at base);
-# - cuda-guard-missing 0.15 and test-missing share the CUDA reasons per cell; shim-duplicate-symbol
-#   0.1 and test-configuration-missing the incompatible targets per platform, with
-#   dep-private-for-exported-header;
-# - buck-select-unresolvable 0.35 (select failures per platform) and header-unowned 0.3 share
-#   nothing costly with the review's share;
-# - the review keeps the rules on the CMake models (source-parity 0.5 and the gate-*/link-* rules:
-#   each model is derived once, by whichever asks first), python-import-undeclared 0.9,
-#   gate-macro-misspelt 0.5 (its macro table), the rules on evaluation failures (they read the
-#   base's cells too) and the other cheap ones, after the head's cells (0.5-2 s) before the fork.
-# Facts asked for by both shares cost about 0.07 s a review. With gate-macro-misspelt in the worker
-# too, the worker finished 0.8-1.7 s after the review on every commit (its 4.4-4.9 CPU s against
-# the review's 3.0-4.3 s after the fork); moved here, the two finish within 0.75 s of each other.
-WORKER_SHARE = frozenset(
-    {
-        "buck-select-unresolvable",
-        "cuda-guard-missing",
-        "dep-exported-used-privately",
-        "dep-private-for-exported-header",
-        "dep-undeclared-header",
-        "dep-undeclared-latent",
-        "dep-unused",
-        "header-unowned",
-        "shim-duplicate-symbol",
-        "test-configuration-missing",
-        "test-missing",
-    }
-)
 MIN_PATHS = 1000  # a smaller tree's checks take less than the fork costs
 
 
@@ -84,10 +49,10 @@ class _Answer:
 def run_checks(
     enabled: Sequence[Check], snapshot: Snapshot, run_one: Callable[[Check], T], *, jobs: int | None = None
 ) -> list[T]:
-    """`run_one(check)` for every enabled check, in order; `WORKER_SHARE` in a forked worker when
-    that pays. `jobs`: 1 serial, 2 fork whenever both shares hold a check, None decide."""
-    theirs = [index for index, check in enumerate(enabled) if check.id in WORKER_SHARE]
-    mine = [index for index, check in enumerate(enabled) if check.id not in WORKER_SHARE]
+    """`run_one(check)` for every enabled check, in order; those of `Share.WORKER` in a forked
+    worker when that pays. `jobs`: 1 serial, 2 fork whenever both shares hold a check, None decide."""
+    theirs = [index for index, check in enumerate(enabled) if check.share is Share.WORKER]
+    mine = [index for index, check in enumerate(enabled) if check.share is not Share.WORKER]
     if not (mine and theirs and _forking_pays(snapshot, jobs)):
         return [run_one(check) for check in enabled]
     if any(check.inputs is None or any(kind in check.inputs for kind in BUCK_FILES) for check in enabled):

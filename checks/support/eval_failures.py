@@ -9,7 +9,7 @@ from bot.buck.cells import CELLS, cell_named
 from bot.buck.packages import load_buckconfig
 from bot.buck.targets import EvalError, EvalErrorKind
 from bot.facts.build_scope import scope_of
-from bot.model import Evidence, Hit
+from bot.model import Evidence, Hit, ReviewMode
 from bot.snapshot import Snapshot
 
 
@@ -29,7 +29,7 @@ def failure_hits(snap: Snapshot, kinds: frozenset[EvalErrorKind], describe) -> I
     for cell in CELLS:
         graph = snap.head.cell(cell)
         scope = scope_of(snap.head, cell) if cell_named(cell).is_oss else None
-        base_packages = snap.base.cell(cell).packages if snap.base is not snap.head else {}
+        base_packages = snap.base.cell(cell).packages if snap.mode is not ReviewMode.BASELINE else {}
         for error in graph.errors:
             if error.kind not in kinds:
                 continue

@@ -1,4 +1,4 @@
-"""The `fix` and `hook` commands: which trees are reviewed, against what, and what reaches the disk.
+"""`pr-check fix` and `pr-check hook`: which trees are reviewed, against what, and what reaches the disk.
 
 `fix` reviews the work tree against the base `review` would use; `hook` reviews the index (what
 the commit will hold) against HEAD, which is what pre-commit asks. Both go through the fix rounds
@@ -7,45 +7,31 @@ of `pr_check.fix` on tree ids, then write (or, with `fix --diff`, print) the dif
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
 from bot.config import Config
-from bot.diff import parse_diff
-from bot.errors import UsageError
-from bot.pipeline import Report
+from bot.pipeline import Report, default_cache_dir, review_trees
 from bot.render.printable import printable
-from bot.repo import EMPTY_TREE, GitRepository
+from bot.repo import GitRepository
 from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree
-from pr_check import revisions
+from pr_check.commands.request import local_config, output_request
 from pr_check.fix import fix_until_settled, summary_lines, write_work_tree
 from pr_check.output import OutputRequest, exit_status, render, write
-from pr_check.review import CHECKS, default_cache_dir, review_trees
+from pr_check.product_checks import ProductChecks, all_checks
+from pr_check.review_input import INDEX, WORK_TREE, Index, ReviewInput, TreeAgainst, WorkTree, resolve
 from pr_check.shim import shim_files
 
 # What the pre-commit hook reviews; `.pre-commit-hooks.yaml`'s `files:` says the same (tested).
 HOOK_FILE_KINDS = BUCK_FILES + CMAKE_FILES + CPP_FILES
 
 
-@dataclass(frozen=True, slots=True)
-class FixRequest:
-    """Where `fix` and `hook` work, and how: what the CLI parsed, nothing else."""
-
-    repo: str
-    shim: Path | None = None  # the shim submodule's files (see `review --shim`)
-    cache_dir: Path | None = None  # None: inside the git directory
-    base: str | None = None  # fix --base; None: the default base of HEAD
-    diff: bool = False  # fix --diff: print the patch instead of writing files
-    apply: bool = False  # hook --fix: write the fixes to the work tree
-
-
 def _tree_reviewer(
     repo: GitRepository,
-    arguments: FixRequest,
+    arguments: argparse.Namespace,
     request: OutputRequest,
     config: Config | None,
     base: str,
@@ -53,78 +39,77 @@ def _tree_reviewer(
 ) -> Callable[[str], tuple[Report, FileTree]]:
     """A function reviewing any tree id of `repo` against `base` (a commit or tree id)."""
     with_shim = shim_files(repo, arguments.shim)
-    base_tree = with_shim(repo.tree_object(base, base if base != EMPTY_TREE else "(no commit)"))
     cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
     reviewed: list[str] = []
 
     def review(tree_id: str) -> tuple[Report, FileTree]:
         name = label if not reviewed or tree_id == reviewed[0] else f"{label} + fixes"
         reviewed.append(tree_id)
-        head = with_shim(repo.tree_object(tree_id, name))
-        changes = parse_diff(repo.diff_trees(base, tree_id))
-        report = review_trees(base_tree, head, changes, checks=request.checks(CHECKS), cache=cache, config=config)
-        return request.filter(report), head
+        given = resolve(repo, TreeAgainst(base, tree_id, name)).with_files(with_shim)
+        report = review_trees(
+            given.base, given.head, given.changes, checks=request.checks(all_checks()), cache=cache, config=config
+        )
+        return request.filter(report), given.head
 
     return review
 
 
-def run_fix(arguments: FixRequest, request: OutputRequest, config: Config | None) -> int:
+def run_fix(arguments: argparse.Namespace) -> int:
     """`pr-check fix`: 0 nothing changed and nothing left at the fail level, 1 files changed (or a diff
     printed) or findings left at the fail level."""
+    request = output_request(arguments)
+    config = local_config(arguments.config)
     with GitRepository(arguments.repo) as repo:
         root = repo.work_tree_root()
-        if arguments.base is None:
-            head = repo.head_commit()
-            if head is None:
-                raise UsageError(f"{repo.path}: no commit yet to find a base from; pass --base")
-            chosen = revisions.default_base(repo, head)
-            base_sha, notes = chosen.sha, [chosen.description]
-        else:
-            base_sha, notes = repo.resolve(arguments.base), []
-        start = repo.work_tree_id()
+        given: ReviewInput = resolve(repo, WorkTree(arguments.base))
+        assert given.head_id is not None  # the work tree is a tree object
+        notes = [given.base_note] if given.base_note else []
         run = fix_until_settled(
-            start, _tree_reviewer(repo, arguments, request, config, base_sha, "work tree"), repo.tree_with_files
+            given.head_id,
+            _tree_reviewer(repo, arguments, request, config, given.base_id, WORK_TREE),
+            repo.tree_with_files,
         )
         if arguments.diff:  # stdout is the patch alone, so it can be piped to `git apply`
             patch = repo.diff_trees(run.start, run.final) if run.final != run.start else ""
             sys.stdout.write(patch)
             sys.stdout.flush()
-            _say(request, notes + summary_lines(run, None, "work tree"), sys.stderr)
+            _say(request, notes + summary_lines(run, None, WORK_TREE), sys.stderr)
             return 1 if patch else exit_status(run.report, request)
         written = write_work_tree(
             root,
-            repo.tree_object(run.start, "work tree"),
-            repo.tree_object(run.final, "work tree + fixes"),
+            repo.tree_object(run.start, WORK_TREE),
+            repo.tree_object(run.final, f"{WORK_TREE} + fixes"),
             "it changed while pr-check reviewed it (or a git filter rewrites it)",
         )
-        _say(request, notes + summary_lines(run, written, "work tree"), sys.stdout)
+        _say(request, notes + summary_lines(run, written, WORK_TREE), sys.stdout)
         # As ruff's --fix: what is left at the fail level still fails, even when nothing could be changed.
         return 1 if written.written else exit_status(run.report, request)
 
 
-def run_hook(arguments: FixRequest, request: OutputRequest, config: Config | None) -> int:
+def run_hook(arguments: argparse.Namespace) -> int:
     """`pr-check hook [--fix]`: review the staged change; exit 1 on findings at the fail level or files changed."""
+    request = output_request(arguments)
+    config = local_config(arguments.config)
     with GitRepository(arguments.repo) as repo:
         root = repo.work_tree_root()
-        base = repo.head_commit() or EMPTY_TREE
-        staged = repo.index_tree_id()
-        touched = parse_diff(repo.diff_trees(base, staged)).paths
-        if not any(touches(path, HOOK_FILE_KINDS) for path in touched):
+        staged = resolve(repo, Index())
+        assert staged.head_id is not None  # the index is a tree object
+        if not any(touches(path, HOOK_FILE_KINDS) for path in staged.changes.paths):
             _say(request, ["pr-check hook: no staged Buck, CMake or C++ change to review"], sys.stdout)
             return 0
-        review = _tree_reviewer(repo, arguments, request, config, base, "index")
-        if not arguments.apply:
-            report, _ = review(staged)
-            write(render(report, request, notes=("head: the staged change (the index)",)), None)
+        review = _tree_reviewer(repo, arguments, request, config, staged.base_id, INDEX)
+        if not arguments.fix:
+            report, _ = review(staged.head_id)
+            write(render(report, request, ProductChecks(), notes=staged.notes), None)
             return exit_status(report, request)
-        run = fix_until_settled(staged, review, repo.tree_with_files)
+        run = fix_until_settled(staged.head_id, review, repo.tree_with_files)
         written = write_work_tree(
             root,
-            repo.tree_object(run.start, "index"),
-            repo.tree_object(run.final, "index + fixes"),
+            repo.tree_object(run.start, INDEX),
+            repo.tree_object(run.final, f"{INDEX} + fixes"),
             "it has unstaged changes; stage or stash them and run again",
         )
-        _say(request, summary_lines(run, written, "index"), sys.stdout)
+        _say(request, summary_lines(run, written, INDEX), sys.stdout)
         # Nothing written: the staged change is as it was reviewed first, findings and all.
         return 1 if written.written else exit_status(run.first, request)
 

@@ -23,13 +23,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.buck.cells import CELLS
-from bot.buck.syntax import Element, Keyword
+from bot.buck.syntax import Element, Keyword, syntax_of
 from bot.buck.targets import BuckTarget, normalize_label
 from bot.facts import revision, xref
 from bot.facts.gating import graph_fact
 from bot.facts.header_deps import CXX_KINDS, DependencyTable, recorded_as_written
 from bot.snapshot import BuildModel
-from checks.support.callsite import call_of
 
 _FOLLOW_DEPTH = 4  # unlisted repository headers followed this deep for their includes
 _FLAGS_PASSED_ON = ("exported_preprocessor_flags", "exported_linker_flags", "exported_post_linker_flags")
@@ -63,7 +62,8 @@ def is_cpp(target: BuckTarget) -> bool:
 
 def written_deps(model: BuildModel, target: BuckTarget, attributes: Iterable[str]) -> tuple[WrittenDep, ...]:
     """The string elements of the target's `deps`/`exported_deps` list literals, normalized."""
-    call = call_of(model.text(target.path) or "", target)
+    text = model.text(target.path) or ""
+    call = syntax_of(text).call_at(target.line) if text else None  # the call written at its call site
     if call is None:
         return ()
     found = []
