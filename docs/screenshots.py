@@ -121,6 +121,7 @@ def check_run_page(report) -> str:
         full_report_pointer="",
         fail_level=report.fail_level,
         unevaluated=report.stats.unevaluated,
+        shim_stand_ins=report.stats.shim_stand_ins,
     )
     badge = f"<span class='badge {output.conclusion}'>{output.conclusion}</span>"
     return page(
@@ -179,7 +180,7 @@ def main() -> int:
             print(f"no ExecuTorch mirror at {mirror}: the bundled example PR instead", file=sys.stderr)
             repo, base, head = build_case_repository(CASE, work / "pr")
         report = review_repository(repo, base, head, cache_dir=work / "cache")
-        plan = plan_review(report.findings, report.changes, (), (), head)
+        plan = plan_review(report.findings, report.changes, (), (), head, inline_level=report.inline_level)
 
         def head_text(path: str) -> str | None:
             shown = subprocess.run(["git", "-C", str(repo), "show", f"{head}:{path}"], capture_output=True, text=True)

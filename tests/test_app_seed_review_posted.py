@@ -121,3 +121,13 @@ def test_every_posted_minor_is_judged_true(posted):
     posted_minors = {(g.lead.rule, g.lead.target, g.lead.cell) for g in group_findings(minors)}
     assert sorted(posted_minors - set(verdicts)) == []  # every posted minor has a judgment
     assert all(verdicts[key]["verdict"] == "true" for key in posted_minors)
+
+
+def test_the_review_says_what_it_could_not_see(posted):
+    report, _, _, _ = posted
+    # The OSS cell cannot map `("cuda", None, "cuda-lazy")` (LLM item 3): those packages are not
+    # evaluated there, and the review says per package whether that was so at base too.
+    assert report.stats.unevaluated
+    assert all(item.failed_at_base is not None for item in report.stats.unevaluated)
+    # A bare mirror has no checkout of the `shim/` submodule: the built-in stand-ins were used, and it says so.
+    assert report.stats.shim_stand_ins == "shim"

@@ -122,3 +122,31 @@ def test_the_check_run_has_one_row_and_one_annotation_per_group():
     assert len(rows) == 1 and "(+2 like it)" in rows[0]
     annotations = [a for batch in output.annotation_batches for a in batch]
     assert [(a["path"], a["start_line"]) for a in annotations] == [("BUCK", 2), ("x.h", 1)]
+
+
+def test_not_evaluated_says_per_package_whether_it_failed_at_base_and_what_was_not_checked():
+    from bot.review_stats import Unevaluated
+
+    output = render_check_run(
+        findings=[],
+        off_diff=[],
+        suppressed_count=0,
+        base_sha="b" * 40,
+        head_sha=HEAD,
+        smoke_reasons=(),
+        full_report_pointer="",
+        unevaluated=(
+            Unevaluated(
+                "oss", "//extension/cuda", "external-dep", 'Key `("cuda", None, "cuda-lazy")` was not found', True
+            ),
+            Unevaluated("oss", "//backends/new", "load-error", "cannot load", False),
+        ),
+        shim_stand_ins="shim",
+    )
+    lines = output.summary.splitlines()
+    (cuda,) = [line for line in lines if "`//extension/cuda`" in line]
+    assert "it failed the same way at base, so this change did not break it" in cuda
+    assert "not checked: every target it defines in `oss`" in cuda
+    (new,) = [line for line in lines if "`//backends/new`" in line]
+    assert "**it evaluated at base: this change breaks it**" in new
+    assert any(line.startswith("**Stand-ins**: `shim/`") and "not initialised" in line for line in lines)

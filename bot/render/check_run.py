@@ -11,7 +11,7 @@ from bot.model import Finding, Severity
 from bot.render.finding_groups import FindingGroup, group_findings
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
-from bot.render.review_body import count_phrase, evidence_lines, group_lines, plural
+from bot.render.review_body import count_phrase, evidence_lines, group_lines, plural, shim_note, unevaluated_lines
 from bot.render.statistics import rule_by_cell_table
 from bot.review_stats import Unevaluated
 
@@ -92,6 +92,7 @@ def render_check_run(
     full_report_pointer: str,
     fail_level: Severity = Severity.MAJOR,
     unevaluated: Sequence[Unevaluated] = (),
+    shim_stand_ins: str | None = None,
 ) -> CheckRunOutput:
     """The `pr-check` check run's completed state: the full record of the review."""
     conclusion = check_conclusion(findings, fail_level)
@@ -102,11 +103,9 @@ def render_check_run(
     if suppressed_count:
         header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
     if unevaluated:
-        header += [
-            "",
-            f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:",
-        ]
-        header += [f"- `{item.cell}` `{item.package}`: {_cell(item.reason)[:300]}" for item in unevaluated]
+        header += ["", *unevaluated_lines(unevaluated)]
+    if shim_stand_ins:
+        header += ["", shim_note(shim_stand_ins)]
     if smoke_reasons:
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
         header += [f"- {reason}" for reason in smoke_reasons]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from bot.model import Evidence, Finding, Severity
 from bot.render.finding_groups import FindingGroup, capped
+from bot.review_stats import Unevaluated
 
 EVIDENCE_SHOWN = 8  # evidence lines a comment shows before "and N more"
 PLACES_SHOWN = 6  # other places of a group a comment names
@@ -133,3 +134,33 @@ def lesser_section(lesser: Sequence[FindingGroup], inline_level: Severity, check
         lines.append("")
     lines += [f"Each with its message, evidence and fix: the `{check_run_name}` check run.", "</details>"]
     return lines
+
+
+def unevaluated_lines(unevaluated: Sequence[Unevaluated]) -> list[str]:
+    """**Not evaluated**, per package: whether it failed at base too, and what was therefore not checked."""
+    lines = [
+        f"**Not evaluated**: {plural(len(unevaluated), 'package')} this change touches failed to evaluate; no rule "
+        "checked their targets in that cell, so findings there are unknown:"
+    ]
+    for item in unevaluated:
+        if item.failed_at_base:
+            history = "it failed the same way at base, so this change did not break it"
+        elif item.failed_at_base is False:
+            history = "**it evaluated at base: this change breaks it**"
+        else:
+            history = "whether it failed at base is not known"
+        reason = item.reason.replace("\n", " ")[:300]
+        lines.append(
+            f"- `{item.package}` in `{item.cell}`: {history}; not checked: every target it defines in `{item.cell}` "
+            f"({item.kind}: {reason})"
+        )
+    return lines
+
+
+def shim_note(path: str) -> str:
+    """What a review without the `shim/` submodule's files says about it."""
+    return (
+        f"**Stand-ins**: `{path}/` (the buck2-shims-meta submodule) is not initialised here, so the open-source "
+        "cell was evaluated with pr-check's built-in stand-ins for its macros; run `git submodule update --init "
+        f"{path}` or pass `--shim` to evaluate the real ones."
+    )

@@ -78,6 +78,12 @@ def _full(report: Report, options: TextOptions) -> list[str]:
             lines += [f"  {f.path}:{f.line}: {f.rule}: {f.suppressed}" for f in report.suppressed]
     lines.append(f"Summary: {_summary(report.findings)}")
     lines += unevaluated_lines(report.stats.unevaluated)
+    if report.stats.shim_stand_ins:
+        path = report.stats.shim_stand_ins
+        lines.append(
+            f"Stand-ins: {path}/ is not initialised; the oss cell used pr-check's built-in stand-ins for its macros "
+            f"(git submodule update --init {path}, or --shim PATH)"
+        )
     if not scan:
         lines += _smoke(report, options)
     if options.verbosity >= VERBOSE:
@@ -91,8 +97,17 @@ def unevaluated_lines(unevaluated: Sequence[Unevaluated]) -> list[str]:
     """What the model could not see in the packages the change touches: never silence."""
     if not unevaluated:
         return []
-    lines = [f"Not evaluated ({len(unevaluated)} package(s) this change touches; their findings are unknown):"]
-    lines += [f"  {item.cell}: {item.package}: {item.reason}" for item in unevaluated]
+    count = len(unevaluated)
+    lines = [
+        f"Not evaluated ({count} package{'' if count == 1 else 's'} this change touches; no rule checked their "
+        "targets in that cell, so findings there are unknown):"
+    ]
+    for item in unevaluated:
+        if item.failed_at_base is None:
+            history = "at base: not known"
+        else:
+            history = "failed at base too" if item.failed_at_base else "evaluated at base: this change breaks it"
+        lines.append(f"  {item.cell}: {item.package}: {history}; {item.kind}: {item.reason}")
     return lines
 
 
