@@ -70,7 +70,7 @@ precision: $(STAMP)
 screenshots: $(STAMP)
 	@command -v chromium >/dev/null || { echo "make screenshots needs Chromium: apt-get install -y chromium" >&2; exit 2; }
 	$(BIN)/pip install --quiet -e '.[screenshots]'
-	$(BIN)/python docs/screenshots.py
+	$(BIN)/python -m docs.screenshots
 
 rules: $(STAMP)
 	$(BIN)/pr-check rules --markdown > RULES.md

@@ -60,6 +60,7 @@ class Config:
     disabled: frozenset[str] = frozenset()
     severities: Mapping[str, Severity] = field(default_factory=dict)
     fail_level: Severity = Severity.parse(default("review", "fail_level"))
+    inline_level: Severity = Severity.parse(default("review", "inline_level"))
     # The CMake profiles checks evaluate, first the default; names are built-in profiles
     # (bot/cmake/profiles.py) or ones `[cmake.profile.NAME]` defines (kept in cmake_defined).
     cmake_profiles: tuple[str, ...] = default("cmake", "profiles")
@@ -102,6 +103,11 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset(), *,
         fail_level = Severity.parse(data.get("review", {}).get("fail_level", default("review", "fail_level")))
     except ValueError as error:
         found.append(f"review.fail_level: {error}")
+    inline_level = Severity.parse(default("review", "inline_level"))
+    try:
+        inline_level = Severity.parse(data.get("review", {}).get("inline_level", default("review", "inline_level")))
+    except ValueError as error:
+        found.append(f"review.inline_level: {error}")
     buck = data.get("buck", {})
     smoke = data.get("smoke", {})
     defaults = Config()
@@ -120,6 +126,7 @@ def parse_config(text: str | None, known_rules: frozenset[str] = frozenset(), *,
         disabled=disabled,
         severities=severities,
         fail_level=fail_level,
+        inline_level=inline_level,
         cmake_profiles=cmake_profiles,
         cmake_defined=cmake_defined,
         buck=BuckSettings(

@@ -96,6 +96,15 @@ KEYS: tuple[Key, ...] = (
         "findings at or above it fail the check run and exit 1 (`blocker`, `major`, `minor`, `info`)",
     ),
     Key(
+        "review",
+        "inline_level",
+        Shape.STRING,
+        "major",
+        REVIEW,
+        "findings at or above it get an inline comment on the pull request; the rest are listed in one "
+        "collapsed section of the review body and in the check run",
+    ),
+    Key(
         "buck",
         "cpu_only_cells",
         Shape.STRINGS,

@@ -109,6 +109,11 @@ def fix_commit_message(commit: FixCommit, number: int, head_sha: str, requested_
     """The commit message: a subject line, then each finding the commit fixes."""
     count = len(commit.fixed)
     lines = [f"pr-check: fix {count} finding{'s' if count != 1 else ''} of #{number}", ""]
-    lines += [f"- {finding.rule} at {finding.path}:{finding.line}: {finding.title}" for finding in commit.fixed]
+    lines += [
+        f"- {finding.rule} at {finding.path}:{finding.line}"
+        + (f" on {finding.target}" if finding.target else "")
+        + f": {finding.title}"
+        for finding in commit.fixed
+    ]
     lines += ["", f"Fixes computed by pr-check on {head_sha[:12]}, pushed at the request of @{requested_by}."]
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from bot import engine
 from bot.buck.cells import is_build_file
+from bot.buck.shim import shim_gitlink
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, config_origin, parse_config
 from bot.diff import ChangeSet
@@ -42,6 +43,7 @@ class Report:
     smoke: SmokeDecision
     stats: ReviewStats = field(default_factory=ReviewStats)
     fail_level: Severity = Severity.MAJOR  # from the base revision's config
+    inline_level: Severity = Severity.MAJOR  # from the base revision's config: what goes inline
 
 
 def default_cache_dir(repo: GitRepository) -> Path:
@@ -100,7 +102,7 @@ def review_trees(
     ):
         result = engine.run(checks, snapshot, jobs=check_jobs)
         smoke = classify(snapshot)
-        unevaluated = unevaluated_packages(head_model, changes)
+        unevaluated = unevaluated_packages(head_model, changes, base_model)
     cells = {
         name: CellStats(
             packages=len(graph.packages),
@@ -123,6 +125,7 @@ def review_trees(
         },
         fail_level=config.fail_level,
         missing=frozenset(missing),
+        inline_level=config.inline_level,
     )
     if cache is not None and key is not None:
         reviews.save(cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()}))
@@ -149,14 +152,28 @@ def _report(
             checks=stored.checks,
             unevaluated=stored.unevaluated,
             not_blamed=stored.not_blamed,
+            shim_stand_ins=shim_stand_ins(head_tree),
         ),
         fail_level=stored.fail_level,
+        inline_level=stored.inline_level if stored.inline_level is not None else Severity.MAJOR,
     )
 
 
-def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> tuple[Unevaluated, ...]:
+def shim_stand_ins(tree: FileTree) -> str | None:
+    """The path of the `shim/` submodule `tree` pins when its files are not mounted (the built-in
+    stand-ins are evaluated in their place); None when they are, or when the tree pins none."""
+    gitlink = shim_gitlink(tree)
+    if gitlink is None or gitlink[0] in tree.mounts:
+        return None
+    return gitlink[0]
+
+
+def unevaluated_packages(
+    model: BuildModel, changes: ChangeSet, base: BuildModel | None = None
+) -> tuple[Unevaluated, ...]:
     """Packages the change touches (a file in the package's directory) that failed to evaluate
-    in a cell the review used: what the model could not see, and why."""
+    in a cell the review used: what the model could not see, why, and whether the package failed
+    at `base` too (then the change did not break it, and the review of it is as blind at base)."""
     touched = changes.paths
     found = []
     for cell, graph in sorted(model._cells.items()):  # noqa: SLF001 - only the cells that were used
@@ -165,7 +182,10 @@ def unevaluated_packages(model: BuildModel, changes: ChangeSet) -> tuple[Unevalu
             if any(path.startswith(prefix) and "/" not in path[len(prefix) :] for path in touched) or any(
                 path.startswith(prefix) for path in touched if is_build_file(path) or path.endswith(".bzl")
             ):
-                found.append(Unevaluated(cell, f"//{error.package}", error.kind.value, error.message))
+                at_base = None
+                if base is not None:
+                    at_base = any(e.package == error.package for e in base.cell(cell).errors)
+                found.append(Unevaluated(cell, f"//{error.package}", error.kind.value, error.message, at_base))
     return tuple(found)
 
 

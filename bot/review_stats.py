@@ -32,9 +32,16 @@ class Unevaluated:
     package: str  # //path
     kind: str  # the evaluation error's kind
     reason: str  # the evaluator's message
+    failed_at_base: bool | None = None  # the package failed the same way at base; None: not known
 
     def to_json(self) -> dict:
-        return {"cell": self.cell, "package": self.package, "kind": self.kind, "reason": self.reason}
+        return {
+            "cell": self.cell,
+            "package": self.package,
+            "kind": self.kind,
+            "reason": self.reason,
+            "failed_at_base": self.failed_at_base,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +65,9 @@ class ReviewStats:
     unevaluated: tuple[Unevaluated, ...] = ()
     not_blamed: Mapping[str, int] = field(default_factory=dict)  # reason -> findings not blamed on the change
     config: ConfigSource | None = None
+    # The `shim/` submodule's path when the head pins one whose files were not at hand: the open
+    # source cell was evaluated with the built-in stand-ins for its macros (bot/buck/stand_ins.py).
+    shim_stand_ins: str | None = None
 
     def to_json(self) -> dict:
         document: dict = {}
@@ -71,4 +81,6 @@ class ReviewStats:
         }
         if self.config is not None:
             document["config"] = self.config.to_json()
+        if self.shim_stand_ins is not None:
+            document["shim_stand_ins"] = self.shim_stand_ins
         return document

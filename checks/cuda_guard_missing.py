@@ -20,6 +20,14 @@ constraint), define this one fbcode-only too; otherwise both `compatible_with` a
 and in a file other cells evaluate too, only outside fbcode (a dict conditioned on `is_fbcode`,
 splatted).
 
+A guard is never the fix where it is worse than the defect: when targets that built on a CPU-only
+platform before the change depend on the target there (a `.cu` added to the shared
+`//extension/tensor:tensor`, on which the Android JNI layer, Qualcomm and the LLM runners
+depend), guarding it would take every one of them off that platform. The finding names them and
+offers the split instead: the CUDA source listed under `select()` on the constraint (mechanical
+where `srcs` is a plain list), or the CUDA code moved into a CUDA-only target the CUDA dependents
+reach (`checks/support/cuda_split.py`).
+
 When the change did not touch the targets but a line that makes a package's targets visible in
 the cell (`non_fbcode_target(_kind = define_common_targets)`), that line is the cause: one finding
 there, with each exposed target as a related location.
@@ -31,10 +39,10 @@ from collections.abc import Iterator
 
 from bot.check import BUCK_FILES, Check, Example, Share
 from bot.facts import xref
-from bot.facts.cpu_breaks import cpu_breaks, fbcode_only_idiom, guard_dicts
+from bot.facts.cpu_breaks import built_before, cpu_breaks, fbcode_only_idiom, guard_dicts
 from bot.model import Evidence, EvidenceRole, Fix, Hit, Severity
 from bot.snapshot import Snapshot
-from checks.support import guard_idiom
+from checks.support import cuda_split, guard_idiom
 from checks.support.callsite import attribute_line, call_lines, item_line, outermost_frame
 
 
@@ -53,6 +61,9 @@ def _by_cause(snap: Snapshot, cell: str, guarded: list[_Guarded]) -> Iterator[Hi
     changes = snap.changes.by_path()
     exposed: dict[tuple[str, int], list[_Guarded]] = {}
     for hit, target, guard, followers in guarded:
+        if guard is None:  # the guard is refused (dependents that build there today): its own finding
+            yield hit
+            continue
         own = changes.get(hit.path)
         touched_itself = own is not None and any(hit.line <= n <= (hit.end_line or hit.line) for n in own.added)
         root = next((e for e in hit.evidence if e.role is EvidenceRole.DEFINES), None)
@@ -142,6 +153,38 @@ def _target_hits(snap: Snapshot, cell: str, settings) -> Iterator[_Guarded]:
             evidence.append(
                 Evidence(other.path, other.line, "depends on it: " + " -> ".join(chain), EvidenceRole.DEPENDENT)
             )
+        kept = built_before(snap, cell, sorted(followers), broken_on)
+        if kept:
+            # A guard would take these off platforms they build on today: worse than the defect.
+            # The fix is the split: the CUDA part out of the CPU-only configurations.
+            advice, fix = cuda_split.split_advice(snap, target, reason, constraint, len(kept))
+            listed = ", ".join(f"`{label}`" for label in kept[:8]) + (
+                f" and {len(kept) - 8} more" if len(kept) > 8 else ""
+            )
+            yield (
+                Hit(
+                    path=target.path,
+                    line=target.line,
+                    end_line=target.end_line,
+                    message=(
+                        f"`{label}` {reason.describe()} and is compatible with the CPU-only platform(s) {where} of "
+                        f"the `{cell}` cell: a build there fails to compile it, and with it the "
+                        f"{len(kept)} target{'s' if len(kept) != 1 else ''} that depend{'' if len(kept) != 1 else 's'} on it there and built there "
+                        f"before this change: {listed}. Guarding `{label}` (`compatible_with`) would take every one "
+                        f"of them off those platforms, so the guard is not the fix. Fix: {advice}."
+                    ),
+                    key=target.primary_label,
+                    target=label,
+                    cell=cell,
+                    offending_text=target.kind,
+                    evidence=tuple(evidence),
+                    fix=fix,
+                ),
+                target,
+                None,
+                tuple(sorted(followers)),
+            )
+            continue
         guard = guard_idiom.guard_for(
             snap, target, cell, constraint, guarded_splats.get(target.path), target.package in fbcode_only
         )
@@ -171,7 +214,7 @@ def _dependents_note(followers: dict[str, tuple[str, ...]], explicit: set[str], 
     shown = sorted(followers)
     listed = ", ".join(f"`{label}`" for label in shown[:8]) + (f" and {len(shown) - 8} more" if len(shown) > 8 else "")
     note = (
-        f" Targets that depend on {it} there fail with {it} now; once {it} {'is' if it == 'it' else 'are'} guarded, "
+        f" Targets that depend on {it} there fail with {it} now; once {'it is' if it == 'it' else 'they are'} guarded, "
         f"they become incompatible with those platforms too (skipped by wildcard builds, not separate defects): {listed}."
     )
     if explicit:
@@ -221,6 +264,26 @@ _XPLAT_BUCK = (
     "fbcode_target(_kind = define_common_targets,)\n"
     "non_fbcode_target(_kind = define_common_targets,)\n"
 )
+
+
+def _shared_tensor(srcs: str, marker: str = "") -> str:
+    """A library every cell builds, with `srcs` as given, and a CPU-only target depending on it."""
+    return (
+        'load("@fbsource//xplat/executorch/build:runtime_wrapper.bzl", "runtime")\n'
+        "\n"
+        "def define_common_targets():\n"
+        f"    runtime.cxx_library({marker}\n"
+        '        name = "tensor",\n'
+        f"{srcs}"
+        '        visibility = ["PUBLIC"],\n'
+        "    )\n"
+        "    runtime.cxx_library(\n"
+        '        name = "user",\n'
+        '        srcs = ["user.cpp"],\n'
+        '        deps = [":tensor"],\n'
+        "    )\n"
+    )
+
 
 CHECK = Check(
     id="cuda-guard-missing",
@@ -393,6 +456,29 @@ CHECK = Check(
                     '    name = "new_kernels",\n'
                     '    srcs = ["new.cu"],\n'
                     ")\n"
+                ),
+            },
+        ),
+        # A CUDA source added to a shared library that CPU-only targets already depend on
+        # (`extension/tensor:tensor`): the guard would take `user` off the CPU-only platforms,
+        # so the fix is the split, the source under select() on the constraint.
+        Example(
+            base={
+                ".buckconfig": _BUCKCONFIG,
+                "extension/tensor/BUCK": _XPLAT_BUCK,
+                "extension/tensor/targets.bzl": _shared_tensor('        srcs = ["tensor.cpp"],\n'),
+            },
+            head={
+                ".buckconfig": _BUCKCONFIG,
+                "extension/tensor/BUCK": _XPLAT_BUCK,
+                "extension/tensor/targets.bzl": _shared_tensor(
+                    '        srcs = ["tensor.cpp", "tensor_cuda.cu"],\n', "  # expect: cuda-guard-missing"
+                ),
+            },
+            fixed={
+                "extension/tensor/targets.bzl": _shared_tensor(
+                    '        srcs = ["tensor.cpp"] + select({"ovr_config//cuda:has_cuda": ["tensor_cuda.cu"], "DEFAULT": []}),\n',
+                    "  # expect: cuda-guard-missing",
                 ),
             },
         ),

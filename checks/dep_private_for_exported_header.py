@@ -19,9 +19,15 @@ holds on only some of the platforms T builds on names them (an owner exported wi
 private without it breaks dependents on xplat's CPU-only platforms); one that holds on all of
 them reads as before.
 
-Minor: the rule does not yet look for a dependent that includes the header without reaching the
-owner another way, which is when the build breaks; most such headers build while every dependent
-also depends on the owner (#24817 rebuilt on the Aug 2026 tree shows several).
+Like is compared with like: in a cell whose plain `headers` are seen by dependents (fbcode), a
+plain header is as exported as one in `exported_headers`, at base and at head, so moving a header
+from one list to the other there changes nothing and is not reported (#24817: "fbcode already
+exports both"). And the gap is reported only where it breaks something: a dependent of the target
+(named in the finding) includes the header, where that include is compiled for it, and does not
+reach the owner another way. Where every dependent that includes it reaches the owner through
+another dep (19d22ab8de: `op_stack` has `kernel_includes` of its own), the gap is latent and
+reported at info; where no dependent includes it, it is not reported. Minor: the dependent's compile fails, but only the
+dependent's, and its fix is one line of the target's deps.
 
 Example (bad): `exported_headers = ["stack_util.h"]`, `deps = [":kernel_includes"]`, and
 `stack_util.h` includes `<executorch/runtime/kernel/kernel_includes.h>`.
@@ -32,15 +38,16 @@ Use instead: move the dep to `exported_deps`.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from bot.buck.cells import CELLS
+from bot.buck.cells import CELLS, cell_named
 from bot.buck.targets import BuckTarget, Platform
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.cpp.declarations import SourceFacts
 from bot.cpp.preprocessor import Include
 from bot.facts import verdicts, xref
 from bot.facts.header_deps import DependencyIndex, include_is_active
-from bot.facts.header_graph import header_graph
+from bot.facts.header_graph import HeaderGraph, header_graph
 from bot.model import Evidence, Hit, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line, item_line
@@ -73,11 +80,21 @@ def cell_hits(model: BuildModel, cell: str) -> dict[str, Hit]:
         if target.kind in _LEAF_KINDS:
             continue  # nothing compiles against a Python extension or a binary: no dependent sees its headers
         views = graph.index.views_of(label)
+        visible_lists = (
+            ("exported_headers", "headers") if cell_named(cell).headers_visible_to_dependents else ("exported_headers",)
+        )
         exported_on = {
-            view.platform.name: {path for _name, path in xref.header_entries(target, "exported_headers", view.platform)}
+            view.platform.name: {
+                path
+                for attribute in visible_lists
+                for _name, path in xref.header_entries(target, attribute, view.platform)
+            }
             for view in views or ()
         }
-        for _name, header in xref.header_entries(target, "exported_headers"):
+        headers = dict.fromkeys(
+            path for attribute in visible_lists for _n, path in xref.header_entries(target, attribute)
+        )
+        for header in headers:
             facts = model.source_facts(header)
             if facts is None:
                 continue
@@ -86,23 +103,76 @@ def cell_hits(model: BuildModel, cell: str) -> dict[str, Hit]:
                 owners = graph.owner_labels.get(include.target_text)
                 if key in found or not owners or label in owners or not include.target_text.startswith("executorch/"):
                     continue
+                # Reported only where it breaks: a dependent includes the header without reaching the owner.
                 if views is None:  # what the target sees is the same on every platform
                     route = _private_route(graph.index, label, owners, include, facts)
-                    if route is not None:
-                        found[key] = _hit(model, cell, target, header, include, *route)
+                    broken = _broken_dependent(model, graph, graph.index, label, header, owners) if route else None
+                    if route is not None and broken is not None:
+                        found[key] = _hit(model, cell, target, header, include, *route, broken=broken)
                     continue
                 holding = [
-                    (view.platform.name, route)
+                    (view.platform.name, route, broken)
                     for view in views
                     if header in exported_on[view.platform.name]
                     for route in [_private_route(view.index, label, owners, include, facts, view.platform)]
                     if route is not None
+                    for broken in [_broken_dependent(model, graph, view.index, label, header, owners, view.platform)]
+                    if broken is not None
                 ]
                 if holding:
                     # Holding on every platform the target builds on, it is the finding of any configuration.
-                    platforms = () if len(holding) == len(views) else tuple(name for name, _route in holding)
-                    found[key] = _hit(model, cell, target, header, include, *holding[0][1], platforms)
+                    platforms = () if len(holding) == len(views) else tuple(name for name, _r, _b in holding)
+                    _name, route, broken = holding[0]
+                    found[key] = _hit(model, cell, target, header, include, *route, platforms, broken=broken)
     return found
+
+
+def _broken_dependent(
+    model: BuildModel,
+    graph: HeaderGraph,
+    index: DependencyIndex,
+    label: str,
+    header: str,
+    owners: tuple[str, ...],
+    platform: Platform | None = None,
+) -> Includer | None:
+    """The dependent of `label` (in this configuration) whose own file includes `header` where the
+    include is active for it: the first that does not reach any of `owners` itself (it breaks),
+    else the first that does (it builds only through its other deps); None when none includes it."""
+    texts = {header, f"executorch/{header}"}
+    own = set(graph.files_of.get(label, ()))
+    latent: Includer | None = None
+    for dependent in graph.dependents.get(label, ()):
+        if label not in index.deps_of(dependent):
+            continue  # not a dependent here: a select() drops the dep
+        breaks = not index.reaches(dependent, owners)
+        if not breaks and latent is not None:
+            continue
+        for path in graph.files_of.get(dependent, ()):
+            facts = model.source_facts(path) if path not in own else None
+            if facts is None:
+                continue
+            for include in facts.includes:
+                if include.target_text not in texts:
+                    continue
+                if include.conditions:
+                    defines = index.defines(dependent, index.visible(dependent), platform)
+                    if not include_is_active(include, facts, defines):
+                        continue  # `#ifdef CUDA_AVAILABLE` where the dependent does not define it
+                if breaks:
+                    return Includer(dependent, path, include.line, True)
+                latent = latent or Includer(dependent, path, include.line, False)
+    return latent
+
+
+@dataclass(frozen=True, slots=True)
+class Includer:
+    """A dependent whose own file includes the exported header, and whether it reaches the owner."""
+
+    label: str
+    path: str
+    line: int
+    breaks: bool  # it does not reach the owner itself: its compile fails
 
 
 def _private_route(
@@ -144,6 +214,8 @@ def _hit(
     owner: str,
     via: str,
     platforms: tuple[str, ...] = (),
+    *,
+    broken: Includer,
 ) -> Hit:
     """The finding; `platforms` names where it holds when that is not every platform the target builds on."""
     text = model.text(target.path) or ""
@@ -154,14 +226,14 @@ def _hit(
         message = (
             f"`{header}` is exported by `{target.primary_label}` and includes `{include.target_text}`, owned by "
             f"`{owner}`, which on {named} (in `{cell}`) `{target.primary_label}` gets only through its private dep "
-            f"`{via}`: a `select()` chooses its deps there. Every dependent built there that includes `{name}` "
-            f"needs that header too and does not get it. Move `{via}` to `exported_deps` in the branch taken there."
+            f"`{via}`: a `select()` chooses its deps there. {_consequence(broken, name, owner)} Move `{via}` to "
+            "`exported_deps` in the branch taken there."
         )
     else:
         message = (
             f"`{header}` is exported by `{target.primary_label}` and includes `{include.target_text}`, owned by "
-            f"`{owner}`, which `{target.primary_label}` gets only through its private dep `{via}`. Every dependent "
-            f"that includes `{name}` needs that header too and does not get it. Move `{via}` to `exported_deps`."
+            f"`{owner}`, which `{target.primary_label}` gets only through its private dep `{via}`. "
+            f"{_consequence(broken, name, owner)} Move `{via}` to `exported_deps`."
         )
     where = f" on {', '.join(f'`{platform}`' for platform in platforms)}" if platforms else ""
     return Hit(
@@ -172,7 +244,21 @@ def _hit(
         target=target.primary_label,
         cell=cell,
         offending_text=include.target_text,
-        evidence=(Evidence(target.path, deps_line, f"`{via}` is a private dep of `{target.primary_label}`{where}"),),
+        evidence=(
+            Evidence(target.path, deps_line, f"`{via}` is a private dep of `{target.primary_label}`{where}"),
+            Evidence(broken.path, broken.line, f"`{broken.label}` includes `{name}` here"),
+        ),
+        # No dependent breaks yet: every includer reaches the owner through another dep. Latent, so info.
+        at_most=None if broken.breaks else Severity.INFO,
+    )
+
+
+def _consequence(includer: Includer, name: str, owner: str) -> str:
+    if includer.breaks:
+        return f"`{includer.label}` includes `{name}` and does not reach `{owner}` itself, so it fails to compile."
+    return (
+        f"`{includer.label}` includes `{name}` and builds only because it reaches `{owner}` through another dep; "
+        "the next dependent that includes it without one fails to compile (latent: reported as info)."
     )
 
 
@@ -181,6 +267,9 @@ _KERNEL = {
         'cxx_library(name = "kernel_includes", exported_headers = ["kernel_includes.h"], visibility = ["PUBLIC"])\n'
     ),
     "runtime/kernel/kernel_includes.h": "int k();\n",
+    # A dependent of stack_util that includes its exported header and has no dep on the owner.
+    "app/BUCK": 'cxx_library(name = "app", srcs = ["app.cpp"], deps = ["//util:stack_util"])\n',
+    "app/app.cpp": "#include <executorch/util/stack_util.h>\n",
 }
 
 
@@ -251,6 +340,13 @@ CHECK = Check(
                 flags='    exported_preprocessor_flags = select({"ovr_config//cuda:has_cuda": ["-DET_USE_CUDA"], "DEFAULT": []}),\n',
                 condition="defined(ET_USE_CUDA)",
             )
+        ),
+        # No dependent includes the header: nothing can break.
+        Example(
+            head={
+                **_stack_util('    deps = ["//runtime/kernel:kernel_includes"],\n'),
+                "app/app.cpp": "int main() { return 0; }\n",
+            }
         ),
         # The private header may include through a private dep.
         Example(

@@ -2,7 +2,8 @@
 
 A `python_library`, `python_test` or `python_binary` (and the internal `python_pytest` and
 `python_unittest`) is packaged with its own `srcs` and, through
-`deps` transitively, its dependencies' `srcs`: nothing else. An `import executorch.x.y` (or a
+`deps` (and `exported_deps` and `preload_deps`, which buck2 packages alike) transitively, its
+dependencies' `srcs`: nothing else. An `import executorch.x.y` (or a
 relative import) in one of its sources of a module that lives in this repository therefore
 works only when `x/y.py` is listed by the target itself or by a target in its dependency
 closure. Otherwise the module is absent from the package and the import fails when the test or
@@ -27,7 +28,8 @@ quantizer's in 160d55cc3d), inside a `try:` (an optional dependency with a fallb
 only where some target lists it (else the package is a namespace). Nor are modules that are not
 files of the tree (C++ extensions, generated code, other
 repositories), targets that set `base_module` and targets whose closure runs through a label of
-this repository that the cell does not define (a package that fails to evaluate is
+this repository that the cell does not define, or through a Meta-internal `fb/` package the open
+tree lacks (a package that fails to evaluate is
 `buck-eval-error`'s to report), except for a module that no target lists and no failed package
 could: no closure brings it, whatever the unknown label is.
 
@@ -197,6 +199,39 @@ CHECK = Check(
                 "backends/arm/_passes/BUCK": _PASSES_BUCK.format(deps=""),
                 "backends/arm/_passes/arm_pass_manager.py": _DROPPED.format(marker=""),
             },
+        ),
+        # The owner arrives through `preload_deps`, which buck2 packages like any dep.
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": (
+                    "python_library(\n"
+                    '    name = "passes",\n'
+                    '    srcs = ["arm_pass_manager.py", "helpers.py"],\n'
+                    '    deps = ["//exir:lib"],\n'
+                    '    preload_deps = ["//backends/transforms:remove_permutes"],\n'
+                    ")\n"
+                ),
+                "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
+                    marker="", helper_marker="", package_marker=""
+                ),
+            }
+        ),
+        # A dep in a Meta-internal `fb/` package the open tree lacks: what it brings is unknown.
+        Example(
+            head={
+                **_FILES,
+                "backends/arm/_passes/BUCK": (
+                    "python_library(\n"
+                    '    name = "passes",\n'
+                    '    srcs = ["arm_pass_manager.py", "helpers.py"],\n'
+                    '    deps = ["//backends/arm/fb:internal_passes", "//exir:lib"],\n'
+                    ")\n"
+                ),
+                "backends/arm/_passes/arm_pass_manager.py": _MANAGER.format(
+                    marker="", helper_marker="", package_marker=""
+                ),
+            }
         ),
         # The owner arrives through a dep's deps; helpers.py is listed with the importer.
         Example(

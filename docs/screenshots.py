@@ -1,6 +1,8 @@
 """`make screenshots`: what a pull request gets from the App, as pictures for the README.
 
-The bundled example PR (#24817's situation) is reviewed by the current code; the App's own payloads
+#24817 rebuilt on the real ExecuTorch tree (bench/seed_prs, from the mirror that
+PR_CHECK_EXECUTORCH_MIRROR names) is reviewed by the current code; without a mirror, the bundled
+example PR (#24817's situation in miniature). The App's own payloads
 (the review body and inline comments from `plan_review`, the check run from `render_check_run`)
 are rendered with GitHub's Markdown renderer (cmark-gfm, through `cmarkgfm`) into a plain page in
 GitHub's layout, and Debian's headless Chromium takes the screenshot:
@@ -13,6 +15,7 @@ Nothing here is drawn by hand: rerun it after a change to the rules or the rende
 from __future__ import annotations
 
 import html
+import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +31,8 @@ from fixtures.cases import build_case_repository
 from pr_check.review import review_repository
 
 CASE = "pr24817-cuda-outside-fbcode"
+SEED_PR = 24817
+DEFAULT_MIRROR = "/work/.mirror/pytorch+executorch/repo"
 OUT = Path(__file__).resolve().parent / "screenshots"
 WIDTH = 980
 CONTEXT_LINES = 4  # diff lines shown above a one-line comment, as GitHub shows a hunk's tail
@@ -116,6 +121,7 @@ def check_run_page(report) -> str:
         full_report_pointer="",
         fail_level=report.fail_level,
         unevaluated=report.stats.unevaluated,
+        shim_stand_ins=report.stats.shim_stand_ins,
     )
     badge = f"<span class='badge {output.conclusion}'>{output.conclusion}</span>"
     return page(
@@ -162,9 +168,19 @@ def main() -> int:
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="pr-check-screenshots-") as directory:
         work = Path(directory)
-        repo, base, head = build_case_repository(CASE, work / "pr")
+        mirror = Path(os.environ.get("PR_CHECK_EXECUTORCH_MIRROR", DEFAULT_MIRROR))
+        if (mirror / "objects").is_dir():
+            from bench.seed_prs import SEED_PRS, build_commits
+
+            repo, commits = build_commits(mirror, work)
+            seed = next(pr for pr in SEED_PRS if pr.number == SEED_PR)
+            base, head = commits[seed.base], commits[seed.head]
+            print(f"#{SEED_PR} rebuilt on the real tree: {base[:12]}..{head[:12]}")
+        else:
+            print(f"no ExecuTorch mirror at {mirror}: the bundled example PR instead", file=sys.stderr)
+            repo, base, head = build_case_repository(CASE, work / "pr")
         report = review_repository(repo, base, head, cache_dir=work / "cache")
-        plan = plan_review(report.findings, report.changes, (), (), head)
+        plan = plan_review(report.findings, report.changes, (), (), head, inline_level=report.inline_level)
 
         def head_text(path: str) -> str | None:
             shown = subprocess.run(["git", "-C", str(repo), "show", f"{head}:{path}"], capture_output=True, text=True)

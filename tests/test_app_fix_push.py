@@ -177,7 +177,9 @@ def test_pr_check_fix_on_a_same_repository_pull_request_by_permission(running, t
     assert gitrepos.git(git_dir, "diff", "--name-only", head, pushed).split() == [CMAKE]
     assert _show(git_dir, pushed, CMAKE) == FIXED_CMAKE
     message = gitrepos.git(git_dir, "log", "-1", "--format=%B", pushed)
-    assert message.startswith(f"pr-check: fix 1 finding of #3\n\n- link-whole-archive-public at {CMAKE}:41: ")
+    assert message.startswith(
+        f"pr-check: fix 1 finding of #3\n\n- link-whole-archive-public at {CMAKE}:41 on aoti_cuda_shims: "
+    )
     # The pull request follows its branch, as on GitHub.
     assert standin.pull(OWNER, "rows", 3)["head"]["sha"] == pushed
 

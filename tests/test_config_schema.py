@@ -20,6 +20,7 @@ SAMPLE = {
     ("rules", "disable"): '["test-missing"]',
     ("rules", "severity"): '{ "test-missing" = "major" }',
     ("review", "fail_level"): '"minor"',
+    ("review", "inline_level"): '"minor"',
     ("buck", "cpu_only_cells"): '["xplat", "fbcode"]',
     ("buck", "cuda_constraint"): '"//constraints:cuda"',
     ("buck", "cuda_external_deps"): '["cuda"]',

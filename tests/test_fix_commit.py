@@ -9,7 +9,18 @@ HEAD_FILES = {"BUCK": "a\nb\nc\n", "x.bzl": "one\ntwo\n", "gone.txt": None}
 
 
 def finding(rule: str, path: str, line: int, fix: Fix | None) -> Finding:
-    return Finding(rule, Severity.MAJOR, f"{rule} title", path, line, line, "why", f"fp-{rule}-{line}", fix=fix)
+    return Finding(
+        rule,
+        Severity.MAJOR,
+        f"{rule} title",
+        path,
+        line,
+        line,
+        "why",
+        f"fp-{rule}-{line}",
+        target=f"//:{rule}",
+        fix=fix,
+    )
 
 
 def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
@@ -31,8 +42,8 @@ def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
     ]
     assert fix_commit_message(plan, 9, "f" * 40, "maria") == (
         "pr-check: fix 2 findings of #9\n\n"
-        "- r1 at BUCK:1: r1 title\n"
-        "- r3 at BUCK:3: r3 title\n\n"
+        "- r1 at BUCK:1 on //:r1: r1 title\n"
+        "- r3 at BUCK:3 on //:r3: r3 title\n\n"
         "Fixes computed by pr-check on ffffffffffff, pushed at the request of @maria."
     )
 

@@ -166,6 +166,8 @@ def test_the_job_summary_names_what_was_not_evaluated(case_repo, tmp_path):
     repo, base, head = case_repo("history-moved-targets-to-buck")
     report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
     markdown = render_job_summary(report)
-    assert "**Not evaluated**: 1 package(s) this change touches; their findings are unknown:" in markdown
-    [line] = [line for line in markdown.splitlines() if line.startswith("- `oss` `//backends/nxp`: ")]
+    assert "**Not evaluated**: 1 package this change touches failed to evaluate; no rule checked" in markdown
+    [line] = [line for line in markdown.splitlines() if line.startswith("- `//backends/nxp` in `oss`: ")]
     assert "oxx_python.bzl" in line
+    assert "not checked: every target it defines in `oss`" in line
+    assert report.stats.unevaluated[0].failed_at_base is not None  # said either way, never left out

@@ -35,7 +35,7 @@ def finding(
     line: int = 4,
     *,
     rule: str = "link-whole-without-python-dlopen",
-    severity: Severity = Severity.MINOR,
+    severity: Severity = Severity.MAJOR,
     fingerprint: str = "fp1",
     fix: Fix | None = None,
     end_line: int | None = None,
@@ -83,7 +83,7 @@ def test_a_fix_inside_one_hunk_becomes_a_suggestion_over_exactly_its_lines():
 
 def test_comment_bodies_carry_rule_evidence_and_a_hidden_fingerprint():
     body = render_comment_body(finding(4), place_finding(finding(4), DIFF))
-    assert body.startswith("**link-whole-without-python-dlopen** (minor): Title")
+    assert body.startswith("**link-whole-without-python-dlopen** (major): Title")
     assert "- `BUCK:1`: defined here" in body
     assert marked_fingerprint(body) == "fp1"
     assert marked_fingerprint("a human comment") is None
@@ -180,7 +180,7 @@ def test_annotations_go_in_batches_of_fifty_and_the_summary_fits_githubs_limit()
     assert len(output.summary) <= OUTPUT_TEXT_LIMIT
     assert "CUDA-touching" in output.summary and "2 findings suppressed" in output.summary
     first = output.annotation_batches[0][0]
-    assert (first["path"], first["start_line"], first["annotation_level"]) == ("BUCK", 1, "warning")
+    assert (first["path"], first["start_line"], first["annotation_level"]) == ("BUCK", 1, "failure")
     empty = render_check_run(
         findings=[],
         off_diff=[],
@@ -381,7 +381,7 @@ def test_a_fix_outside_the_diff_is_a_collapsed_patch_in_the_comment():
     placement = place_finding(item, DIFF)
     assert (placement.line, placement.suggestion) == (4, None)
     assert render_comment_body(item, placement) == (
-        "**link-whole-without-python-dlopen** (minor): Title\n"
+        "**link-whole-without-python-dlopen** (major): Title\n"
         "\n"
         "why\n"
         "\n"

@@ -19,9 +19,11 @@ from pathlib import Path
 
 from bot.diff import ChangeSet
 from bot.errors import PrCheckError
+from bot.model import Severity
 from bot.render.github_review import (
     CHECK_RUN_NAME,
     FIXED_REPLY_PREFIX,
+    INLINE_LEVEL,
     PostedComment,
     PostedReview,
     SmokeNote,
@@ -116,7 +118,7 @@ def review_pull(
             return f"review-{outcome.kind}"
         report, changes = outcome.report, outcome.changes
         outlook = smoke_outlook(services, client, repo, pull, report.smoke.required)
-        plan = _post_review(client, number, pull, report.findings, changes, outlook)
+        plan = _post_review(client, number, pull, report.findings, changes, outlook, report.inline_level)
         if not check_completed:
             _complete_check(services, client, check, repo, report, plan.off_diff)
         start_smoke_if_needed(
@@ -233,7 +235,13 @@ def review_head(
 
 
 def _post_review(
-    client: RepositoryClient, number: int, pull: PullRequest, findings, changes: ChangeSet, smoke: SmokeNote | None
+    client: RepositoryClient,
+    number: int,
+    pull: PullRequest,
+    findings,
+    changes: ChangeSet,
+    smoke: SmokeNote | None,
+    inline_level: Severity = INLINE_LEVEL,
 ):
     comments = client.review_comments(number)
     reviews = client.reviews(number)
@@ -243,7 +251,9 @@ def _post_review(
         for r in reviews
         if r.author_is_bot and marked_review_head(r.body)
     ]
-    plan = plan_review(findings, changes, posted, posted_reviews, pull.head_sha, smoke, SMOKE_VERIFIED_RULES)
+    plan = plan_review(
+        findings, changes, posted, posted_reviews, pull.head_sha, smoke, SMOKE_VERIFIED_RULES, inline_level
+    )
     for comment_id in plan.deletions:
         client.delete_review_comment(comment_id)
     for comment_id, body in plan.edits:
@@ -317,6 +327,7 @@ def _complete_check(services: Services, client: RepositoryClient, check: int, re
         full_report_pointer=pointer,
         fail_level=report.fail_level,
         unevaluated=report.stats.unevaluated,
+        shim_stand_ins=report.stats.shim_stand_ins,
     )
     last = output.requests_needed - 1
     for batch in range(last):

@@ -55,6 +55,21 @@ def cpu_breaks(model: BuildModel, cell: str, settings) -> CpuBreaks:
     return CpuBreaks(breaks, reason_of, dependents, explicit)
 
 
+def built_before(snap: Snapshot, cell: str, labels: list[str], on: list[Platform]) -> list[str]:
+    """Those of `labels` that built on one of `on` at base (defined in the cell, compatible with the
+    platform and not CUDA there): taking one of them off that platform is a loss a fix must not cause."""
+    base = snap.base.cell(cell)
+    built = []
+    for label in labels:
+        if label in base.targets and any(
+            label not in revision.incompatible(snap.base, cell, platform)
+            and label not in revision.cuda_reasons(snap.base, cell, platform)
+            for platform in on
+        ):
+            built.append(label)
+    return built
+
+
 @dataclass(frozen=True, slots=True)
 class CpuBreaks:
     """What `cpu_breaks` finds in one cell."""

@@ -51,6 +51,18 @@ class ImportGap:
 _PACKAGES = "\0packages"  # the key under which `closures` keeps a cell's packages (no label looks like it)
 
 
+def packaged_deps(target: BuckTarget) -> tuple[str, ...]:
+    """The labels whose sources buck2 packages with `target`: `deps`, `exported_deps` and
+    `preload_deps` (loaded first, packaged like any dep)."""
+    return target.labels("deps") + target.labels("exported_deps") + target.labels("preload_deps")
+
+
+def internal_only(package: str) -> bool:
+    """A package under an `fb/` directory: Meta-internal, absent from the open tree, so what its
+    targets bring is unknown (not outside the repository)."""
+    return "fb" in package.split("/")
+
+
 def made_by_change(snap: Snapshot, gap: ImportGap, closures: dict[str, dict[str, frozenset[str] | None]]) -> bool:
     """Did this change make the gap? It wrote the import (a line of it is added), or a target that
     shipped the file at base had the module in its closure then (a dep dropped, a module moved
@@ -152,7 +164,7 @@ def _dangling_packages(graph: CellGraph, label: str, defined_packages: frozenset
     frontier = [label]
     while frontier:
         current = graph.targets[frontier.pop()]
-        for dep in current.labels("deps") + current.labels("exported_deps"):
+        for dep in packaged_deps(current):
             if not dep.startswith("//") or dep in seen:
                 continue
             seen.add(dep)
@@ -205,12 +217,12 @@ def _provided(
     memo[label] = frozenset()  # a cycle adds nothing new
     target = graph.targets[label]
     files = set(_sources(target))
-    for dep in target.labels("deps") + target.labels("exported_deps"):
+    for dep in packaged_deps(target):
         if not dep.startswith("//"):
             continue  # another cell (`fbsource//third-party/...`): not this repository's modules
         package = dep[2:].split(":", 1)[0]
         if dep not in graph.targets:
-            if package in unknown or is_dir(package):
+            if package in unknown or is_dir(package) or internal_only(package):
                 memo[label] = None
                 return None
             continue  # outside the repository (`//caffe2:torch`, `//pytorch/ao:torchao`)

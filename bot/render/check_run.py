@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.model import Finding, Severity
+from bot.render.finding_groups import FindingGroup, group_findings
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
+from bot.render.review_body import count_phrase, evidence_lines, group_lines, plural, shim_note, unevaluated_lines
 from bot.render.statistics import rule_by_cell_table
 from bot.review_stats import Unevaluated
 
@@ -20,6 +22,7 @@ OUTPUT_TEXT_LIMIT = 65_535
 ANNOTATIONS_PER_REQUEST = 50
 ANNOTATION_MESSAGE_LIMIT = 64_000
 ANNOTATION_TITLE_LIMIT = 255
+EVIDENCE_IN_CHECK_RUN = 20  # evidence lines per entry; the JSON report has every one
 
 _ANNOTATION_LEVEL = {
     Severity.BLOCKER: "failure",
@@ -89,6 +92,7 @@ def render_check_run(
     full_report_pointer: str,
     fail_level: Severity = Severity.MAJOR,
     unevaluated: Sequence[Unevaluated] = (),
+    shim_stand_ins: str | None = None,
 ) -> CheckRunOutput:
     """The `pr-check` check run's completed state: the full record of the review."""
     conclusion = check_conclusion(findings, fail_level)
@@ -99,38 +103,65 @@ def render_check_run(
     if suppressed_count:
         header.append(f"{suppressed_count} finding{'s' if suppressed_count != 1 else ''} suppressed in the source.")
     if unevaluated:
-        header += [
-            "",
-            f"**Not evaluated**: {len(unevaluated)} package(s) this change touches; their findings are unknown:",
-        ]
-        header += [f"- `{item.cell}` `{item.package}`: {_cell(item.reason)[:300]}" for item in unevaluated]
+        header += ["", *unevaluated_lines(unevaluated)]
+    if shim_stand_ins:
+        header += ["", shim_note(shim_stand_ins)]
     if smoke_reasons:
         header += ["", "**CUDA-touching**: the GPU smoke job applies (`pr-check / cuda-smoke`):"]
         header += [f"- {reason}" for reason in smoke_reasons]
     rows = []
+    groups = group_findings(findings)
     if findings:
         off = {f.fingerprint for f in off_diff}
         rows += ["", "**Findings by rule and cell**", "", *rule_by_cell_table(findings)]
+        if len(groups) < len(findings):
+            rows += [
+                "",
+                f"Near-duplicates (one cause, several lines or targets) are one row each: {plural(len(groups), 'row')}.",
+            ]
         rows += ["", "| severity | rule | where | title |", "|---|---|---|---|"]
-        for finding in sorted(findings, key=lambda f: (-f.severity, f.path, f.line, f.rule)):
-            where = f"`{finding.path}:{finding.line}`" + (" (outside the diff)" if finding.fingerprint in off else "")
-            rows.append(f"| {finding.severity.label} | `{finding.rule}` | {where} | {_cell(finding.title)} |")
+        for group in groups:
+            lead = group.lead
+            where = f"`{lead.path}:{lead.line}`" + (" (outside the diff)" if lead.fingerprint in off else "")
+            more = len(group.members) - 1
+            title = lead.title + (f" (+{more} like it)" if more else "")
+            rows.append(f"| {group.severity.label} | `{lead.rule}` | {where} | {_cell(title)} |")
     summary = _trim("\n".join(header + rows), full_report_pointer)
     details = []
-    for finding in findings:
-        details += [f"### `{finding.rule}` at `{finding.path}:{finding.line}`", "", finding.message.strip()]
-        details += [f"- `{e.path}:{e.line}`: {e.note}" for e in finding.evidence]
-        if finding.fix is not None:
-            details += ["", *collapsed_fix(finding.fix)]
+    for group in groups:
+        lead = group.lead
+        details += [f"### `{lead.rule}` at `{lead.path}:{lead.line}`", "", lead.message.strip()]
+        grouped = group_lines(group)
+        if grouped:
+            details += ["", *grouped]
+        details += evidence_lines(group.evidence, EVIDENCE_IN_CHECK_RUN)
+        if lead.fix is not None:
+            details += ["", *collapsed_fix(lead.fix)]
         details.append("")
     text = _trim("\n".join(details), full_report_pointer)
-    # A finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,
+    # One annotation per group (GitHub shows each in the diff, so near-duplicates would repeat there);
+    # a finding about the pull request as a whole (no path) is in the summary; GitHub wants a path,
     # one it can name (UTF-8).
-    annotations = [annotation(finding) for finding in findings if finding.path and is_printable_path(finding.path)]
+    annotations = [
+        _group_annotation(group) for group in groups if group.lead.path and is_printable_path(group.lead.path)
+    ]
     batches = tuple(
         tuple(annotations[i : i + ANNOTATIONS_PER_REQUEST]) for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
     )
     return CheckRunOutput(conclusion, title, summary, text, batches)
+
+
+def _group_annotation(group: FindingGroup) -> dict:
+    """The annotation of a group's lead, its message saying what else the group stands for and its
+    details listing every piece of evidence."""
+    item = annotation(group.lead)
+    grouped = group_lines(group)
+    if grouped:
+        item["message"] = (group.lead.message + "\n\n" + "\n".join(grouped))[:ANNOTATION_MESSAGE_LIMIT]
+    if group.evidence:
+        details = "\n".join(f"{e.path}:{e.line}: {e.note}" for e in group.evidence)
+        item["raw_details"] = details[:ANNOTATION_MESSAGE_LIMIT]
+    return item
 
 
 def _cell(text: str) -> str:
@@ -180,13 +211,3 @@ def pull_number_from_external_id(external_id: object) -> int | None:
 def in_progress_output(head_sha: str) -> dict:
     """The output shown while the review runs."""
     return {"title": "Reviewing", "summary": f"pr-check is reviewing `{head_sha[:12]}`."}
-
-
-def count_phrase(findings: Iterable[Finding]) -> str:
-    """ "3 issues (1 blocker, 2 minor)"."""
-    counts: dict[Severity, int] = {}
-    for finding in findings:
-        counts[finding.severity] = counts.get(finding.severity, 0) + 1
-    total = sum(counts.values())
-    detail = ", ".join(f"{counts[s]} {s.label}" for s in sorted(counts, reverse=True))
-    return f"{total} issue{'s' if total != 1 else ''} ({detail})"

@@ -30,11 +30,16 @@ from bot.render.check_run import (  # noqa: F401 - the check run's half, re-expo
     render_check_run,
     render_failed_check_run,
 )
+from bot.render.finding_groups import FindingGroup, group_findings
 from bot.render.fix_patch import collapsed_fix
 from bot.render.printable import is_printable_path
+from bot.render.review_body import evidence_lines, group_lines, render_review_body
 from bot.render.smoke_check_run import SmokeLinked, duration_text
 
 SMOKE_CHECK_RUN_NAME = "pr-check / cuda-smoke"
+
+# The default of `[review] inline_level`: groups below it are summarised in the review body.
+INLINE_LEVEL = Severity.MAJOR
 
 # GitHub's documented limit on a comment body (api-facts 3.3).
 COMMENT_BODY_LIMIT = 65_536
@@ -203,32 +208,39 @@ def render_smoke_line(note: SmokeNote, rule: str) -> str:
 
 # -- comment bodies --------------------------------------------------------------------------
 def render_comment_body(
-    finding: Finding,
+    finding: Finding | FindingGroup,
     placement: Placement | None,
     smoke: SmokeNote | None = None,
     smoke_rules: frozenset[str] = frozenset(),
 ) -> str:
-    """Markdown of one inline comment: rule, message, evidence, fix, the smoke line, the hidden marker.
+    """Markdown of one inline comment: rule, message, what it groups, evidence (capped), fix, the
+    smoke line, the hidden marker.
 
-    The smoke line appears when `smoke` is given on findings of `smoke_rules`: the rules tagged
-    smoke-verified (the GPU smoke job proves or disproves them; `pr_check.review.SMOKE_VERIFIED_RULES`).
+    A group of near-duplicates (`bot.render.finding_groups`) is one comment: its lead's message, then the
+    other targets, places and rules it stands for. The smoke line appears when `smoke` is given on
+    findings of `smoke_rules`: the rules tagged smoke-verified (the GPU smoke job proves or
+    disproves them; `pr_check.review.SMOKE_VERIFIED_RULES`).
     """
-    parts = [f"**{finding.rule}** ({finding.severity.label}): {finding.title}", "", finding.message.strip()]
-    if finding.target:
-        parts += ["", f"Target: `{finding.target}`" + (f" (cell `{finding.cell}`)" if finding.cell else "")]
-    if finding.evidence:
-        parts += ["", "Evidence:"]
-        parts += [f"- `{item.path}:{item.line}`: {item.note}" for item in finding.evidence]
-    fix = finding.fix
+    group = finding if isinstance(finding, FindingGroup) else FindingGroup(finding)
+    lead = group.lead
+    parts = [f"**{lead.rule}** ({group.severity.label}): {lead.title}", "", lead.message.strip()]
+    if lead.target and len(group.targets) <= 1:
+        parts += ["", f"Target: `{lead.target}`" + (f" (cell `{lead.cell}`)" if lead.cell else "")]
+    grouped = group_lines(group)
+    if grouped:
+        parts += ["", *grouped]
+    if group.evidence:
+        parts += ["", "Evidence:", *evidence_lines(group.evidence)]
+    fix = lead.fix
     if fix is not None:
         description = fix.description.strip() or "Suggested fix"
         if placement is not None and placement.suggestion is not None:
             parts += ["", description + ":", "```suggestion", placement.suggestion.rstrip("\n"), "```"]
         else:  # outside the diff (or in another file): no suggestion can stand there, so a patch
             parts += ["", *collapsed_fix(fix)]
-    tail = [fingerprint_marker(finding.fingerprint)]
-    if smoke is not None and finding.rule in smoke_rules:
-        tail.insert(0, render_smoke_line(smoke, finding.rule))
+    tail = [fingerprint_marker(group.fingerprint)]
+    if smoke is not None and lead.rule in smoke_rules:
+        tail.insert(0, render_smoke_line(smoke, lead.rule))
     ending = "\n\n".join(tail)
     body = "\n".join(parts) + "\n\n" + ending
     if len(body) > COMMENT_BODY_LIMIT:
@@ -308,14 +320,24 @@ def plan_review(
     head_sha: str,
     smoke: SmokeNote | None = None,
     smoke_rules: frozenset[str] = frozenset(),
+    inline_level: Severity = INLINE_LEVEL,
 ) -> ReviewPlan:
     """Decide comments to post, keep, edit, delete or answer, and the review around them.
+
+    The comment budget: near-duplicates are grouped (`bot.render.finding_groups`), and a group gets an
+    inline comment only at or above `inline_level` (`[review] inline_level`); the rest is listed
+    in the review body, the lesser ones in one collapsed section (`bot.render.review_body`).
+    A group keeps the comment of its lead's fingerprint; a standing comment of one of its other
+    members is a duplicate now, so it goes (or stays, when someone discussed it): it is never
+    answered "Fixed", because its finding is still there.
 
     `smoke`: what the GPU smoke job stands at for this head, for the smoke line of the findings it
     bears on. A standing comment's smoke line about this same head is newer than anything the review
     knows (the smoke job edits it), so it is carried along, never reset.
     """
-    current = {finding.fingerprint: finding for finding in findings}
+    groups = group_findings(findings)
+    current = {group.fingerprint: group for group in groups}
+    grouped_away = {member.fingerprint for group in groups for member in group.others} - set(current)
     by_fingerprint: dict[str, list[PostedComment]] = {}
     for comment in sorted(posted, key=lambda c: c.id):
         if comment.fingerprint is not None:
@@ -328,14 +350,19 @@ def plan_review(
     standing: set[str] = set()  # fingerprints that keep a visible comment
 
     for fingerprint_, comments in by_fingerprint.items():
-        finding = current.get(fingerprint_)
-        if finding is not None:
+        group = current.get(fingerprint_)
+        if fingerprint_ in grouped_away:
+            # Still found, now shown in its group's comment: a duplicate, never "Fixed".
+            kept += [comment.id for comment in comments if comment.human_replied]
+            deletions += [comment.id for comment in comments if not comment.human_replied]
+            continue
+        if group is not None:
             # A thread the bot closed with "Fixed in ..." is left as it is: a finding that came back
             # gets a comment of its own, not an edit of a thread whose last word says it is fixed.
             kept += [comment.id for comment in comments if comment.fixed_reply_posted]
             comments = [comment for comment in comments if not comment.fixed_reply_posted]
         for index, comment in enumerate(comments):
-            if finding is None:
+            if group is None:
                 # The finding is gone: a plain comment goes; a discussed one is answered instead.
                 if comment.human_replied:
                     if not comment.fixed_reply_posted:
@@ -353,20 +380,16 @@ def plan_review(
                 continue
             # The comment stands where GitHub shows it; its body must suit that place.
             sitting = Placement(comment.path, comment.line, comment.start_line) if comment.line is not None else None
-            wanted = place_finding(finding, changes)
+            wanted = place_finding(group.lead, changes)
             if (
                 sitting is not None
                 and wanted is not None
-                and (wanted.start_line, wanted.line)
-                == (
-                    sitting.start_line,
-                    sitting.line,
-                )
+                and (wanted.start_line, wanted.line) == (sitting.start_line, sitting.line)
             ):
                 sitting = wanted  # same lines: the suggestion block still applies
-            body = render_comment_body(finding, sitting, smoke, smoke_rules)
+            body = render_comment_body(group, sitting, smoke, smoke_rules)
             standing_smoke = marked_smoke(comment.body)
-            if standing_smoke is not None and standing_smoke.head_sha == head_sha and finding.rule in smoke_rules:
+            if standing_smoke is not None and standing_smoke.head_sha == head_sha and group.lead.rule in smoke_rules:
                 body = with_smoke_line(body, standing_smoke.line)
             if body != comment.body:
                 edits.append((comment.id, body))
@@ -376,20 +399,23 @@ def plan_review(
 
     new_comments: list[NewComment] = []
     off_diff: list[Finding] = []
-    for finding in findings:
-        placement = place_finding(finding, changes)
+    loud_off_diff: list[FindingGroup] = []
+    for group in groups:
+        placement = place_finding(group.lead, changes)
         if placement is None or not placement_is_valid(placement, changes):
-            off_diff.append(finding)
+            off_diff += group.members
+            if group.severity >= inline_level:
+                loud_off_diff.append(group)
             continue
-        if finding.fingerprint in standing:
+        if group.fingerprint in standing or group.severity < inline_level:
             continue
         new_comments.append(
             NewComment(
                 path=placement.path,
                 line=placement.line,
                 start_line=placement.start_line,
-                body=render_comment_body(finding, placement, smoke, smoke_rules),
-                fingerprint=finding.fingerprint,
+                body=render_comment_body(group, placement, smoke, smoke_rules),
+                fingerprint=group.fingerprint,
             )
         )
 
@@ -406,6 +432,9 @@ def plan_review(
             or (has_blocker and not change_requests)
         )
     )
+    body = render_review_body(
+        groups, len(new_comments), loud_off_diff, inline_level, head_sha, review_marker(head_sha), CHECK_RUN_NAME
+    )
     return ReviewPlan(
         head_sha=head_sha,
         comments=tuple(new_comments),
@@ -415,32 +444,10 @@ def plan_review(
         kept=tuple(kept),
         off_diff=tuple(off_diff),
         event="REQUEST_CHANGES" if has_blocker else "COMMENT",
-        body=render_review_body(findings, new_comments, off_diff, head_sha),
+        body=body,
         post_review=post_review,
         dismissals=() if has_blocker else tuple(change_requests),
     )
-
-
-def render_review_body(
-    findings: Sequence[Finding], new_comments: Sequence[NewComment], off_diff: Sequence[Finding], head_sha: str
-) -> str:
-    """The review's own text: counts by severity, where the rest is, and the head marker."""
-    if findings:
-        lines = [f"pr-check found {count_phrase(findings)} at `{head_sha[:12]}`."]
-    else:
-        lines = [f"pr-check found no issues at `{head_sha[:12]}`."]
-    if new_comments:
-        lines.append(f"{len(new_comments)} new inline comment{'s' if len(new_comments) != 1 else ''} below.")
-    if off_diff:
-        lines.append(
-            f"{len(off_diff)} finding{'s are' if len(off_diff) != 1 else ' is'} outside the lines this pull "
-            f"request changes; see the `{CHECK_RUN_NAME}` check run:"
-        )
-        lines += [f"- **{f.rule}** ({f.severity.label}) `{f.path}:{f.line}`: {f.title}" for f in off_diff[:20]]
-        if len(off_diff) > 20:
-            lines.append(f"- ... and {len(off_diff) - 20} more")
-    lines += ["", "Comment `/pr-check help` for commands.", review_marker(head_sha)]
-    return "\n".join(lines)
 
 
 # -- the smoke job's word on standing comments -----------------------------------------------

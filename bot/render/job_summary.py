@@ -27,6 +27,7 @@ def render_job_summary(report: Report, full_report_pointer: str = "") -> str:
         full_report_pointer=full_report_pointer,
         fail_level=report.fail_level,
         unevaluated=report.stats.unevaluated,
+        shim_stand_ins=report.stats.shim_stand_ins,
     )
     parts = [f"## pr-check: {output.title}", output.summary]
     if output.text.strip():

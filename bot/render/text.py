@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.model import Finding, Severity
+from bot.render.finding_groups import FindingGroup, capped, group_findings
 from bot.render.fix_patch import unified_patch
+from bot.render.review_body import EVIDENCE_SHOWN, PLACES_SHOWN
 from bot.render.statistics import count_findings, render_statistics_lines
 
 if TYPE_CHECKING:
@@ -67,8 +69,8 @@ def _full(report: Report, options: TextOptions) -> list[str]:
     else:
         if not report.findings:
             lines.append("No findings." if scan else "No findings new at head.")
-        for finding in report.findings:
-            lines += ["", *_finding(finding, options)]
+        for group in group_findings(report.findings):
+            lines += ["", *_finding(group, options)]
     lines.append("")
     if report.suppressed:
         lines.append(f"{_plural(len(report.suppressed), 'finding')} suppressed with @lint-ignore.")
@@ -76,6 +78,12 @@ def _full(report: Report, options: TextOptions) -> list[str]:
             lines += [f"  {f.path}:{f.line}: {f.rule}: {f.suppressed}" for f in report.suppressed]
     lines.append(f"Summary: {_summary(report.findings)}")
     lines += unevaluated_lines(report.stats.unevaluated)
+    if report.stats.shim_stand_ins:
+        path = report.stats.shim_stand_ins
+        lines.append(
+            f"Stand-ins: {path}/ is not initialised; the oss cell used pr-check's built-in stand-ins for its macros "
+            f"(git submodule update --init {path}, or --shim PATH)"
+        )
     if not scan:
         lines += _smoke(report, options)
     if options.verbosity >= VERBOSE:
@@ -89,20 +97,44 @@ def unevaluated_lines(unevaluated: Sequence[Unevaluated]) -> list[str]:
     """What the model could not see in the packages the change touches: never silence."""
     if not unevaluated:
         return []
-    lines = [f"Not evaluated ({len(unevaluated)} package(s) this change touches; their findings are unknown):"]
-    lines += [f"  {item.cell}: {item.package}: {item.reason}" for item in unevaluated]
+    count = len(unevaluated)
+    lines = [
+        f"Not evaluated ({count} package{'' if count == 1 else 's'} this change touches; no rule checked their "
+        "targets in that cell, so findings there are unknown):"
+    ]
+    for item in unevaluated:
+        if item.failed_at_base is None:
+            history = "at base: not known"
+        else:
+            history = "failed at base too" if item.failed_at_base else "evaluated at base: this change breaks it"
+        lines.append(f"  {item.cell}: {item.package}: {history}; {item.kind}: {item.reason}")
     return lines
 
 
-def _finding(finding: Finding, options: TextOptions) -> list[str]:
-    label = f"{finding.severity.label.upper():<8}"
+def _finding(group: FindingGroup, options: TextOptions) -> list[str]:
+    """One group of near-duplicates: the lead's message, what else it stands for, evidence (capped
+    unless verbose: `--format json` and `-v` have all of it), the fix."""
+    finding = group.lead
+    label = f"{group.severity.label.upper():<8}"
     if options.color:
-        label = f"\033[{_ANSI[finding.severity]}m{label}\033[0m"
+        label = f"\033[{_ANSI[group.severity]}m{label}\033[0m"
     lines = [f"{label} {finding.rule}  {_place(finding)}"]
-    if finding.target:
+    if len(group.targets) > 1:
+        lines.append(f"  targets: {', '.join(group.targets)}" + (f" (cell {finding.cell})" if finding.cell else ""))
+    elif finding.target:
         lines.append(f"  target: {finding.target}" + (f" (cell {finding.cell})" if finding.cell else ""))
     lines += [f"  {line}" for line in finding.message.strip().splitlines()]
-    lines += [f"  evidence: {e.path}:{e.line}: {e.note}" for e in finding.evidence]
+    others = [f"{path}:{line}" for path, line in group.places[1:]]
+    if others:
+        lines.append(f"  also at: {', '.join(capped(others, PLACES_SHOWN))}")
+    if len(group.rules) > 1:
+        lines.append(f"  also reported by: {', '.join(group.rules[1:])}")
+    evidence = [f"{e.path}:{e.line}: {e.note}" for e in group.evidence]
+    if options.verbosity < VERBOSE:
+        evidence = capped(evidence, EVIDENCE_SHOWN)
+        if len(group.evidence) > EVIDENCE_SHOWN:
+            evidence[-1] += " (-v or --format json shows all)"
+    lines += [f"  evidence: {item}" for item in evidence]
     if finding.fix is not None:
         lines.append(f"  fix: {finding.fix.path}:{finding.fix.line}: {finding.fix.description or 'replace with'}")
         # The patch when the replaced lines are known (only what changes, with context); else the new text.

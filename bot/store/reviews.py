@@ -45,6 +45,7 @@ class StoredReview:
     not_blamed: Mapping[str, int]
     fail_level: Any  # Severity, from the configuration the review used
     missing: frozenset[str]  # blob ids read as missing while deriving it
+    inline_level: Any = None  # Severity, from the configuration the review used (None: the default)
 
 
 def canonical(value: Any) -> Any:
