@@ -1,6 +1,6 @@
 """The real tree's CUDA backend subtree, and the regressions the smoke job must catch, made on a copy.
 
-Used by the tests (with a fetched mirror) and by smoke/device/pack_tree.sh. Each regression edits an
+Used by the tests (with a fetched mirror) and by smoke/device/pack_cases.sh. Each regression edits an
 extracted tree in place and returns where it broke it; an edit whose anchor text is gone raises, so a
 changed tree fails loudly instead of testing nothing.
 
