@@ -58,6 +58,16 @@ def sample(repo: Path, count: int) -> list[tuple[int, str, str]]:
     return chosen[::spread][:count]
 
 
+def held_out(path: Path, first: int, count: int) -> list[tuple[int, str, str]]:
+    """(number, merge base, head) of the held-out sample file (bench/pr_sample.py), rows first..first+count."""
+    rows = []
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            number, head, base, _date = line.split("\t")
+            rows.append((int(number), base, head))
+    return rows[first : first + count]
+
+
 def measure(repo: Path, number: int, base: str, head: str, graphs: Path) -> dict:
     """The tier's cold and warm seconds on one PR, its counts and its loud findings."""
     import checks
@@ -130,10 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", type=Path, required=True)
     parser.add_argument("--count", type=int, default=30)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--sample", type=Path, help="a held-out sample file (bench/pr_sample.py) instead of the spread")
+    parser.add_argument("--first", type=int, default=0, help="with --sample: the first row to take")
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as graphs:
-        for number, base, head in sample(args.repo, args.count):
+        chosen = held_out(args.sample, args.first, args.count) if args.sample else sample(args.repo, args.count)
+        for number, base, head in chosen:
             row = measure(args.repo, number, base, head, Path(graphs))
             rows.append(row)
             print(json.dumps(row), flush=True)
