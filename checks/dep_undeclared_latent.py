@@ -13,8 +13,10 @@ makes there: a gap that exists only with the branch taken is reported at the edi
 
 Sound by construction: only branches the change edits, only parameters no caller passes (a
 caller that passes it builds the branch, and the ordinary review sees it), only gaps that
-`dep-undeclared-header` finds in that evaluation and not in the tree as it is. Minor: nothing
-builds the branch yet, so nothing breaks until a caller takes it.
+`dep-undeclared-header` finds in that evaluation and not in the tree as it is. With the compiled
+tier on, the compiler's preprocessor is asked about the target's own source in that evaluation: a
+gap it confirms says so, one it refutes is not posted. Minor: nothing builds the branch yet, so
+nothing breaks until a caller takes it.
 
 Example (bad): `cuda_external_deps = [...] if use_cuda else []` added to `executorch_pybindings`,
 whose `use_cuda` branch adds `-DEXECUTORCH_PYBINDINGS_CUDA` and `:caller_stream`, while
@@ -38,6 +40,7 @@ from bot.diff import ChangeSet
 from bot.model import Evidence, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks import dep_undeclared_header
+from checks.support.compiler_confirmation import confirmed
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +179,12 @@ def _latent_gaps(
             continue
         grouped.setdefault((hit.path, hit.line, hit.offending_text), []).append(hit)
     for (path, line, _text), hits in sorted(grouped.items()):
-        first = hits[0]
+        # The branch's own sources, compiled as the flipped evaluation gives them: a gap the
+        # compiler refutes is not posted; one it confirms says so.
+        kept = list(confirmed(flipped, hits[:1], own=True))
+        if not kept:
+            continue
+        first = kept[0]
         targets = sorted({f"`{h.target}` ({h.cell})" for h in hits})
         sites = sorted(callers)
         yield Hit(

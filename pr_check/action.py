@@ -71,7 +71,9 @@ def _run(arguments: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
     with GitRepository(arguments.repo or environ.get("GITHUB_WORKSPACE") or ".") as repo:
         given = resolve(repo, pull_request)
-        report = review_trees(given.base, given.head, given.changes, cache=EvaluationCache(default_cache_dir(repo)))
+        report = review_trees(
+            given.base, given.head, given.changes, cache=EvaluationCache(default_cache_dir(repo)), compiled=None
+        )
     sarif = render_sarif(report, CHECKS, VERSION, repository_uri=repository_uri, category=arguments.category)
     write(json.dumps(printable(sarif), indent=2) + "\n", arguments.sarif)
     summary_path = environ.get("GITHUB_STEP_SUMMARY")

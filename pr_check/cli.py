@@ -102,6 +102,15 @@ OPTIONS: dict[str, Option] = {
         ("--statistics",),
         {"action": "store_true", "help": "print counts per rule, cell and directory instead of the findings"},
     ),
+    "compile": Option(
+        ("--compile",),
+        {
+            "action": argparse.BooleanOptionalAction,
+            "default": None,
+            "help": "compile the changed translation units at base and head in each configuration "
+            "(default: on where a C++ compiler is found)",
+        },
+    ),
     "shim": Option(("--shim",), {"type": Path, "default": None, "help": SHIM_HELP}),
     "format": Option(("--format",), {"choices": tuple(FORMATS), "default": "text", "help": formats_help()}),
     "output": Option(
@@ -202,7 +211,7 @@ COMMANDS: tuple[Command, ...] = (
         "review",
         "review the work tree, a commit (--head) or a diff against the base",
         "pr_check.commands.review:run_review",
-        ("repo", "base", "head", "diff-file", "shim", *REVIEW_OUTPUT),
+        ("repo", "base", "head", "diff-file", "shim", "compile", *REVIEW_OUTPUT),
         description="Review what a change makes new: the work tree (default) or --head REV against --base, "
         "in every Buck cell, CMake profile and C++ configuration; only findings the change introduced are reported.",
         epilog=EXIT_CODES
@@ -218,7 +227,7 @@ examples:
         "scan",
         "audit a whole tree at one revision, no diff",
         "pr_check.commands.review:run_scan",
-        ("repo", "rev", "path", "statistics", "shim", *REVIEW_OUTPUT),
+        ("repo", "rev", "path", "statistics", "shim", "compile", *REVIEW_OUTPUT),
         description="Report every finding in a whole tree at one revision (nothing is compared with a base).",
         epilog=EXIT_CODES
         + """
@@ -265,6 +274,7 @@ examples:
         "dry-run review of a bundled example PR",
         "pr_check.commands.demo:run_demo",
         ("case", "list", ("format", "output format (default: text)"), VERBOSITY),
+        defaults={"compile": False},  # the bundled example shows the rules' findings, fast
     ),
     Command(
         "cache",

@@ -59,7 +59,8 @@ def test_fail_level_blocker_passes_a_minor_only_change(case_repo, tmp_path):
 
 def test_sarif_has_fingerprints_and_rules(case_repo):
     repo, base, head = case_repo("pr24817-cuda-outside-fbcode")
-    result = pr_check("review", "--repo", str(repo), "--base", base, "--head", head, "--format", "sarif")
+    args = ("review", "--repo", str(repo), "--base", base, "--head", head, "--format", "sarif", "--no-compile")
+    result = pr_check(*args)
     sarif = json.loads(result.stdout)
     run = sarif["runs"][0]
     assert sarif["version"] == "2.1.0"
@@ -112,7 +113,9 @@ def test_buck_syntax_error_is_a_finding_not_a_crash(case_repo):
     repo, base, _ = case_repo("clean-cpu-target")
     (repo / "runtime/core/BUCK").write_text('load(":targets.bzl", "define_common_targets")\ndefine_common_targets(\n')
     commit_all(repo, "broken")
-    result = pr_check("review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--format", "json")
+    result = pr_check(
+        "review", "--repo", str(repo), "--base", base, "--head", "HEAD", "--format", "json", "--no-compile"
+    )
     findings = json.loads(result.stdout)["findings"]
     assert result.returncode == 1
     assert [(f["rule"], f["path"]) for f in findings] == [("parse-error", "runtime/core/BUCK")]

@@ -150,3 +150,38 @@ def test_a_standard_include_the_host_library_lacks_is_not_verified_never_a_findi
         )
     assert review.failures == ()
     assert any("standard library" in u.reason and u.source == "m/m.cpp" for u in review.unverified)
+
+
+def test_a_missing_standard_include_fails_in_a_gnu_profile_and_is_not_verified_in_a_buck_cell():
+    # std::tie without <tuple> (ExecuTorch's op_index.cpp, b6c2f01264, fixed by d0d664dadc): a GCC
+    # profile on Linux builds with the host's libstdc++, so its error is the build's; a Buck cell's
+    # (clang, its own library, Apple, Android) may pull <tuple> in through <utility>.
+    from pathlib import Path
+
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    root = Path(__file__).resolve().parents[1] / "fixtures/bases/compiled-moved"
+    base = {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    source = "kernels/math/add.cpp"
+    head = {
+        **base,
+        source: "#include <utility>\n#include <executorch/kernels/math/math.h>\n\n"
+        "int et_add(int a, int b) {\n  int x, y;\n  std::tie(x, y) = std::make_pair(a, b);\n  return x + y;\n}\n\n"
+        "int et_twice(int a) {\n  return et_add(a, a);\n}\n",
+    }
+    lines = frozenset(range(1, 13))
+    change = FileChange(source, source, "modified", added=lines, commentable=lines, hunks=((1, 12),))
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    (failure,) = review.failures
+    assert failure.source == source and "'tie' is not a member of 'std'" in failure.text
+    assert {c.name for c in failure.configurations} == {"cmake cpu-only", "cmake linux-gcc-cuda"}  # GCC on Linux
+    (unverified,) = [u for u in review.unverified if u.source == source]
+    assert "standard library" in unverified.reason
+    named = set(unverified.configuration.split(", "))  # the configurations, as the note names them
+    assert named >= {"xplat linux-x86_64", "xplat iphoneos-arm64", "xplat android-arm64"}
+    assert not any(name.startswith("cmake ") for name in named)

@@ -92,3 +92,28 @@ def test_a_branch_whose_deps_hold_the_owner_is_quiet():
         frozenset({4}),
     )
     assert findings == ()
+
+
+def test_with_the_compiled_tier_on_the_compiler_confirms_the_gap_in_the_branchs_own_source():
+    import pytest
+
+    from bot.store.memo import FactCache, reviewing
+    from bot.toolchain.runner import discover
+    from bot.toolchain.switch import compiling
+
+    if discover() is None:
+        pytest.skip("no C++ compiler on this machine")
+    macros = (
+        _macro(BRANCH_DEPS, "    extra_flags = []"),
+        _macro(BRANCH_DEPS, '    extra_flags = ["-DX"] if use_cuda else []'),
+    )
+    with reviewing(FactCache(None)), compiling(True):
+        (finding,) = _review(*macros, frozenset({4}))
+    # pybindings.cpp, with the branch's define and deps, does not find cuda_allocator.h.
+    assert "The compiler agrees: its preprocessor does not find `executorch/extension/cuda/cuda_allocator.h`" in (
+        finding.message
+    )
+    assert ("extension/pybindings/pybindings.cpp", 1) in {(e.path, e.line) for e in finding.evidence}
+    with reviewing(FactCache(None)), compiling(False):
+        (finding,) = _review(*macros, frozenset({4}))
+    assert "The compiler agrees" not in finding.message  # the tier off: the prediction as the rule made it

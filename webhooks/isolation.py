@@ -256,6 +256,7 @@ def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple
         request.head_sha,
         cache_dir=Path(request.cache_dir),
         progress=lambda cell, index, total: phase(Step.BUCK_PACKAGES, cell),
+        compiled=None,
     )
     phase(Step.WRITING_REPORT)
     if request.report_path is not None:

@@ -366,11 +366,14 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
             "the compiler failed without an error line: " + outcome.excerpt.splitlines()[0] if outcome.excerpt else ""
         )
     missing = outcome.error.missing_include if outcome.error is not None else None
-    if outcome.error is not None and (
-        _STD_MEMBER.search(outcome.error.text) or "did you forget to '#include <" in outcome.excerpt
+    if (
+        outcome.error is not None
+        and (_STD_MEMBER.search(outcome.error.text) or "did you forget to '#include <" in outcome.excerpt)
+        and not _host_library(model, setup.configuration)
     ):
-        # Which standard headers a standard header pulls in is the standard library's choice: the
-        # host's libstdc++ is not the cell's, so a missing standard include says nothing of its build.
+        # Which standard headers a standard header pulls in is the standard library's choice: where
+        # the host's libstdc++ is not the configuration's (a Buck clang cell, Apple, Android), a
+        # missing standard include says nothing of its build. A GNU profile on Linux builds with it.
         return f"the host's standard library differs from the configuration's: `{outcome.error.text}`"
     if missing is None:
         return None
@@ -379,6 +382,17 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
     if _tree_holds(model, missing):
         return None  # the tree has it and this configuration does not give it: the compiler's verdict
     return f"`{missing}` is not in the tree (an external dependency, a generated header or a system SDK)"
+
+
+def _host_library(model, configuration: Configuration) -> bool:
+    """Whether the configuration builds with the host's compiler family and standard library: a
+    CMake profile of GCC on Linux (libstdc++, as the host compiler here uses on Linux)."""
+    if configuration.profile is None:
+        return False
+    from bot.cmake.profiles import profile_named
+
+    profile = profile_named(configuration.profile, model.config.cmake_defined)
+    return profile.compiler_id == "GNU" and profile.platform == "Linux"
 
 
 def _tree_holds(model, include: str) -> bool:

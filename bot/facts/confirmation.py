@@ -61,7 +61,8 @@ def _confirm(model, cell, label, header, include_name, own, toolchain) -> Verdic
 
     graph = header_graph(model, cell)
     candidates = (label,) if own else tuple(sorted(graph.dependents.get(label, ())))[:MAX_DEPENDENTS]
-    including = set(includers_of(model, [header]))
+    # A prediction on a TU itself (the target's own source names the include): that TU is asked.
+    including = set(includers_of(model, [header])) | ({header} if header.endswith(TU_SUFFIXES) else set())
     setups: list[CompileSetup] = []
     uncompiled: set[str] = set()  # CUDA sources including the header: nvcc is not run here
     for configuration in (c for c in buck_configurations(model) if c.cell == cell):

@@ -15,6 +15,8 @@ from bot.pipeline import Report, default_cache_dir, load_config, review_trees
 from bot.repo import GitRepository
 from bot.review_stats import ConfigSource
 from bot.store.evaluations import EvaluationCache
+from bot.toolchain.runner import version_line
+from bot.toolchain.switch import compiling, tier_state
 from bot.tree import FileTree
 from pr_check import revisions
 from pr_check.commands.request import local_config, output_request
@@ -62,8 +64,10 @@ def review(arguments: argparse.Namespace, source: ReviewSource, request: OutputR
                 cache=cache,
                 progress=progress,
                 config=config,
+                compiled=arguments.compile,
             )
-        return _finish(report, request, given.notes + config_notes, config_source, revisions.repository_uri(repo))
+        notes = given.notes + config_notes + _tier_note(arguments.compile)
+        return _finish(report, request, notes, config_source, revisions.repository_uri(repo))
 
 
 def run_scan(arguments: argparse.Namespace) -> int:
@@ -87,8 +91,15 @@ def run_scan(arguments: argparse.Namespace) -> int:
                 cache=cache,
                 progress=progress,
                 config=config if config is not None else load_config(given.head, all_checks()),
+                compiled=arguments.compile,
             )
-        return _finish(report, request, notes + config_notes, config_source, revisions.repository_uri(repo))
+        return _finish(
+            report,
+            request,
+            notes + config_notes + _tier_note(arguments.compile),
+            config_source,
+            revisions.repository_uri(repo),
+        )
 
 
 def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | None]:
@@ -96,6 +107,15 @@ def _config_note(path: Path | None) -> tuple[tuple[str, ...], ConfigSource | Non
         return (), None
     note = f"config: LOCAL FILE {path} (not the base revision's {CONFIG_PATH})"
     return (note,), ConfigSource("local", str(path))
+
+
+def _tier_note(enabled: bool | None) -> tuple[str, ...]:
+    """Whether the compiled tier ran, and with which compiler: a review without it says less."""
+    with compiling(enabled):
+        state, toolchain = tier_state()
+    if toolchain is None:
+        return (f"compiled tier: {state}",)
+    return (f"compiled tier: on ({version_line(toolchain)})",)
 
 
 def _work_tree_config_note(base: FileTree, head: FileTree) -> tuple[str, ...]:
