@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bot.errors import MissingObjects
+
 CUTOFF = "2025-09-01"
 CPP = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh")
 
@@ -147,7 +149,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as graphs:
         chosen = held_out(args.sample, args.first, args.count) if args.sample else sample(args.repo, args.count)
         for number, base, head in chosen:
-            row = measure(args.repo, number, base, head, Path(graphs))
+            try:
+                row = measure(args.repo, number, base, head, Path(graphs))
+            except MissingObjects as error:  # the mirror lacks some large blobs: say so, go on
+                print(json.dumps({"pr": number, "skipped": str(error).splitlines()[0]}), flush=True)
+                continue
             rows.append(row)
             print(json.dumps(row), flush=True)
             if args.json:

@@ -185,3 +185,28 @@ def test_a_missing_standard_include_fails_in_a_gnu_profile_and_is_not_verified_i
     named = set(unverified.configuration.split(", "))  # the configurations, as the note names them
     assert named >= {"xplat linux-x86_64", "xplat iphoneos-arm64", "xplat android-arm64"}
     assert not any(name.startswith("cmake ") for name in named)
+
+
+def test_a_header_the_tree_names_but_does_not_hold_makes_the_unit_not_verified():
+    # A third-party target's exported headers lie in a submodule the tree does not hold (pthreadpool
+    # under backends/xnnpack/third-party in ExecuTorch, #9189): the header tree must not stand an
+    # empty file in for them, or the compile goes on to "'pool_t' does not name a type", a false
+    # compile failure. Missing, the header makes the unit not verified.
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    base = {
+        "third/BUCK": 'cxx_library(name = "pool", exported_headers = ["pool.h"], visibility = ["PUBLIC"])\n',
+        "m/BUCK": 'cxx_library(name = "m", srcs = ["m.cpp"], deps = ["//third:pool"], visibility = ["PUBLIC"])\n',
+        "m/m.cpp": "int f() { return 0; }\n",
+    }
+    head = {**base, "m/m.cpp": "#include <executorch/third/pool.h>\npool_t make();\nint f() { return 0; }\n"}
+    lines = frozenset({1, 2, 3})
+    change = FileChange("m/m.cpp", "m/m.cpp", "modified", added=lines, commentable=lines, hunks=((1, 3),))
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    assert review.failures == ()
+    assert any(u.source == "m/m.cpp" and "pool.h" in u.reason for u in review.unverified)

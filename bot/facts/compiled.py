@@ -279,7 +279,12 @@ def _compile_all(model, setups, toolchain: Toolchain) -> dict[CompileSetup, Comp
 
 
 def materialized_files(model, setup: CompileSetup) -> tuple[tuple[str, bytes], ...]:
-    return tuple((private, model.tree.read(path) or b"") for private, path in setup.layout)
+    """The header tree's files with their contents. A path the tree names but does not hold (a
+    header inside a submodule that is not checked out, as a third-party target's exported headers
+    are) is left out, never written empty: an empty stand-in compiles on to errors about the types
+    it lacks, which say nothing of the change, where a missing file makes the unit not verified."""
+    files = ((private, model.tree.read(path)) for private, path in setup.layout)
+    return tuple((private, data) for private, data in files if data is not None)
 
 
 def compile_files(
