@@ -210,3 +210,29 @@ def test_a_header_the_tree_names_but_does_not_hold_makes_the_unit_not_verified()
         )
     assert review.failures == ()
     assert any(u.source == "m/m.cpp" and "pool.h" in u.reason for u in review.unverified)
+
+
+def test_a_header_reached_through_the_targets_include_directories_compiles():
+    # buck2 gives a target its package-relative `include_directories` as -I roots: ExecuTorch's
+    # Vulkan gpuinfo tool includes "app.h" from its include/ folder so (#4432); without them the
+    # tier reported "app.h: No such file or directory", a false compile failure.
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    buck = (
+        'cxx_library(name = "tool", srcs = ["src/main.cpp"], headers = glob(["**/*.h"]), '
+        'include_directories = ["include"], visibility = ["PUBLIC"])\n'
+    )
+    base = {"tool/BUCK": buck, "tool/include/app.h": "int app();\n", "tool/src/main.cpp": "int f() { return 0; }\n"}
+    head = {**base, "tool/src/main.cpp": '#include "app.h"\nint f() { return app(); }\n'}
+    lines = frozenset({1, 2})
+    change = FileChange(
+        "tool/src/main.cpp", "tool/src/main.cpp", "modified", added=lines, commentable=lines, hunks=((1, 2),)
+    )
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    assert review.failures == ()
+    assert review.compiles > 0  # it was compiled, not set aside

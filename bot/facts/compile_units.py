@@ -230,6 +230,12 @@ def buck_setup(model, configuration: Configuration, label: str, source: str) -> 
                 continue
             for include_name, repo_path in xref.header_entries(dep, attribute, platform):
                 layout.setdefault(f"include/{include_name}", repo_path)
+    for other in sorted(visible):  # include directories: the target's own, and its deps' public ones
+        dep = graph.targets.get(other)
+        if dep is not None:
+            for attribute in DIRECTORY_ATTRIBUTES if other == label else PUBLIC_DIRECTORY_ATTRIBUTES:
+                directories = [str(d) for d in dep.values(attribute, platform) if isinstance(d, str)]
+                _mount_directories(model, layout, other[2:].split(":")[0], directories)
     flags: list[str] = []
     for other in sorted(visible):
         dep = graph.targets.get(other)
@@ -284,6 +290,24 @@ def cmake_setup(model, cmake_model, configuration: Configuration, name: str, sou
                 layout.setdefault(f"include/{path[len(prefix) :]}", path)
     _mount_vendored(model, layout)
     return CompileSetup(source, name, configuration, _closure(model, layout, unit), _defines(flags))
+
+
+# buck2's include_directories are the target's own -I roots (package-relative); the public ones
+# reach dependents too (ExecuTorch's Vulkan gpuinfo tool includes "app.h" through its own).
+DIRECTORY_ATTRIBUTES = ("include_directories", "public_include_directories", "public_system_include_directories")
+PUBLIC_DIRECTORY_ATTRIBUTES = ("public_include_directories", "public_system_include_directories")
+
+
+def _mount_directories(model, layout: dict[str, str], package: str, directories: list[str]) -> None:
+    """Add the headers under each package-relative include directory, by their path below it."""
+    for directory in directories:
+        root = posixpath.normpath(posixpath.join(package, directory.lstrip("/")))
+        if root.startswith("..") or root == ".":
+            continue  # outside the tree, or the whole tree (mounted by its paths already)
+        prefix = root + "/"
+        for path in model.tree.paths_under(prefix):
+            if path.endswith(HEADER_SUFFIXES):
+                layout.setdefault(f"include/{path[len(prefix) :]}", path)
 
 
 def _mount_vendored(model, layout: dict[str, str]) -> None:
