@@ -236,3 +236,28 @@ def test_a_header_reached_through_the_targets_include_directories_compiles():
         )
     assert review.failures == ()
     assert review.compiles > 0  # it was compiled, not set aside
+
+
+def test_an_error_behind_a_macro_a_dep_outside_the_tree_may_export_is_not_verified():
+    # ExecuTorch's Vulkan graph is gated on USE_VULKAN_API, which ATen's Vulkan target (another
+    # repository's) exports (#2366): compiled without it, every use of ComputeGraph fails. The tree
+    # cannot say what such a dep exports, so the unit is not verified, never a compile failure.
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    buck = (
+        'cxx_library(name = "g", srcs = ["g.cpp"], exported_headers = ["graph.h"], '
+        'exported_deps = ["fbsource//xplat/caffe2:aten_vulkan"], visibility = ["PUBLIC"])\n'
+    )
+    graph_h = "#pragma once\n#ifdef USE_VULKAN_API\nstruct ComputeGraph {};\n#endif\n"
+    base = {"v/BUCK": buck, "v/graph.h": graph_h, "v/g.cpp": "int f() { return 0; }\n"}
+    head = {**base, "v/g.cpp": '#include "graph.h"\nvoid add(ComputeGraph& graph);\nint f() { return 0; }\n'}
+    lines = frozenset({1, 2, 3})
+    change = FileChange("v/g.cpp", "v/g.cpp", "modified", added=lines, commentable=lines, hunks=((1, 3),))
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    assert review.failures == ()
+    assert any(u.source == "v/g.cpp" and "outside the tree" in u.reason for u in review.unverified)

@@ -76,6 +76,9 @@ class CompileSetup:
     configuration: Configuration
     layout: tuple[tuple[str, str], ...]  # (private path, repository path), the TU first
     defines: tuple[tuple[str, str | None], ...]  # target macros (None: -U)
+    # Deps the compile reaches that no evaluated package defines (another repository's targets, a
+    # package that failed): what they export (macros, headers) is unknown to this compile.
+    outside: tuple[str, ...] = ()
 
     @property
     def unit_path(self) -> str:
@@ -244,7 +247,10 @@ def buck_setup(model, configuration: Configuration, label: str, source: str) -> 
         for attribute in FLAG_ATTRIBUTES if other == label else ("exported_preprocessor_flags",):
             flags.extend(str(flag) for flag in dep.values(attribute, platform) if isinstance(flag, str))
     _mount_vendored(model, layout)
-    return CompileSetup(source, label, configuration, _closure(model, layout, f"src/{source}"), _defines(flags))
+    outside = tuple(sorted(other for other in visible if other not in graph.targets))
+    return CompileSetup(
+        source, label, configuration, _closure(model, layout, f"src/{source}"), _defines(flags), outside
+    )
 
 
 def cmake_owners(cmake_model) -> Mapping[str, tuple[str, ...]]:

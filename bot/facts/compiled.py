@@ -381,6 +381,11 @@ def _unknown(model, setup: CompileSetup, outcome: CompileOutcome, toolchain: Too
         # missing standard include says nothing of its build. A GNU profile on Linux builds with it.
         return f"the host's standard library differs from the configuration's: `{outcome.error.text}`"
     if missing is None:
+        if setup.outside:
+            # Not a missing header: the error may come from a macro or a declaration that a dep
+            # outside the tree exports (USE_VULKAN_API from ATen's Vulkan target gates all of
+            # ExecuTorch's Vulkan graph, #2366): the tree cannot say.
+            return f"it reaches deps outside the tree ({', '.join(setup.outside[:3])}), whose exports are unknown"
         return None
     if toolchain.cuda_include and Path(toolchain.cuda_include, missing).is_file():
         return None if not setup.configuration.cuda else f"{missing} missing though CUDA is given"
