@@ -126,6 +126,7 @@ def review_trees(
         fail_level=config.fail_level,
         missing=frozenset(missing),
         inline_level=config.inline_level,
+        shim_stand_ins=shim_stand_ins(head_tree),
     )
     if cache is not None and key is not None:
         reviews.save(cache.facts, key, replace(stored, cells={n: replace(c, evaluated=0) for n, c in cells.items()}))
@@ -152,7 +153,7 @@ def _report(
             checks=stored.checks,
             unevaluated=stored.unevaluated,
             not_blamed=stored.not_blamed,
-            shim_stand_ins=shim_stand_ins(head_tree),
+            shim_stand_ins=stored.shim_stand_ins,
         ),
         fail_level=stored.fail_level,
         inline_level=stored.inline_level if stored.inline_level is not None else Severity.MAJOR,

@@ -46,6 +46,9 @@ class StoredReview:
     fail_level: Any  # Severity, from the configuration the review used
     missing: frozenset[str]  # blob ids read as missing while deriving it
     inline_level: Any = None  # Severity, from the configuration the review used (None: the default)
+    # The shim/ submodule path when its stand-ins were evaluated: kept with the result, so a stored
+    # review is served without listing either tree.
+    shim_stand_ins: str | None = None
 
 
 def canonical(value: Any) -> Any:
