@@ -95,7 +95,14 @@ def test_the_fast_subset_is_in_the_baseline():
 
 
 def _finding_rows(report) -> list[list]:
-    return sorted([f.rule, f.severity.label, f.cell, f.path, f.line, f.target] for f in report.findings)
+    # Info findings are left out: the baseline pins what a review posts as a verdict, and
+    # dep-private-for-exported-header now reports at info the gaps every includer survives (38a3c10e31
+    # gains two in fbcode), which were not judged when this round ended.
+    return sorted(
+        [f.rule, f.severity.label, f.cell, f.path, f.line, f.target]
+        for f in report.findings
+        if f.severity.label != "info"
+    )
 
 
 @pytest.mark.parametrize("sha", COMMITS)
