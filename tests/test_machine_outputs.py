@@ -97,9 +97,13 @@ def test_rdjson_is_a_reviewdog_diagnostic_result():
 
 def test_cli_github_and_rdjson_formats(case_repo):
     repo, base, head = case_repo("pr24817-cuda-outside-fbcode")
-    github = pr_check("review", "--repo", str(repo), "--base", base, "--head", head, "--no-compile", "--format", "github")
+    github = pr_check(
+        "review", "--repo", str(repo), "--base", base, "--head", head, "--no-compile", "--format", "github"
+    )
     assert github.returncode == 1 and github.stdout.startswith("::error file=extension/cuda/BUCK,line=6,")
-    rdjson = pr_check("review", "--repo", str(repo), "--base", base, "--head", head, "--no-compile", "--format", "rdjson")
+    rdjson = pr_check(
+        "review", "--repo", str(repo), "--base", base, "--head", head, "--no-compile", "--format", "rdjson"
+    )
     assert {d["code"]["value"] for d in json.loads(rdjson.stdout)["diagnostics"]} == {"cuda-guard-missing"}
 
 
