@@ -10,6 +10,9 @@ see the same load. The commits are `bench.real_history.history_commits(repo, "20
 first 2 warm the store and are left out of the medians. Per review: wall seconds, CPU seconds of
 every process (the review's own, its workers' and git's), the reviewing process's own CPU (the
 critical path on an idle machine when a worker shares the checks), packages evaluated, findings.
+With `--warm N`, each commit is then reviewed N more times by each version as a user's warm review
+is: a new `pr-check review` process against that version's store (alternating versions as above),
+timed whole, imports included.
 `DIR` is a checkout of a version (`git archive REV | tar -x -C DIR`); `--after` defaults to this one.
 """
 
@@ -67,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--stores", type=Path, default=Path("/tmp/cold-pairs"), help="one fresh store per version under here"
     )
+    parser.add_argument("--warm", type=int, default=0, help="whole-process warm reviews per commit and version")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "cold_pairs.json")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)  # a version's process: its store
     arguments = parser.parse_args(argv)
@@ -115,13 +119,35 @@ def main(argv: list[str] | None = None) -> int:
             key: round(statistics.median(row[key] for row in timed), 2) for key in ("seconds", "cpu_s", "own_cpu_s")
         }
         summary[name]["load"] = [min(row["load"][0] for row in timed), max(row["load"][0] for row in timed)]
+    warm = _warm_pairs(arguments, versions, commits) if arguments.warm else {}
+    for name, seconds in warm.items():
+        summary[name]["warm_seconds"] = round(statistics.median(seconds), 3)
     summary["findings_identical"] = all(
         a["findings"] == b["findings"] for a, b in zip(rows["before"], rows["after"], strict=True)
     )
     arguments.out.parent.mkdir(parents=True, exist_ok=True)
-    arguments.out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    arguments.out.write_text(json.dumps({"summary": summary, "rows": rows, "warm": warm}, indent=1) + "\n")
     print(json.dumps(summary), file=sys.stderr)
     return 0
+
+
+def _warm_pairs(arguments: argparse.Namespace, versions: dict[str, Path], commits: list[str]) -> dict[str, list[float]]:
+    """Whole-process warm reviews: each version's CLI in a new process, served from its own store."""
+    seconds: dict[str, list[float]] = {name: [] for name in versions}
+    for repeat in range(arguments.warm):
+        for index, sha in enumerate(commits):
+            order = list(versions) if (index + repeat) % 2 == 0 else list(reversed(versions))
+            for name in order:
+                root = versions[name]
+                environment = dict(os.environ, PYTHONPATH=str(root))
+                command = [sys.executable, "-c", "import sys; from pr_check.cli import main; sys.exit(main())"]
+                command += ["review", "--repo", str(arguments.repo), "--base", f"{sha}^", "--head", sha]
+                command += ["--cache-dir", str(arguments.stores / name), "--format", "json", "--exit-zero"]
+                started = time.perf_counter()
+                subprocess.run(command, cwd=root, env=environment, check=True, stdout=subprocess.DEVNULL)
+                seconds[name].append(round(time.perf_counter() - started, 3))
+                print(f"warm {name:6s} {sha[:10]} {seconds[name][-1]:.3f}", file=sys.stderr, flush=True)
+    return seconds
 
 
 if __name__ == "__main__":
