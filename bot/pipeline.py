@@ -11,13 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot import engine
 from bot.buck.cells import is_build_file
 from bot.buck.shim import shim_gitlink
 from bot.check import Check
 from bot.config import CONFIG_PATH, Config, config_origin, parse_config
 from bot.diff import ChangeSet
-from bot.model import Finding, ReviewMode, Severity
+from bot.model import ENGINE_RULES, Finding, ReviewMode, Severity
 from bot.repo import GitRepository
 from bot.review_stats import CellStats, ReviewStats, Unevaluated
 from bot.store import reviews
@@ -83,6 +82,7 @@ def review_trees(
         if stored is not None:
             return _report(base_tree, head_tree, changes, stored, started)
     config = config if config is not None else load_config(base_tree, checks)
+    from bot import engine  # the checks' machinery: a review served from the store needs none of it
     from bot.parallel.collector import collector_paused
     from bot.smoke_decision import classify
     from bot.snapshot import BuildModel, Snapshot
@@ -207,5 +207,5 @@ def scan_tree(
 
 def load_config(tree: FileTree, checks: Sequence[Check]) -> Config:
     """The configuration at `tree`; rule ids it names must be among `checks` or the engine's."""
-    known = frozenset(c.id for c in checks) | frozenset(engine.ENGINE_RULES)
+    known = frozenset(c.id for c in checks) | frozenset(ENGINE_RULES)
     return parse_config(tree.read_text(CONFIG_PATH), known, origin=config_origin(tree.revision))

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from bot.buck.cells import CELLS
-from bot.facts import revision
-from bot.snapshot import Snapshot
+
+if TYPE_CHECKING:  # a stored review unpickles SmokeDecision: serving it must not import the build models
+    from bot.snapshot import Snapshot
 
 _CUDA_CMAKE = re.compile(r"\bCUDA\b|cuda|nvcc|--export-dynamic|whole-archive")
 # Files no build reads: a change to them under a CUDA path cannot change what the GPU job tests.
@@ -29,6 +31,8 @@ class SmokeDecision:
 
 def classify(snap: Snapshot) -> SmokeDecision:
     """CUDA-touching when a path, a file type, a CUDA Buck target or a CMake CUDA line changed."""
+    from bot.facts import revision
+
     reasons: list[str] = []
     settings = snap.config.smoke
     for change in snap.changes.files:

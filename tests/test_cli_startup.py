@@ -42,11 +42,16 @@ print(json.dumps({"status": status, "modules": sorted(sys.modules)}), file=sys.s
 
 
 def _modules_after(*argv: str) -> tuple[int, set[str]]:
+    status, modules = _all_modules_after(*argv)
+    return status, {name.split(".")[0] for name in modules}
+
+
+def _all_modules_after(*argv: str) -> tuple[int, set[str]]:
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", _PROBE, *argv], capture_output=True, text=True, timeout=120, check=False
     )
     record = json.loads(done.stderr.strip().splitlines()[-1])
-    return record["status"], {name.split(".")[0] for name in record["modules"]}
+    return record["status"], set(record["modules"])
 
 
 @pytest.mark.parametrize(
@@ -66,3 +71,27 @@ def test_a_review_command_does_import_the_checks_it_runs() -> None:
     assert status == 0
     assert "checks" in loaded
     assert loaded & {"fastapi", "huey", "redis", "github", "webhooks", "smoke"} == set()
+
+
+# What a review served whole from the store has no use for: the checks and everything that evaluates
+# a build. A warm review is a key, one stored read and a render (bench/cold_pairs.py --warm times it).
+EVALUATING = {
+    "checks": "the rules",
+    "starlark": "the Buck evaluator",
+    "bot.engine": "the check engine",
+    "bot.snapshot": "the build models",
+    "bot.buck.evaluation": "the Buck evaluator",
+    "bot.cmake.interpreter": "the CMake interpreter",
+    "bot.facts.revision": "facts of a revision",
+}
+
+
+def test_a_review_served_from_the_store_imports_no_check_and_no_evaluator(case_repo, tmp_path) -> None:
+    repo, base, head = case_repo("clean-cpu-target")
+    argv = ("review", "--repo", str(repo), "--base", base, "--head", head, "--cache-dir", str(tmp_path / "store"))
+    argv += ("--no-compile", "--format", "json", "--exit-zero")
+    status, first = _all_modules_after(*argv)
+    assert status == 0 and "checks" in first  # the first review runs the checks
+    status, served = _all_modules_after(*argv)
+    assert status == 0
+    assert {name: why for name, why in EVALUATING.items() if name in served} == {}
