@@ -14,7 +14,8 @@ reviewed by the same script. The sets:
 - corpus: every regression of the corpus at its introducer and its fix, and every quiet commit;
 - history: the real-history bench's commits (bench/real_history.py's window and count).
 Every finding is written whole (its public JSON and its fix's repr). `compare` prints each input whose
-findings differ and exits 1 if any does.
+findings differ and exits 1 if any does. `run` also appends each input to FILE.jsonl as it is done, so
+a long run stopped early still compares (`compare A.jsonl B.jsonl`: the inputs both runs reached).
 """
 
 from __future__ import annotations
@@ -125,10 +126,16 @@ def run(source: Path, sets: list[str], mirror: Path, out: Path) -> int:
             "corpus": lambda: _pairs_findings(mirror, _corpus_pairs(), workdir / "corpus-cache"),
             "history": lambda: _pairs_findings(mirror, _history_pairs(mirror), workdir / "history-cache"),
         }
+        progress = out.with_suffix(".jsonl")
+        progress.write_text("")
         for name in sets:
             (workdir / name).mkdir(parents=True, exist_ok=True)
             started = time.perf_counter()
-            document[name] = dict(producers[name]())
+            document[name] = {}
+            for key, records in producers[name]():
+                document[name][key] = records
+                with progress.open("a") as lines:
+                    lines.write(json.dumps({"set": name, "key": key, "records": records}, sort_keys=True) + "\n")
             print(f"{name}: {len(document[name])} inputs, {time.perf_counter() - started:.0f}s", file=sys.stderr)
     out.write_text(json.dumps(document, indent=1, sort_keys=True))
     return 0
@@ -136,7 +143,12 @@ def run(source: Path, sets: list[str], mirror: Path, out: Path) -> int:
 
 def compare(first: Path, second: Path) -> int:
     """Print every input whose findings differ between two runs; 1 if any does."""
-    left, right = json.loads(first.read_text()), json.loads(second.read_text())
+    left, right = _load(first), _load(second)
+    if first.suffix == ".jsonl" or second.suffix == ".jsonl":  # runs stopped early: what both reached
+        for name in left.keys() & right.keys():
+            both = left[name].keys() & right[name].keys()
+            left[name] = {key: left[name][key] for key in both}
+            right[name] = {key: right[name][key] for key in both}
     differing = 0
     for name in sorted(left.keys() & right.keys()):
         a, b = left[name], right[name]
@@ -150,6 +162,16 @@ def compare(first: Path, second: Path) -> int:
     if only:
         print(f"sets in one run only (not compared): {only}")
     return 1 if differing else 0
+
+
+def _load(path: Path) -> dict[str, dict[str, list[dict]]]:
+    if path.suffix != ".jsonl":
+        return json.loads(path.read_text())
+    document: dict[str, dict[str, list[dict]]] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        document.setdefault(entry["set"], {})[entry["key"]] = entry["records"]
+    return document
 
 
 def main(argv: list[str] | None = None) -> int:
