@@ -74,7 +74,7 @@ def confirm_missing_header(
     state, toolchain = tier_state()
     if toolchain is None:
         return Verdict("unknown", f"the compiled tier is {state}")
-    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 3)
+    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 4)
     return facts.fact(
         "confirm-missing-header",
         key,
@@ -84,12 +84,12 @@ def confirm_missing_header(
 
 
 def _confirm(model, cell, label, header, include_name, own, prefer, toolchain) -> Verdict:
-    from bot.facts.unit_choice import includers_of
+    from bot.facts.unit_choice import CUDA_UNITS, includers_of
 
     graph = header_graph(model, cell)
     dependents = tuple(sorted(graph.dependents.get(label, ())))[:MAX_DEPENDENTS]
     # A prediction on a TU itself (the target's own source names the include): that TU is asked.
-    including = set(includers_of(model, [header])) | ({header} if header.endswith(TU_SUFFIXES) else set())
+    including = set(includers_of(model, [header])) | ({header} if header.endswith(TU_SUFFIXES + CUDA_UNITS) else set())
     setups, uncompiled = _setups(model, cell, (label,) if own else dependents, including, prefer)
     if own and not setups and not uncompiled:
         # The target's own sources do not include it (a header-only target, an exported header
