@@ -74,7 +74,7 @@ def confirm_missing_header(
     state, toolchain = tier_state()
     if toolchain is None:
         return Verdict("unknown", f"the compiled tier is {state}")
-    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 4)
+    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 5)
     return facts.fact(
         "confirm-missing-header",
         key,
@@ -97,6 +97,9 @@ def _confirm(model, cell, label, header, include_name, own, prefer, toolchain) -
         setups, uncompiled = _setups(model, cell, dependents, including, prefer)
     if not setups and uncompiled:
         return Verdict("unknown", f"only CUDA sources include `{header}` ({', '.join(sorted(uncompiled)[:3])})")
+    if not setups and including:
+        # Sources that include it exist, but none is placed in a compile of these targets here.
+        return Verdict("unknown", f"no compile of the sources including `{header}` could be placed in `{cell}`")
     if not setups:
         who = f"no source of `{label}` or of its dependents" if own else f"no dependent of `{label}`"
         return Verdict("refuted", f"{who} compiles a source that includes `{header}` in `{cell}`", compiled=False)
@@ -140,7 +143,11 @@ def _confirm(model, cell, label, header, include_name, own, prefer, toolchain) -
             f"the compiler's preprocessor finds `{include_name}` for {len(passed)} source(s) of {', '.join(names)} "
             f"in `{cell}`, each including `{header}`",
         )
-    return Verdict("unknown", f"no source of a dependent in `{cell}` reaches the include ({len(unknown)} tried)")
+    return Verdict(
+        "unknown",
+        f"no compiled source in `{cell}` reaches the include ({len(unknown)} tried: it is inactive there, or behind a "
+        "header the compile does not find)",
+    )
 
 
 def _setups(
@@ -156,7 +163,7 @@ def _setups(
         assert configuration.platform is not None
         owners = buck_owners(model, cell, configuration.platform)
         for candidate in candidates:
-            for source in sorted(s for s, labels in owners.items() if candidate in labels and s in including):
+            for source in sorted(_sources_of(model, cell, configuration.platform, owners, candidate) & including):
                 owned.setdefault((candidate, source), []).append(configuration)
     uncompiled = {source for _candidate, source in owned if not source.endswith(TU_SUFFIXES)}
     pairs = sorted(
@@ -173,6 +180,22 @@ def _setups(
             if len(setups) < MAX_SETUPS:
                 setups.append(buck_setup(model, configuration, candidate, source))
     return setups, uncompiled
+
+
+def _sources_of(model, cell: str, platform, owners, label: str) -> set[str]:
+    """The sources `label` compiles on `platform`: those it lists, and those it names by the label
+    of an `export_file` (`//executorch/extension/pybindings:pybindings.cpp`, as `_C` does)."""
+    from bot.facts import revision, xref
+    from bot.facts.header_deps import CXX_KINDS
+    from bot.facts.unit_choice import CUDA_UNITS
+
+    listed = {source for source, labels in owners.items() if label in labels}
+    graph = model.cell(cell)
+    target = graph.targets.get(label)
+    if target is None or not CXX_KINDS.search(target.kind) or label in revision.incompatible(model, cell, platform):
+        return listed
+    named = xref.label_source_paths(target, graph)
+    return listed | {path for path in named if path.endswith(TU_SUFFIXES + CUDA_UNITS)}
 
 
 @dataclass(frozen=True, slots=True)
