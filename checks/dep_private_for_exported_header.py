@@ -29,6 +29,11 @@ another dep (19d22ab8de: `op_stack` has `kernel_includes` of its own), the gap i
 reported at info; where no dependent includes it, it is not reported. Minor: the dependent's compile fails, but only the
 dependent's, and its fix is one line of the target's deps.
 
+Confirmed before posting: with the compiled tier on, the dependents' sources that include the
+header are compiled as the cell gives them; a gap the compiler confirms carries its own line, the
+configuration and the build that fails, and one where every such compile finds the header is not
+posted (no configuration fails, so nothing is called a compile failure).
+
 Example (bad): `exported_headers = ["stack_util.h"]`, `deps = [":kernel_includes"]`, and
 `stack_util.h` includes `<executorch/runtime/kernel/kernel_includes.h>`.
 

@@ -40,6 +40,11 @@ and compiles the including file (a source under the same `select()` is not built
 A header-only target that gains a source is blamed for the old gaps of its headers: they are
 compiled in the target itself from then on (ca39d86f4f, fixed by 48e866b90e).
 
+Confirmed before posting: with the compiled tier on, a gap the change adds is asked of the
+compiler (the target's source that includes it, or the dependents a header compiles in, in the
+cell's configurations): one it confirms carries the compiler's own line, the configuration and the
+build that fails; one where the include resolves is not posted; one no source compiles yet is info.
+
 Use instead: add the owning target (`//executorch/extension/cuda:cuda_allocator`) to the
 deps the macro or the target declares (to `exported_deps` when a public header includes it).
 """
