@@ -203,3 +203,19 @@ def test_a_dependent_that_reaches_the_owner_another_way_is_latent_and_not_compil
     assert [(f.path, f.severity.label) for f in findings] == [("util/stack_util.h", "info")]
     assert not any(e.role is EvidenceRole.COMPILER for e in findings[0].evidence)
     assert runs_so_far() == before
+
+
+def test_a_source_named_by_an_export_file_label_is_compiled_too():
+    # `_C` of the pybindings names pybindings.cpp by an export_file's label: that source is the
+    # target's, and the compiler is asked about it as about any other.
+    def files(source: str) -> dict[str, str]:
+        return {
+            **_UTIL,
+            "app/BUCK": 'export_file(name = "app.cpp")\ncxx_library(name = "app", srcs = [":app.cpp"])\n',
+            "app/app.cpp": source,
+        }
+
+    (finding,) = _review(UNDECLARED, files("int x;\n"), files(f"#include <{HELPER}>\n"))
+    said = finding.evidence[0]
+    assert (finding.target, said.role, said.path, said.line) == ("//app:app", EvidenceRole.COMPILER, "app/app.cpp", 1)
+    assert f"app/app.cpp:1: {MISSING}" in said.note

@@ -74,7 +74,7 @@ def confirm_missing_header(
     state, toolchain = tier_state()
     if toolchain is None:
         return Verdict("unknown", f"the compiled tier is {state}")
-    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 5)
+    key = facts.digest(model.tree.digest(), cell, label, header, include_name, own, prefer, toolchain.identity, 6)
     return facts.fact(
         "confirm-missing-header",
         key,
@@ -97,9 +97,13 @@ def _confirm(model, cell, label, header, include_name, own, prefer, toolchain) -
         setups, uncompiled = _setups(model, cell, dependents, including, prefer)
     if not setups and uncompiled:
         return Verdict("unknown", f"only CUDA sources include `{header}` ({', '.join(sorted(uncompiled)[:3])})")
-    if not setups and including:
-        # Sources that include it exist, but none is placed in a compile of these targets here.
-        return Verdict("unknown", f"no compile of the sources including `{header}` could be placed in `{cell}`")
+    unplaced = sorted(_unplaced(model, cell, including)) if not setups else []
+    if unplaced:
+        # A source includes it that no target of the cell is seen to compile (a source named in a
+        # way the compile model does not read): it may be a dependent's, so nothing is refuted.
+        return Verdict(
+            "unknown", f"no target of `{cell}` is seen to compile `{unplaced[0]}`, which includes `{header}`"
+        )
     if not setups:
         who = f"no source of `{label}` or of its dependents" if own else f"no dependent of `{label}`"
         return Verdict("refuted", f"{who} compiles a source that includes `{header}` in `{cell}`", compiled=False)
@@ -180,6 +184,15 @@ def _setups(
             if len(setups) < MAX_SETUPS:
                 setups.append(buck_setup(model, configuration, candidate, source))
     return setups, uncompiled
+
+
+def _unplaced(model, cell: str, including: set[str]) -> set[str]:
+    """The sources in `including` that no C++ target of the cell compiles on any of its platforms."""
+    placed: set[str] = set()
+    for configuration in buck_configurations(model):
+        if configuration.cell == cell and configuration.platform is not None:
+            placed.update(buck_owners(model, cell, configuration.platform))
+    return {source for source in including if source not in placed}
 
 
 def _sources_of(model, cell: str, platform, owners, label: str) -> set[str]:
