@@ -16,7 +16,9 @@ own source, or its dependents where the header is compiled only there) passes it
   predictions were checked would otherwise take it for checked).
 
 `new_hits` keeps a whole-tree rule's confirmation to what the change adds: a hit the base has too
-is filtered by the engine's baseline anyway, so it is not compiled for.
+is filtered by the engine's baseline anyway, so it is not compiled for. A rule asks at most
+MAX_PREDICTIONS per review (a scan, where every hit is new, has hundreds); the rest stand as the
+rule made them and say they were not checked.
 """
 
 from __future__ import annotations
@@ -28,16 +30,26 @@ from bot.facts.confirmation import Verdict, confirm_missing_header
 from bot.model import Evidence, EvidenceRole, Hit, ReviewMode, Severity
 from bot.toolchain.switch import tier_state
 
+MAX_PREDICTIONS = 24  # asked of the compiler per rule and review (a scan of a whole tree has hundreds)
+
 
 def confirmed(model, hits: Iterable[Hit], *, own: bool, uncompiled_at_info: bool = False) -> Iterator[Hit]:
     """`hits` (each on a header or source at `path`, naming the include in `offending_text`, its
     target and cell), as the compiler decides them. `own`: the target's own sources break (else
     its dependents)."""
     checking = tier_state()[1] is not None
+    asked = 0
     for hit in hits:
         if not hit.cell or not hit.target or not hit.offending_text:
             yield hit
             continue
+        if checking and asked >= MAX_PREDICTIONS:
+            yield dataclasses.replace(
+                hit,
+                message=f"{hit.message} Not checked by the compiler: over the {MAX_PREDICTIONS} predictions a review asks.",
+            )
+            continue
+        asked += 1
         # The files the hit names (the dependent's include, the target's source) are compiled first.
         named = tuple(dict.fromkeys(e.path for e in hit.evidence))
         verdict = confirm_missing_header(
