@@ -219,3 +219,21 @@ def test_a_source_named_by_an_export_file_label_is_compiled_too():
     said = finding.evidence[0]
     assert (finding.target, said.role, said.path, said.line) == ("//app:app", EvidenceRole.COMPILER, "app/app.cpp", 1)
     assert f"app/app.cpp:1: {MISSING}" in said.note
+
+
+def test_a_review_asks_the_compiler_about_a_bounded_number_of_predictions():
+    # A scan makes every hit new: past the cap, a prediction stands as the rule made it and says so.
+    import dataclasses
+
+    from checks.support.compiler_confirmation import MAX_PREDICTIONS, confirmed
+
+    files = _app(f"#include <{HELPER}>\n")
+    (gap,) = _hits_of_the_rule_on(files)
+    many = [dataclasses.replace(gap, key=f"{gap.key}|{n}") for n in range(MAX_PREDICTIONS + 2)]
+    with reviewing(FactCache(None)):
+        kept = list(confirmed(BuildModel(memory_tree(files)), many, own=True))
+    said = [any(e.role is EvidenceRole.COMPILER for e in h.evidence) for h in kept]
+    assert said == [True] * MAX_PREDICTIONS + [False, False]
+    assert kept[-1].message.endswith(
+        f"Not checked by the compiler: over the {MAX_PREDICTIONS} predictions a review asks."
+    )
