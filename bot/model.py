@@ -45,6 +45,7 @@ class EvidenceRole(enum.Enum):
     SUPPORT = "support"  # a location that makes the case (the default)
     DEFINES = "defines"  # the line that defines the finding's target where it breaks (a macro call)
     DEPENDENT = "dependent"  # a target that breaks along with the finding's
+    COMPILER = "compiler"  # the compiler's own error confirming a rule's prediction
 
 
 @dataclass(frozen=True, slots=True)

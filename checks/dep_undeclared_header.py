@@ -40,6 +40,11 @@ and compiles the including file (a source under the same `select()` is not built
 A header-only target that gains a source is blamed for the old gaps of its headers: they are
 compiled in the target itself from then on (ca39d86f4f, fixed by 48e866b90e).
 
+Confirmed before posting: with the compiled tier on, a gap the change adds is asked of the
+compiler (the target's source that includes it, or the dependents a header compiles in, in the
+cell's configurations): one it confirms carries the compiler's own line, the configuration and the
+build that fails; one where the include resolves is not posted; one no source compiles yet is info.
+
 Use instead: add the owning target (`//executorch/extension/cuda:cuda_allocator`) to the
 deps the macro or the target declares (to `exported_deps` when a public header includes it).
 """
@@ -61,17 +66,28 @@ from bot.fixes import fix_between
 from bot.model import Evidence, Fix, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks.support.callsite import attribute_line, call_of, item_line
+from checks.support.compiler_confirmation import confirmed, new_hits
 
 
 def run(snap: Snapshot, options: object) -> Iterator[Hit]:
     hits = verdicts.whole_tree(snap.head, "dep-undeclared-header", lambda: _undeclared(snap.head))
-    activated = activated_targets(snap) if snap.mode is not ReviewMode.BASELINE else {}
-    for hit in hits:
-        sources = activated.get(hit.target or "")
-        if sources and hit.path not in sources:
-            yield _blamed_on_activation(hit, sources)
-        else:
-            yield hit
+    if snap.mode is ReviewMode.BASELINE:
+        yield from hits
+        return
+    activated = activated_targets(snap)
+    named = [
+        _blamed_on_activation(hit, sources) if sources and hit.path not in sources else hit
+        for hit in hits
+        for sources in [activated.get(hit.target or "")]
+    ]
+    # The gaps the change adds are asked of the compiler (the target's sources, or the dependents
+    # a header compiles in): refuted ones are not posted, an include nothing compiles is info.
+    base = (
+        () if snap.is_scan else verdicts.whole_tree(snap.base, "dep-undeclared-header", lambda: _undeclared(snap.base))
+    )
+    new, old = new_hits(snap, named, base)
+    yield from old
+    yield from confirmed(snap.head, new, own=True, uncompiled_at_info=True)
 
 
 def _blamed_on_activation(hit: Hit, sources: tuple[str, ...]) -> Hit:

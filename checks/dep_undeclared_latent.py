@@ -37,7 +37,7 @@ from bot.buck.cells import CELLS
 from bot.buck.targets import BuckTarget
 from bot.check import BUCK_FILES, CPP_FILES, Check, Example, Share
 from bot.diff import ChangeSet
-from bot.model import Evidence, Hit, ReviewMode, Severity
+from bot.model import Evidence, EvidenceRole, Hit, ReviewMode, Severity
 from bot.snapshot import BuildModel, Snapshot
 from checks import dep_undeclared_header
 from checks.support.compiler_confirmation import confirmed
@@ -201,8 +201,9 @@ def _latent_gaps(
             cell=first.cell,
             offending_text=first.offending_text,
             evidence=(
+                *(e for e in first.evidence if e.role is EvidenceRole.COMPILER),  # the compiler's words first
                 Evidence(path, line, "the include, active once the branch is taken"),
-                *first.evidence,
+                *(e for e in first.evidence if e.role is not EvidenceRole.COMPILER),
                 *(Evidence(p, n, f"calls `{branch.function}` without `{branch.parameter}`") for p, n in sites[:4]),
             ),
         )

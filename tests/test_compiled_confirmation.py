@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from bot.facts.confirmation import confirm_missing_header
+from bot.model import EvidenceRole
 from bot.snapshot import BuildModel
 from bot.store.memo import FactCache, reviewing
 from bot.toolchain.runner import discover
@@ -50,6 +51,13 @@ def test_a_dependent_without_the_owner_confirms_the_prediction():
     assert verdict.state == "confirmed", verdict.reason
     assert verdict.reason.startswith("the compiler agrees")
     assert verdict.evidence[0][0] == "ops/op.cpp"
+    # The compiler's own line: the include in stack_util.h (line 2), as op.cpp compiles it.
+    words = verdict.words
+    assert words is not None
+    assert words.error == f"util/stack_util.h:2: fatal error: {INCLUDE}: No such file or directory"
+    assert (words.source, words.owner, words.path, words.line) == ("ops/op.cpp", "//ops:op", HEADER, 2)
+    assert words.configuration.startswith("xplat ")
+    assert words.command == "buck2 build fbsource//xplat/executorch/ops:op"
 
 
 def test_a_dependent_that_has_the_owner_another_way_refutes_it():
@@ -83,7 +91,9 @@ def test_the_rule_passes_its_predictions_through_the_compiler():
         predicted = list(cell_hits(breaking, "xplat").values())
         assert [(h.path, h.offending_text) for h in predicted] == [(HEADER, INCLUDE)]
         (kept,) = confirmed(breaking, predicted, own=False)
-        assert "The compiler agrees: its preprocessor does not find" in kept.message
-        assert ("ops/op.cpp", 1) in {(e.path, e.line) for e in kept.evidence}
+        assert f"The compiler agrees: `util/stack_util.h:2: fatal error: {INCLUDE}" in kept.message
+        said = kept.evidence[0]
+        assert (said.role, said.path, said.line) == (EvidenceRole.COMPILER, HEADER, 2)
+        assert "reproduce: `buck2 build fbsource//xplat/executorch/ops:op`" in said.note
         # The same prediction where the one dependent reaches the owner another way: not posted.
         assert list(confirmed(covered, list(cell_hits(covered, "xplat").values()), own=False)) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot import engine
 from bot.diff import ChangeSet, FileChange
+from bot.model import EvidenceRole
 from bot.snapshot import BuildModel, Snapshot
 from bot.tree import memory_tree
 from checks import BY_ID
@@ -109,11 +110,16 @@ def test_with_the_compiled_tier_on_the_compiler_confirms_the_gap_in_the_branchs_
     )
     with reviewing(FactCache(None)), compiling(True):
         (finding,) = _review(*macros, frozenset({4}))
-    # pybindings.cpp, with the branch's define and deps, does not find cuda_allocator.h.
-    assert "The compiler agrees: its preprocessor does not find `executorch/extension/cuda/cuda_allocator.h`" in (
-        finding.message
+    # pybindings.cpp, with the branch's define and deps, does not find cuda_allocator.h: the
+    # compiler's own line, at the include (pybindings.cpp line 3), first among the evidence.
+    error = (
+        "extension/pybindings/pybindings.cpp:3: fatal error: executorch/extension/cuda/cuda_allocator.h: "
+        "No such file or directory"
     )
-    assert ("extension/pybindings/pybindings.cpp", 1) in {(e.path, e.line) for e in finding.evidence}
+    assert f"The compiler agrees: `{error}` (fbcode fbcode-linux-x86_64-cuda)." in finding.message
+    said = finding.evidence[0]
+    assert (said.role, said.path, said.line) == (EvidenceRole.COMPILER, "extension/pybindings/pybindings.cpp", 3)
+    assert said.note.endswith("reproduce: `buck2 build fbcode//executorch/extension/pybindings:portable_lib`")
     with reviewing(FactCache(None)), compiling(False):
         (finding,) = _review(*macros, frozenset({4}))
     assert "The compiler agrees" not in finding.message  # the tier off: the prediction as the rule made it

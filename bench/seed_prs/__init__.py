@@ -10,7 +10,8 @@ commit. Each patch's message says what was adapted. The commits are built with g
 temporary repository that borrows the mirror's objects (`objects/info/alternates`), so nothing
 is checked out and the mirror is only read; author and date come from the patches, so the commit
 ids are the same on every run. Each PR is then reviewed twice against its base: cold (a fresh
-evaluation cache) and warm (the same cache again).
+evaluation cache) and warm (the same cache again), with the compiled tier on where a compiler is
+found, as the CLI runs by default.
 """
 
 from __future__ import annotations
@@ -88,11 +89,13 @@ def _mail_info(repo: Path, patch: Path) -> tuple[dict[str, str], str]:
         return fields, f"{fields['Subject']}\n\n{message.read_text()}"
 
 
-def review_seed(repo: Path, commits: list[str], pr: SeedPR, cache_dir: Path):
-    """The review of one seed PR (its head against its base) with the given evaluation cache."""
+def review_seed(repo: Path, commits: list[str], pr: SeedPR, cache_dir: Path, *, compiled: bool | None = None):
+    """The review of one seed PR (its head against its base) with the given evaluation cache; the
+    compiled tier as the CLI has it by default (on where a compiler is found), so that the rules'
+    predictions of compile failures are asked of the compiler."""
     from pr_check.review import review_repository  # imported on use: `--help` stays instant
 
-    return review_repository(repo, commits[pr.base], commits[pr.head], cache_dir=cache_dir)
+    return review_repository(repo, commits[pr.base], commits[pr.head], cache_dir=cache_dir, compiled=compiled)
 
 
 def main(argv: list[str] | None = None) -> int:
