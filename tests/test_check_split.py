@@ -28,6 +28,7 @@ from bot.repo import GitRepository
 from bot.snapshot import BuildModel, Snapshot
 from bot.store.evaluations import EvaluationCache
 from bot.store.memo import reviewing
+from bot.toolchain.switch import compiling
 from fixtures.cases import CASES, build_case_repository
 from pr_check.review import Report, load_config, review_repository
 from tests.processes import gone, kill_and_expect_worker_gone, leave_nothing_behind
@@ -172,7 +173,8 @@ def _engine_result(repo: Path, base: str, head: str, cache: Path, jobs: int) -> 
         snapshot = Snapshot(
             BuildModel(base_tree, config, evaluations), BuildModel(head_tree, config, evaluations), changes, config
         )
-        with collector_paused(), reviewing(evaluations.facts):
+        # The rules' split is under test, not the compiled tier: off, as bot/pipeline.py's default.
+        with collector_paused(), reviewing(evaluations.facts), compiling(False):
             return engine.run(checks.ALL, snapshot, jobs=jobs)
 
 
