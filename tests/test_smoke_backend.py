@@ -306,7 +306,7 @@ def test_the_real_tree_compiles_and_catches_the_three_regressions(tmp_path, exec
     )
     assert all("program_generated.h" in entry for entry in base.build.not_generated) and base.build.not_generated
     for name, regress in REGRESSIONS.items():
-        if name in ("sort-wrong-index", "empty-strided-check", "int4mm-group"):
+        if name in ("sort-wrong-index", "empty-strided-check", "int4mm-group", "stream-guard-device", "sdpa-scale"):
             continue  # they compile, link and load: only running a program on a GPU shows them
         tree = extract(executorch_mirror, "refs/heads/main", tmp_path / name)
         regression = regress(tree)

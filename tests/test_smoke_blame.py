@@ -19,7 +19,14 @@ from smoke.backend_stages import run_backend
 from smoke.blame import changed_lines, functions_of
 from smoke.build_plan import RUNTIME_HOST_KERNELS, plan_directory
 from smoke.machine import find_toolchain, inspect_machine
-from smoke.regressions import extract, refuse_two_dimensions, shift_sort_indices, tree_diff
+from smoke.regressions import (
+    extract,
+    refuse_device_zero,
+    refuse_two_dimensions,
+    scale_sdpa_by_dimension,
+    shift_sort_indices,
+    tree_diff,
+)
 from smoke.report import build_report
 from smoke.runtime_errors import read_runtime_errors
 
@@ -109,6 +116,54 @@ def test_a_failing_cpp_shim_is_blamed_at_its_changed_line_not_the_kernel(real_pa
         head,
     )
     assert [(item.path, item.line) for item in new] == [(MEMORY, regression.line)], new
+
+
+GUARD = "backends/cuda/runtime/shims/cuda_guard.cpp"
+# What a run prints when the wrapper's stream guard cannot be made: the guard shim's own check, then the
+# AOTInductor wrapper's exception (AOTICudaStreamGuard checks the shim's error code), then the backend's.
+FAILED_STREAM_GUARD = (
+    "E 00:00:00.300100 executorch:cuda_guard.cpp:{line}] aoti_torch_create_cuda_stream_guard failed: "
+    "device 0 out of range\n"
+    "Error: aoti_torch_create_cuda_stream_guard(stream, device_idx_, &stream_guard) API call failed at "
+    "/tmp/torchinductor_root/ab/model.h, line 131\n"
+    "E 00:00:00.300200 executorch:cuda_backend.cpp:736] AOTInductorModelContainerRun failed with error code 1\n"
+)
+
+
+def test_a_second_cpp_shim_failing_at_run_time_is_blamed_at_its_check(real_pair, tmp_path):
+    head = _head(real_pair, tmp_path)
+    regression = refuse_device_zero(head)
+    definitions = {"aoti_torch_create_cuda_stream_guard": GUARD, "aoti_torch_cuda_sort_stable": SORT}
+    errors = read_runtime_errors(FAILED_STREAM_GUARD.format(line=regression.line + 4)).to_json()
+    failed = {"name": "sort", "status": "failed", "reason": "did not run", "ran": False, "errors": errors}
+    passed = {"name": "sort", "status": "passed", "reason": "matches eager", "ran": True}
+    new = compare(
+        _summary([passed], definitions, "passed"),
+        _summary([failed], definitions, "failed"),
+        tree_diff(real_pair, head),
+        head,
+    )
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("run-failure", GUARD, regression.line, True)
+    ], new
+    assert "aoti_torch_create_cuda_stream_guard" in new[0].message
+
+
+def test_a_wrong_value_from_the_backends_triton_kernel_is_blamed_at_its_python_line(real_pair, tmp_path):
+    # No native code changes: the SDPA kernel is compiled into the program at export from the backend's
+    # Python, so the changed line of that Python is the place (said as such), not "no line".
+    head = _head(real_pair, tmp_path)
+    regression = scale_sdpa_by_dimension(head)
+    calls = {"aoti_torch_empty_strided": MEMORY, "aoti_torch_create_cuda_stream_guard": GUARD}
+    wrong = {"name": "sdpa", "status": "failed", "reason": "16384 of 16384 values differ", "ran": True, "calls": calls}
+    right = {**wrong, "status": "passed", "reason": "matches eager"}
+    new = compare(
+        _summary([right], calls, "passed"), _summary([wrong], calls, "failed"), tree_diff(real_pair, head), head
+    )
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("wrong-result", regression.path, regression.line, True)
+    ], new
+    assert "sdpa in backends/cuda/triton/kernels/sdpa.py" in new[0].message
 
 
 def test_a_wrong_value_from_a_cpp_shim_is_blamed_there_not_on_the_cu_kernel(real_pair, tmp_path):
