@@ -232,9 +232,9 @@ def python_function_at(text: str, line: int) -> str | None:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 end = child.end_lineno or child.lineno
-                if child.lineno <= line <= end and not isinstance(child, ast.ClassDef):
-                    if best is None or end - child.lineno < best[0]:
-                        best = (end - child.lineno, name)
+                inside = child.lineno <= line <= end and not isinstance(child, ast.ClassDef)
+                if inside and (best is None or end - child.lineno < best[0]):
+                    best = (end - child.lineno, name)
                 visit(child, f"{name}.")
 
     visit(module, "")

@@ -280,7 +280,9 @@ def test_without_a_gpu_load_run_is_skipped_not_failed(tmp_path):
     tree = _copy(tmp_path)
     stages, block = backend_stages(BackendOptions(head=tree, base=tree), facts, TOOLS, tmp_path / "build")
     statuses = {stage.name: stage.status for stage in stages}
-    assert statuses["load"] == "skipped" and statuses["new-at-head"] == "passed"
+    # Nothing new in the build stages is not a pass of what no program ran: neutral, with the reason.
+    assert statuses["load"] == "skipped" and statuses["new-at-head"] == "skipped"
+    assert "could not run at head: no GPU" in next(stage.reason for stage in stages if stage.name == "new-at-head")
     assert block["new_at_head"] == []
 
 
@@ -372,8 +374,12 @@ def test_run_with_a_tree_reports_the_backend_stages(tmp_path):
     report = json.loads(report_path.read_text())
     statuses = {stage["name"]: stage["status"] for stage in report["stages"]}
     assert statuses["compile"] == statuses["exports"] == statuses["backend-host"] == "passed"
-    assert statuses["new-at-head"] == "passed" and report["backend"]["new_at_head"] == []
-    assert code == (0 if report["status"] == "passed" else 1)
+    assert report["backend"]["new_at_head"] == []
+    if report["machine"].get("has_gpu") is False or statuses.get("program-run") == "skipped":
+        # Without a GPU no program ran: neutral (77), never passed.
+        assert statuses["new-at-head"] == "skipped" and report["status"] == "skipped" and code == 77
+    else:
+        assert statuses["new-at-head"] == "passed" and code == (0 if report["status"] == "passed" else 1)
 
 
 @needs_compilers

@@ -81,3 +81,18 @@ def test_coverage_says_which_changed_functions_ran_on_the_gpu(tmp_path):
     rows = coverage(changed_lines(diff), {"programs": [{**ran, "ran": False}]}, Tree(tree))
     assert not any(row["ran_on_gpu"] for row in rows)
     assert rows[0]["how"] == "not reached by any program that ran"
+
+
+def test_coverage_lists_a_changed_triton_kernel_reached_only_by_the_program_it_exported(tmp_path):
+    tree = tmp_path / "executorch"
+    path = "backends/cuda/triton/kernels/sdpa.py"
+    (tree / path).parent.mkdir(parents=True)
+    (tree / path).write_text("import math\n\n\ndef sdpa(D):\n    sm_scale = 1.0 / D\n    return sm_scale\n")
+    diff = f"--- a/{path}\n+++ b/{path}\n@@ -5 +5 @@\n-    sm_scale = 1.0 / math.sqrt(D)\n+    sm_scale = 1.0 / D\n"
+    ran = {"name": "sdpa", "ran": True, "exporter": "tree", "calls": {}}
+    rows = coverage(changed_lines(diff), {"programs": [ran]}, Tree(tree))
+    assert [(row["path"], row["function"], row["line"], row["ran_on_gpu"]) for row in rows] == [(path, "sdpa", 5, True)]
+    # Exported by the wheel's Python (the tree's did not import), or another program: not reached.
+    for other in ({**ran, "exporter": "wheel"}, {**ran, "name": "sort"}):
+        rows = coverage(changed_lines(diff), {"programs": [other]}, Tree(tree))
+        assert [row["ran_on_gpu"] for row in rows] == [False]
