@@ -23,7 +23,7 @@ from smoke.backend_build import Toolset
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_programs
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
-from smoke.blame import Tree, changed_definitions, changed_lines, python_function_at
+from smoke.blame import Tree, changed_definitions, changed_lines, is_test, python_function_at
 from smoke.build_plan import HOST_NAME, RUNTIME_HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
 from smoke.object_cache import ObjectCache
@@ -189,7 +189,7 @@ def coverage(changed: dict[str, frozenset[int]], head: dict | None, tree: Tree) 
         )
     # The backend's Python is reached when a program it exported ran: one the catalogue ties to its path.
     for path, lines in sorted(changed.items()):
-        if not path.startswith(("backends/cuda/", "backends/aoti/")) or not path.endswith(".py") or "/tests/" in path:
+        if not path.startswith(("backends/cuda/", "backends/aoti/")) or not path.endswith(".py") or is_test(path):
             continue
         line = min(lines)
         tied = {entry["name"] for entry in catalogue() if path.startswith(tuple(entry["reaches"]))}

@@ -200,7 +200,7 @@ def blame_exporter(changed: dict[str, frozenset[int]], tree: Tree) -> Culprit | 
     (the partitioner, the passes, a Triton kernel compiled into the program) is the pull request's, so
     its first changed function is the place, said as such. Tests are not exporter code."""
     for path, lines in sorted(changed.items()):
-        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(".py") or "/tests/" in path:
+        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(".py") or is_test(path):
             continue
         line = min(lines)
         function = python_function_at(tree.text(path), line)
@@ -245,7 +245,7 @@ def changed_definitions(changed: dict[str, frozenset[int]], tree: Tree) -> list[
     """(path, function, first changed line) for each function of the backend's sources the diff changes."""
     found = []
     for path, lines in sorted(changed.items()):
-        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(SOURCE_SUFFIXES):
+        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(SOURCE_SUFFIXES) or is_test(path):
             continue
         seen: dict[str, int] = {}
         for line in sorted(lines):
@@ -254,6 +254,11 @@ def changed_definitions(changed: dict[str, frozenset[int]], tree: Tree) -> list[
             seen.setdefault(name, line)
         found += [(path, name, line) for name, line in seen.items()]
     return found
+
+
+def is_test(path: str) -> bool:
+    """A backend's own tests (runtime/test/, shims/tests/, tests/): no exported program runs them."""
+    return "/test/" in path or "/tests/" in path
 
 
 def _changed_for_shim(

@@ -77,6 +77,12 @@ def test_coverage_says_which_changed_functions_ran_on_the_gpu(tmp_path):
         ("fill_kernel", 2, True),
         ("aoti_torch_cuda_unused", 8, False),  # a shim beside the called one is not reached through it
     ]
+    # The backend's own tests are no code a program runs: not listed at all.
+    test = "backends/cuda/runtime/test/test_cuda_allocator.cpp"
+    (tree / test).parent.mkdir(parents=True)
+    (tree / test).write_text("TEST_F(Allocator, Copies) {\n  EXPECT_TRUE(true);\n}\n")
+    with_test = diff + f"--- a/{test}\n+++ b/{test}\n@@ -2 +2 @@\n-  EXPECT_TRUE(false);\n+  EXPECT_TRUE(true);\n"
+    assert [row["path"] for row in coverage(changed_lines(with_test), {"programs": [ran]}, Tree(tree))] == [path, path]
     # The same diff when the program did not run: nothing counts as reached.
     rows = coverage(changed_lines(diff), {"programs": [{**ran, "ran": False}]}, Tree(tree))
     assert not any(row["ran_on_gpu"] for row in rows)
