@@ -20,6 +20,9 @@ OUT=${OUT:?set OUT to the directory that comes back}
 WORK=${WORK:-/tmp/smoke-work}
 PYTHON=${PYTHON:-python3}
 JOBS=${JOBS:-$(nproc)}
+# CUDA_ARCH=default leaves the architecture to nvcc (a rehearsal without a GPU, where native has none).
+ARCH=(--cuda-arch "${CUDA_ARCH:-native}")
+[ "${CUDA_ARCH:-native}" != default ] || ARCH=()
 mkdir -p "$OUT" "$WORK/results"
 # A timeout's SIGTERM still writes what finished; the archive is also refreshed after every case.
 trap 'tar -czf "$OUT/results.tar.gz" -C "$WORK/results" .' EXIT
@@ -43,7 +46,7 @@ smoke() {  # name tree-case [arguments...]
   local started=$SECONDS
   "$PYTHON" -m smoke run --backend-only --require-gpu --tree "$WORK/$tree/executorch" \
     --head-plan "$WORK/$tree/plan.json" --build-dir "$WORK/build/$name" --cache-dir "$WORK/cache" \
-    --cuda-arch native --jobs "$JOBS" --report "$WORK/results/$name.json" "$@" > "$WORK/results/$name.log" 2>&1
+    "${ARCH[@]}" --jobs "$JOBS" --report "$WORK/results/$name.json" "$@" > "$WORK/results/$name.log" 2>&1
   local code=$?
   echo "== $name: exit $code, $((SECONDS - started))s wall" | tee -a "$OUT/summary.txt"
   grep -v "^report:" "$WORK/results/$name.log" | cut -c1-900 | tee -a "$OUT/summary.txt"
@@ -58,7 +61,9 @@ against_main() {  # case
 for group in "$@"; do
   case $group in
     main)
-      rm -rf "$WORK/cache" "$WORK/build/main" "$WORK/build/main-warm"
+      # KEEP_CACHE=1 (a re-run on a warm machine, a rehearsal with a filled cache): main is not cold.
+      [ "${KEEP_CACHE:-0}" = 1 ] || rm -rf "$WORK/cache"
+      rm -rf "$WORK/build/main" "$WORK/build/main-warm"
       smoke main main --programs sort,tensor,int4mm,sdpa
       smoke main-warm main --programs sort,tensor,int4mm,sdpa ;;
     new)
@@ -68,6 +73,7 @@ for group in "$@"; do
     old) for name in no-whole-archive static-shim cu-syntax-error tensor-attribute; do against_main "$name"; done ;;
     prs)
       for pull in "$WORK"/pr*/pull.json "$WORK"/commit-*/pull.json; do
+        [ -f "$pull" ] || continue  # a pattern that matched nothing
         name=$(basename "$(dirname "$pull")")
         cp "$pull" "$WORK/results/$name.pull.json"
         smoke "$name" "$name" --base-tree "$WORK/$name-base/executorch" --base-plan "$WORK/$name-base/plan.json" \
