@@ -14,8 +14,9 @@ from smoke.backend_run import coverage
 from smoke.backend_stages import run_backend
 from smoke.blame import Tree, changed_lines
 from smoke.build_plan import plan_directory
+from smoke.commands import CommandResult
 from smoke.object_cache import ObjectCache
-from smoke.program_run import catalogue, choose_programs
+from smoke.program_run import catalogue, choose_programs, describe_export_failure
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "smoke_backend_mini"
@@ -102,3 +103,28 @@ def test_coverage_lists_a_changed_triton_kernel_reached_only_by_the_program_it_e
     for other in ({**ran, "exporter": "wheel"}, {**ran, "name": "sort"}):
         rows = coverage(changed_lines(diff), {"programs": [other]}, Tree(tree))
         assert [row["ran_on_gpu"] for row in rows] == [False]
+
+
+def test_a_failed_export_is_described_by_its_exceptions_not_torchs_closing_advice():
+    # The H100 run reported the sdpa export as "exit 1: Use tlparse to see full graph. (...)": the last
+    # line. A compile error's stderr as PyTorch prints it (written by hand in its format): the exception
+    # raised, the root it came from, then advice.
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "export_program.py", line 104, in export\n'
+        "RuntimeError: Expected bfloat16 inputs\n"
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: "
+        "call_function triton.sdpa(*(FakeTensor(..., device='cuda:0', size=(1, 4, 64, 64)),)): got "
+        "RuntimeError('Expected bfloat16 inputs')\n"
+        '\nfrom user code:\n  File "sdpa.py", line 986, in sdpa\n\n'
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug"
+        ' to PyTorch). For even more developer context, set TORCH_LOGS="+dynamo"\n'
+        "Use tlparse to see full graph. (https://github.com/pytorch/tlparse?tab=readme-ov-file#tlparse-parse-structured-pt2-logs)\n"
+    )
+    said = describe_export_failure(CommandResult("python export_program.py sdpa out", 1, "", stderr, 40.0))
+    assert said.startswith("exit 1: torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node")
+    assert "Expected bfloat16 inputs" in said and "tlparse" not in said
+    # No exception printed (a crash): how it ended and its last line, as before.
+    crashed = describe_export_failure(CommandResult("python export_program.py sdpa out", -11, "", "Segfault\n", 3.0))
+    assert crashed == "killed by signal 11: Segfault"
