@@ -105,10 +105,18 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         if _link_key(problem) in base_links:
             continue
         cause = cause_in_diff(problem, diff_text) if diff_text else None
-        place = cause or next((tuple(item["definition"]) for item in problem["objects"] if item["definition"]), None)
+        hidden = None if cause or not diff_text else hidden_by_added_option(problem, head, added, head_checkout)
+        place = cause or (hidden[:2] if hidden else None)
+        place = place or next((tuple(item["definition"]) for item in problem["objects"] if item["definition"]), None)
         message = problem["message"]
         if cause:
             message += f"; {cause[0]}:{cause[1]}, a line this pull request adds, put it there"
+        elif hidden:
+            message += (
+                f"; {hidden[3]} defines it, and `{hidden[2]}` now reaches its compile: {hidden[0]}:{hidden[1]}, "
+                "a line this pull request adds"
+            )
+            cause = hidden[:2]
         found.append(
             NewAtHead("link-error", message, place[0] if place else None, place[1] if place else None, bool(cause))
         )
@@ -120,6 +128,8 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
         still = (lambda name: locate(head_checkout, name)) if head_checkout is not None else (lambda name: None)
         for cause in trace_lost_exports(base, head, diff_text, still):
             found.append(NewAtHead("symbol-lost", cause.message, cause.path, cause.line, cause.in_diff))
+    reported_links = any(item.kind == "link-error" for item in found)  # folded or not, said by its cause
+    found = _fold_links_into_lost(found)
     for name in sorted(set(head["duplicated"]) - set(base["duplicated"]))[:20]:
         found.append(
             NewAtHead("duplicate-definition", f"{name} is defined strongly in more than one loaded object at head")
@@ -128,7 +138,6 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
     # once, with the symbol-lost finding, not as a failure of its own; a link failure likewise is said
     # once, by its cause above, not again as the stage it stopped.
     lost_names = set(lost)
-    reported_links = any(item.kind == "link-error" for item in found)
     for stage, status in head["statuses"].items():
         if status != "failed" or base["statuses"].get(stage) == "failed" or stage == "compile":
             continue
@@ -141,6 +150,54 @@ def compare(base: dict, head: dict, diff_text: str = "", head_checkout: Path | N
             continue
         found.append(NewAtHead("stage-failed", f"{stage}: {head['reasons'][stage]}"))
     return sorted(found, key=lambda item: not item.in_diff)
+
+
+VISIBILITY_OPTIONS = ("-fvisibility=hidden", "-fvisibility-inlines-hidden")
+
+
+def hidden_by_added_option(
+    problem: dict, head: dict, added: dict[str, frozenset[int]], checkout: Path | None
+) -> tuple[str, int, str, str] | None:
+    """An undefined reference whose definition a visibility option this pull request adds now hides:
+    (option's path, line, option, defining source). The definition is looked up in the shim library's
+    sources, whose compile options (with the line each came from) the summary keeps."""
+    if problem.get("kind") != "undefined-reference" or checkout is None:
+        return None
+    qualified = problem["symbol"].split("(", 1)[0]
+    name = "::".join(qualified.split("::")[-2:])
+    pattern = re.compile(rf"(?<![\w:]){re.escape(name)}\s*\(")
+    for source, facts in sorted(head.get("shim_sources", {}).items()):
+        file = checkout / source
+        text = file.read_text(errors="replace") if file.is_file() else ""
+        if not any(pattern.search(row) and not row.rstrip().endswith(";") for row in text.splitlines()):
+            continue
+        for option in facts.get("options", ()):
+            path, line = option["origin"]
+            if option["value"] in VISIBILITY_OPTIONS and line in added.get(path, ()):
+                return path, line, option["value"], source
+    return None
+
+
+def _fold_links_into_lost(found: list[NewAtHead]) -> list[NewAtHead]:
+    """A link failure caused by the same added line as lost exports (a visibility option hides both) is
+    that finding again: said once, with the lost exports."""
+    lost_at = {(item.path, item.line): item for item in found if item.kind == "symbol-lost" and item.in_diff}
+    links = {
+        place: [
+            item for item in found if item.kind == "link-error" and item.in_diff and (item.path, item.line) == place
+        ]
+        for place in lost_at
+    }
+    kept = []
+    for item in found:
+        place = (item.path, item.line)
+        if item.kind == "link-error" and item in links.get(place, ()):
+            continue
+        if item.kind == "symbol-lost" and links.get(place):
+            said = "; and ".join(link.message.split("; ", 1)[0] for link in links[place])
+            item = replace(item, message=f"{item.message}; the same line breaks a link: {said}")
+        kept.append(item)
+    return kept
 
 
 def _fold_into_lost(found: list[NewAtHead], stage: str, reason: str, lost_names: set[str]) -> bool:
@@ -177,6 +234,12 @@ def _program_failures(
                 tuple(run["errors"]["lines"]),
             )
             culprit = blame_failure(errors, definitions, changed, tree)
+            if culprit is None:  # its own lines point outside the diff (a kernel's fatal check in a header)
+                culprit = blame_wrong_result(run.get("calls", {}), changed, tree)
+                if culprit is not None:
+                    culprit = replace(
+                        culprit, why=f"its error lines point outside the diff ({errors.summary()[:160]}); {culprit.why}"
+                    )
             kind = "run-failure"
         elif run.get("ran"):
             culprit = blame_wrong_result(run.get("calls", {}), changed, tree)

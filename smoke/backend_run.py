@@ -23,11 +23,11 @@ from smoke.backend_build import Toolset
 from smoke.backend_compare import backend_summary, compare, fixed_at_head
 from smoke.backend_load import load_programs
 from smoke.backend_stages import SHIM_LIBRARY, BackendRun, run_backend
-from smoke.blame import Tree, changed_definitions, changed_lines
+from smoke.blame import Tree, changed_definitions, changed_lines, is_test, python_function_at
 from smoke.build_plan import HOST_NAME, RUNTIME_HOST_NAME, BuildPlan, plan_from_json
 from smoke.machine import MachineFacts
 from smoke.object_cache import ObjectCache
-from smoke.program_run import choose_programs, prepare_programs, run_programs
+from smoke.program_run import catalogue, choose_programs, prepare_programs, run_programs
 from smoke.report import StageOutcome, StageResult
 
 PROGRAM_FIELDS = ("name", "status", "reason", "ran", "needed_symbols", "calls", "errors", "wrong_values", "from_cache")
@@ -147,6 +147,15 @@ def _untested(head: dict, base: dict | None, facts: MachineFacts) -> StageOutcom
         # Every program chosen failed before it ran (an export, say): nothing the diff touches was tested.
         why = "; ".join(f"{run['name']}: {run['reason'][:200]}" for run in runs)
         return StageOutcome("skipped", f"could not run at head: no chosen program ran ({why})", {"untested": True})
+    if not facts.has_gpu:
+        # The build stages say nothing of a shim's value or a kernel's result: "nothing new" there is
+        # not a pass of what the diff changes.
+        return StageOutcome(
+            "skipped",
+            "could not run at head: no GPU, so the programs the diff calls for were neither exported nor run "
+            "(only the build stages ran)",
+            {"untested": True},
+        )
     return None
 
 
@@ -176,6 +185,24 @@ def coverage(changed: dict[str, frozenset[int]], head: dict | None, tree: Tree) 
                 "how": f"{how} {', '.join(sorted(set(programs)))}"
                 if programs
                 else "not reached by any program that ran",
+            }
+        )
+    # The backend's Python is reached when a program it exported ran: one the catalogue ties to its path.
+    for path, lines in sorted(changed.items()):
+        if not path.startswith(("backends/cuda/", "backends/aoti/")) or not path.endswith(".py") or is_test(path):
+            continue
+        line = min(lines)
+        tied = {entry["name"] for entry in catalogue() if path.startswith(tuple(entry["reaches"]))}
+        ran = sorted(
+            run["name"] for run in runs if run.get("ran") and run.get("exporter") == "tree" and run["name"] in tied
+        )
+        rows.append(
+            {
+                "path": path,
+                "function": python_function_at(tree.text(path), line) or "(module level)",
+                "line": line,
+                "ran_on_gpu": bool(ran),
+                "how": f"exported {', '.join(ran)}, which ran" if ran else "not reached by any program that ran",
             }
         )
     return rows

@@ -10,7 +10,8 @@ line of the most specific place the evidence points at:
 2. the shim whose call failed: the changed lines of its definition, else of the file defining it;
 3. for a wrong value (no error at all): the changed lines of a shim the program calls, else of the
    file defining one (a kernel the shim launches), else of any function the diff changes in the
-   backend's sources, said as such.
+   backend's sources, else of the backend's Python that exported the program (a Triton kernel built
+   into it, a pass), each said as such.
 A place outside the diff is said so (in_diff False), never dressed up as the pull request's line.
 """
 
@@ -125,6 +126,10 @@ class Tree:
             self._functions[path] = functions_of(text)
         return self._functions[path]
 
+    def text(self, path: str) -> str:
+        file = self.checkout / path if self.checkout is not None else None
+        return file.read_text(errors="replace") if file is not None and file.is_file() else ""
+
     def definition(self, path: str, name: str) -> Function | None:
         return next((item for item in self.functions(path) if item.name == name), None)
 
@@ -187,14 +192,60 @@ def blame_wrong_result(called: dict[str, str], changed: dict[str, frozenset[int]
                 True,
                 f"no shim the program calls is changed; this pull request changes {function} in {path}",
             )
+    return blame_exporter(changed, tree)
+
+
+def blame_exporter(changed: dict[str, frozenset[int]], tree: Tree) -> Culprit | None:
+    """A wrong value whose native code is unchanged: the backend's Python that exported the program
+    (the partitioner, the passes, a Triton kernel compiled into the program) is the pull request's, so
+    its first changed function is the place, said as such. Tests are not exporter code."""
+    for path, lines in sorted(changed.items()):
+        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(".py") or is_test(path):
+            continue
+        line = min(lines)
+        function = python_function_at(tree.text(path), line)
+        inside = f"{function} in {path}" if function else path
+        return Culprit(
+            path,
+            line,
+            function,
+            True,
+            f"no native code the program runs is changed; the program was exported with this pull "
+            f"request's backend Python, which changes {inside}",
+        )
     return None
+
+
+def python_function_at(text: str, line: int) -> str | None:
+    """The innermost def (as Class.name or name) whose span holds line in Python text; None outside."""
+    import ast
+
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return None
+    best: tuple[int, str] | None = None
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                end = child.end_lineno or child.lineno
+                inside = child.lineno <= line <= end and not isinstance(child, ast.ClassDef)
+                if inside and (best is None or end - child.lineno < best[0]):
+                    best = (end - child.lineno, name)
+                visit(child, f"{name}.")
+
+    visit(module, "")
+    return best[1] if best else None
 
 
 def changed_definitions(changed: dict[str, frozenset[int]], tree: Tree) -> list[tuple[str, str, int]]:
     """(path, function, first changed line) for each function of the backend's sources the diff changes."""
     found = []
     for path, lines in sorted(changed.items()):
-        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(SOURCE_SUFFIXES):
+        if not path.startswith(BACKEND_DIRECTORIES) or not path.endswith(SOURCE_SUFFIXES) or is_test(path):
             continue
         seen: dict[str, int] = {}
         for line in sorted(lines):
@@ -203,6 +254,11 @@ def changed_definitions(changed: dict[str, frozenset[int]], tree: Tree) -> list[
             seen.setdefault(name, line)
         found += [(path, name, line) for name, line in seen.items()]
     return found
+
+
+def is_test(path: str) -> bool:
+    """A backend's own tests (runtime/test/, shims/tests/, tests/): no exported program runs them."""
+    return "/test/" in path or "/tests/" in path
 
 
 def _changed_for_shim(

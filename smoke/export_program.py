@@ -165,12 +165,14 @@ def build_program(torch, name: str):
             return result.to(torch.float32)
 
     class Attention(nn.Module):
-        """scaled_dot_product_attention over 4 heads of 64: the backend's SDPA path (its Triton kernel)."""
+        """scaled_dot_product_attention over 4 heads of 64 in bfloat16: the backend's SDPA path, its Triton
+        kernel (backends/cuda/triton/kernels/sdpa.py), which refuses any other dtype ("Expected bfloat16
+        inputs"), so a float32 attention fails the export instead of running the kernel."""
 
         def forward(self, x):
-            heads = x.reshape(1, 4, rows // 4, columns)
+            heads = x.reshape(1, 4, rows // 4, columns).to(torch.bfloat16)
             attended = torch.nn.functional.scaled_dot_product_attention(heads, heads * 0.5, heads + 1.0)
-            return attended.reshape(rows, columns)
+            return attended.reshape(rows, columns).to(torch.float32)
 
     models = {"sort": Sort, "tensor": Tensor, "int4mm": Int4Matmul, "sdpa": Attention}
     return models[name]().to("cuda").eval(), example

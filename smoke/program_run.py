@@ -14,13 +14,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import struct
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from smoke.canary import describe_child_failure
-from smoke.commands import run_command
+from smoke.commands import CommandResult, run_command
 from smoke.elf_symbols import SymbolReadError, read_dynamic_symbols
 from smoke.machine import MachineFacts
 from smoke.report import StageOutcome
@@ -92,7 +93,7 @@ def _prepare_one(out_dir: Path, tree: Path, name: str) -> dict:
         if exported.returncode == EXPORT_EXIT_IMPORT:
             why = f"the executorch wheel's exporter does not import: {_last_json(exported.stdout).get('import_error')}"
         else:
-            why = describe_child_failure(exported)
+            why = describe_export_failure(exported)
         problem = StageOutcome("failed", f"exporting {name} failed: {why}", {"export": exported.to_json()})
         failed.write_text(json.dumps({"reason": problem.reason, "details": problem.details}))
         return {"problem": problem}
@@ -103,6 +104,24 @@ def _prepare_one(out_dir: Path, tree: Path, name: str) -> dict:
     result["needed_symbols"] = sorted(_needed(wrapper)) if wrapper else []
     record.write_text(json.dumps(result))
     return {"program": {**result, "from_cache": False}}
+
+
+# An exception line of a Python traceback: "RuntimeError: ...", "torch._dynamo.exc.Unsupported: ...".
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Unsupported|Exit)\w*: \S")
+
+
+def describe_export_failure(result: CommandResult) -> str:
+    """Why an export child failed, by the exceptions it printed, not its last line: PyTorch's compile
+    errors end with advice ("Use tlparse to see full graph", "Set TORCHDYNAMO_VERBOSE=1") that names
+    nothing. The first exception (the root, in a chained traceback) and the last (what was raised)."""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    raised = [line for line in lines if EXCEPTION_LINE.match(line)]
+    if result.timed_out or not raised:
+        return describe_child_failure(result)
+    code = result.returncode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit {code}"
+    said = raised[-1] if raised[0] == raised[-1] or raised[0] in raised[-1] else f"{raised[-1]} (from {raised[0]})"
+    return f"{how}: {said[:600]}"
 
 
 def _last_json(text: str) -> dict:

@@ -218,6 +218,35 @@ def halve_int4_group(tree: Path) -> Regression:
     return Regression("int4mm-group", path, line, f"int4mm fails or differs from eager; {path}:{line}")
 
 
+def refuse_device_zero(tree: Path) -> Regression:
+    """A second `.cpp` shim that fails at run time: aoti_torch_create_cuda_stream_guard takes only
+    device indices above 0 (an off-by-one range check), so every wrapper's stream guard for device 0
+    fails ("aoti_torch_create_cuda_stream_guard(...) API call failed"). Blame: the check's line."""
+    path = "backends/cuda/runtime/shims/cuda_guard.cpp"
+    old = '"aoti_torch_create_cuda_stream_guard failed: stream is null");\n'
+    check = (
+        "  ET_CHECK_OR_RETURN_ERROR(\n"
+        "      device_index > 0,\n"
+        "      InvalidArgument,\n"
+        '      "aoti_torch_create_cuda_stream_guard failed: device %d out of range",\n'
+        "      static_cast<int>(device_index));\n"
+    )
+    line = _replace(tree, path, old, old + check) + 1
+    return Regression(
+        "stream-guard-device", path, line, f"run failure of aoti_torch_create_cuda_stream_guard; {path}:{line}"
+    )
+
+
+def scale_sdpa_by_dimension(tree: Path) -> Regression:
+    """A wrong value from the SDPA Triton kernel: the backend's Python scales the scores by 1/D instead
+    of 1/sqrt(D). The exported program's kernel is built from this Python at export, so only the sdpa
+    program run and compared with eager shows it. Blame: the changed line of sdpa.py."""
+    path = "backends/cuda/triton/kernels/sdpa.py"
+    old = "sm_scale = 1.0 / math.sqrt(D) if scale == 0.0 else scale"
+    line = _replace(tree, path, old, "sm_scale = 1.0 / D if scale == 0.0 else scale")
+    return Regression("sdpa-scale", path, line, f"program-run sdpa: values differ from eager; {path}:{line}")
+
+
 def comment_in_sort(tree: Path) -> Regression:
     """Quiet: a comment inside the sort shim."""
     path = "backends/cuda/runtime/shims/sort.cu"
@@ -270,6 +299,8 @@ REGRESSIONS = {
     "hidden-visibility": hide_shims,
     "empty-strided-check": refuse_two_dimensions,
     "int4mm-group": halve_int4_group,
+    "stream-guard-device": refuse_device_zero,
+    "sdpa-scale": scale_sdpa_by_dimension,
 }
 # Edits that change nothing the smoke job can observe: each must report nothing new at head.
 QUIET = {

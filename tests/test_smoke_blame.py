@@ -7,6 +7,7 @@ trees are the real tree (a fetched mirror) or the miniature fixtures/smoke_backe
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -19,7 +20,16 @@ from smoke.backend_stages import run_backend
 from smoke.blame import changed_lines, functions_of
 from smoke.build_plan import RUNTIME_HOST_KERNELS, plan_directory
 from smoke.machine import find_toolchain, inspect_machine
-from smoke.regressions import extract, refuse_two_dimensions, shift_sort_indices, tree_diff
+from smoke.regressions import (
+    extract,
+    halve_int4_group,
+    hide_shims,
+    refuse_device_zero,
+    refuse_two_dimensions,
+    scale_sdpa_by_dimension,
+    shift_sort_indices,
+    tree_diff,
+)
 from smoke.report import build_report
 from smoke.runtime_errors import read_runtime_errors
 
@@ -109,6 +119,80 @@ def test_a_failing_cpp_shim_is_blamed_at_its_changed_line_not_the_kernel(real_pa
         head,
     )
     assert [(item.path, item.line) for item in new] == [(MEMORY, regression.line)], new
+
+
+GUARD = "backends/cuda/runtime/shims/cuda_guard.cpp"
+# What a run prints when the wrapper's stream guard cannot be made: the guard shim's own check, then the
+# AOTInductor wrapper's exception (AOTICudaStreamGuard checks the shim's error code), then the backend's.
+FAILED_STREAM_GUARD = (
+    "E 00:00:00.300100 executorch:cuda_guard.cpp:{line}] aoti_torch_create_cuda_stream_guard failed: "
+    "device 0 out of range\n"
+    "Error: aoti_torch_create_cuda_stream_guard(stream, device_idx_, &stream_guard) API call failed at "
+    "/tmp/torchinductor_root/ab/model.h, line 131\n"
+    "E 00:00:00.300200 executorch:cuda_backend.cpp:736] AOTInductorModelContainerRun failed with error code 1\n"
+)
+
+
+def test_a_second_cpp_shim_failing_at_run_time_is_blamed_at_its_check(real_pair, tmp_path):
+    head = _head(real_pair, tmp_path)
+    regression = refuse_device_zero(head)
+    definitions = {"aoti_torch_create_cuda_stream_guard": GUARD, "aoti_torch_cuda_sort_stable": SORT}
+    errors = read_runtime_errors(FAILED_STREAM_GUARD.format(line=regression.line + 4)).to_json()
+    failed = {"name": "sort", "status": "failed", "reason": "did not run", "ran": False, "errors": errors}
+    passed = {"name": "sort", "status": "passed", "reason": "matches eager", "ran": True}
+    new = compare(
+        _summary([passed], definitions, "passed"),
+        _summary([failed], definitions, "failed"),
+        tree_diff(real_pair, head),
+        head,
+    )
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("run-failure", GUARD, regression.line, True)
+    ], new
+    assert "aoti_torch_create_cuda_stream_guard" in new[0].message
+
+
+INT4MM = "backends/cuda/runtime/shims/int4mm.cu"
+# A kernel's fatal check in a header the diff does not touch (ET_CHECK logs at Fatal level, then aborts):
+# no shim call is reported failed, and the check's line is not the pull request's.
+ABORTED_IN_INT4MM_HEADER = (
+    "F 00:00:00.500100 executorch:int4mm.cuh:1197] In function _weight_int4pack_mm_cuda(), assert failed: "
+    "qGroupSize == 32 || qGroupSize == 64 || qGroupSize == 128 || qGroupSize == 256\n"
+)
+
+
+def test_a_run_that_aborts_outside_the_diff_is_blamed_on_the_changed_shim_it_calls(real_pair, tmp_path):
+    head = _head(real_pair, tmp_path)
+    regression = halve_int4_group(head)
+    calls = {"aoti_torch_cuda__weight_int4pack_mm": INT4MM, "aoti_torch_empty_strided": MEMORY}
+    errors = read_runtime_errors(ABORTED_IN_INT4MM_HEADER).to_json()
+    failed = {"name": "int4mm", "status": "failed", "reason": "did not run: killed by SIGABRT", "ran": False}
+    failed |= {"errors": errors, "calls": calls}
+    passed = {"name": "int4mm", "status": "passed", "reason": "matches eager", "ran": True, "calls": calls}
+    new = compare(
+        _summary([passed], calls, "passed"), _summary([failed], calls, "failed"), tree_diff(real_pair, head), head
+    )
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("run-failure", INT4MM, regression.line, True)
+    ], new
+    assert "int4mm.cuh:1197" in new[0].message and "aoti_torch_cuda__weight_int4pack_mm" in new[0].message
+
+
+def test_a_wrong_value_from_the_backends_triton_kernel_is_blamed_at_its_python_line(real_pair, tmp_path):
+    # No native code changes: the SDPA kernel is compiled into the program at export from the backend's
+    # Python, so the changed line of that Python is the place (said as such), not "no line".
+    head = _head(real_pair, tmp_path)
+    regression = scale_sdpa_by_dimension(head)
+    calls = {"aoti_torch_empty_strided": MEMORY, "aoti_torch_create_cuda_stream_guard": GUARD}
+    wrong = {"name": "sdpa", "status": "failed", "reason": "16384 of 16384 values differ", "ran": True, "calls": calls}
+    right = {**wrong, "status": "passed", "reason": "matches eager"}
+    new = compare(
+        _summary([right], calls, "passed"), _summary([wrong], calls, "failed"), tree_diff(real_pair, head), head
+    )
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("wrong-result", regression.path, regression.line, True)
+    ], new
+    assert "sdpa in backends/cuda/triton/kernels/sdpa.py" in new[0].message
 
 
 def test_a_wrong_value_from_a_cpp_shim_is_blamed_there_not_on_the_cu_kernel(real_pair, tmp_path):
@@ -209,6 +293,28 @@ def test_a_visibility_flag_is_blamed_at_the_line_that_adds_it(tmp_path, mini_bas
     # The backend still calls the hidden shim, so the host's link fails on it: said once, by its cause.
     links = [item for item in new if item.kind == "link-error"]
     assert len(links) <= 1 and not [item for item in new if item.kind == "stage-failed"], new
+
+
+# The H100 run of 2026-12-07 (smoke/reports/h100-2026-12-07-run1): main's and hidden-visibility's
+# backend summaries as the GPU machine recorded them (exports 51 and 33, the host's link failure on
+# CudaAllocator::instance(), the compile options of each shim-library source with their CMake lines).
+H100_RUN = REPO / "smoke" / "reports" / "h100-2026-12-07-run1"
+
+
+def test_a_visibility_flag_that_also_breaks_a_link_is_one_finding_at_its_line(real_pair, tmp_path):
+    # On the GPU the link failure came out as a second finding with no cause; the definition it misses
+    # (cuda_allocator.cpp) is hidden by the same added option, so it is that finding again.
+    head = _head(real_pair, tmp_path)
+    regression = hide_shims(head)
+    base_summary = json.loads((H100_RUN / "main.json").read_text())["backend"]["head"]["summary"]
+    head_summary = json.loads((H100_RUN / "hidden-visibility.json").read_text())["backend"]["head"]["summary"]
+    new = compare(base_summary, head_summary, tree_diff(real_pair, head), head)
+    assert [(item.kind, item.path, item.line, item.in_diff) for item in new] == [
+        ("symbol-lost", regression.path, regression.line, True)
+    ], new
+    message = new[0].message
+    assert "51 exported at base, 33 at head" in message and "-fvisibility=hidden" in message
+    assert "CudaAllocator::instance()" in message and "smoke_backend_host" in message
 
 
 @needs_compilers

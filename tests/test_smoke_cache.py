@@ -14,8 +14,9 @@ from smoke.backend_run import coverage
 from smoke.backend_stages import run_backend
 from smoke.blame import Tree, changed_lines
 from smoke.build_plan import plan_directory
+from smoke.commands import CommandResult
 from smoke.object_cache import ObjectCache
-from smoke.program_run import catalogue, choose_programs
+from smoke.program_run import catalogue, choose_programs, describe_export_failure
 
 REPO = Path(__file__).resolve().parents[1]
 MINI = REPO / "fixtures" / "smoke_backend_mini"
@@ -77,7 +78,53 @@ def test_coverage_says_which_changed_functions_ran_on_the_gpu(tmp_path):
         ("fill_kernel", 2, True),
         ("aoti_torch_cuda_unused", 8, False),  # a shim beside the called one is not reached through it
     ]
+    # The backend's own tests are no code a program runs: not listed at all.
+    test = "backends/cuda/runtime/test/test_cuda_allocator.cpp"
+    (tree / test).parent.mkdir(parents=True)
+    (tree / test).write_text("TEST_F(Allocator, Copies) {\n  EXPECT_TRUE(true);\n}\n")
+    with_test = diff + f"--- a/{test}\n+++ b/{test}\n@@ -2 +2 @@\n-  EXPECT_TRUE(false);\n+  EXPECT_TRUE(true);\n"
+    assert [row["path"] for row in coverage(changed_lines(with_test), {"programs": [ran]}, Tree(tree))] == [path, path]
     # The same diff when the program did not run: nothing counts as reached.
     rows = coverage(changed_lines(diff), {"programs": [{**ran, "ran": False}]}, Tree(tree))
     assert not any(row["ran_on_gpu"] for row in rows)
     assert rows[0]["how"] == "not reached by any program that ran"
+
+
+def test_coverage_lists_a_changed_triton_kernel_reached_only_by_the_program_it_exported(tmp_path):
+    tree = tmp_path / "executorch"
+    path = "backends/cuda/triton/kernels/sdpa.py"
+    (tree / path).parent.mkdir(parents=True)
+    (tree / path).write_text("import math\n\n\ndef sdpa(D):\n    sm_scale = 1.0 / D\n    return sm_scale\n")
+    diff = f"--- a/{path}\n+++ b/{path}\n@@ -5 +5 @@\n-    sm_scale = 1.0 / math.sqrt(D)\n+    sm_scale = 1.0 / D\n"
+    ran = {"name": "sdpa", "ran": True, "exporter": "tree", "calls": {}}
+    rows = coverage(changed_lines(diff), {"programs": [ran]}, Tree(tree))
+    assert [(row["path"], row["function"], row["line"], row["ran_on_gpu"]) for row in rows] == [(path, "sdpa", 5, True)]
+    # Exported by the wheel's Python (the tree's did not import), or another program: not reached.
+    for other in ({**ran, "exporter": "wheel"}, {**ran, "name": "sort"}):
+        rows = coverage(changed_lines(diff), {"programs": [other]}, Tree(tree))
+        assert [row["ran_on_gpu"] for row in rows] == [False]
+
+
+def test_a_failed_export_is_described_by_its_exceptions_not_torchs_closing_advice():
+    # The H100 run reported the sdpa export as "exit 1: Use tlparse to see full graph. (...)": the last
+    # line. A compile error's stderr as PyTorch prints it (written by hand in its format): the exception
+    # raised, the root it came from, then advice.
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "export_program.py", line 104, in export\n'
+        "RuntimeError: Expected bfloat16 inputs\n"
+        "\nThe above exception was the direct cause of the following exception:\n\n"
+        "torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node with fake tensors: "
+        "call_function triton.sdpa(*(FakeTensor(..., device='cuda:0', size=(1, 4, 64, 64)),)): got "
+        "RuntimeError('Expected bfloat16 inputs')\n"
+        '\nfrom user code:\n  File "sdpa.py", line 986, in sdpa\n\n'
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug"
+        ' to PyTorch). For even more developer context, set TORCH_LOGS="+dynamo"\n'
+        "Use tlparse to see full graph. (https://github.com/pytorch/tlparse?tab=readme-ov-file#tlparse-parse-structured-pt2-logs)\n"
+    )
+    said = describe_export_failure(CommandResult("python export_program.py sdpa out", 1, "", stderr, 40.0))
+    assert said.startswith("exit 1: torch._dynamo.exc.TorchRuntimeError: Dynamo failed to run FX node")
+    assert "Expected bfloat16 inputs" in said and "tlparse" not in said
+    # No exception printed (a crash): how it ended and its last line, as before.
+    crashed = describe_export_failure(CommandResult("python export_program.py sdpa out", -11, "", "Segfault\n", 3.0))
+    assert crashed == "killed by signal 11: Segfault"

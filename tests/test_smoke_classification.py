@@ -58,3 +58,17 @@ def test_smoke_never_says_passed_when_stages_were_skipped():
     everything = build_report({}, tuple(_stage(n, "passed") for n in ("machine", "host")), {}, {}, None)
     assert describe_report(everything).splitlines()[-1] == "smoke: passed"
     assert json.dumps(report)  # the document itself is unchanged: status stays the contract's
+
+
+def test_the_log_lists_a_dozen_changed_functions_what_ran_first_and_counts_the_rest():
+    rows = [
+        {"path": "backends/cuda/runtime/a.cpp", "line": n, "function": f"f{n}", "ran_on_gpu": n == 30, "how": "x"}
+        for n in range(1, 41)
+    ]
+    report = {"status": "skipped", "stages": [], "backend": {"coverage": rows}}
+    changed = [line for line in describe_report(report).splitlines() if line.startswith("    changed:")]
+    assert len(changed) == 13 and "a.cpp:30 f30: ran on the GPU" in changed[0]
+    assert (
+        changed[-1]
+        == "    changed: 28 more function(s), 28 of them not reached (backend.coverage in the report lists each)"
+    )

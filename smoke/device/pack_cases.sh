@@ -26,7 +26,8 @@ extract() {  # case revision
 
 git -C "$MIRROR" rev-parse --verify "refs/heads/main^{commit}" > "$STAGE/commit.txt" 2>/dev/null
 extract main "$(cat "$STAGE/commit.txt")"
-CASES=$("$PYTHON" -c "from smoke.regressions import REGRESSIONS, QUIET; print(' '.join([*REGRESSIONS, *QUIET]))")
+# CASES="name ..." packs only those planted cases (default: every regression and quiet edit).
+CASES=${CASES:-$("$PYTHON" -c "from smoke.regressions import REGRESSIONS, QUIET; print(' '.join([*REGRESSIONS, *QUIET]))")}
 for name in $CASES; do
   mkdir -p "$STAGE/$name"
   cp -r "$STAGE/main/executorch" "$STAGE/$name/executorch"
