@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from bench.corpus import Outcome, format_row, load_corpus, summary
 from checks import BY_ID
 
@@ -71,16 +69,6 @@ def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_review):
     ], table
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known recall loss: python-import-undeclared treats a closure through a Meta-internal fb/ "
-    "package as unknown (as its doc says). In fbcode both targets shipping arm_pass_manager.py reach "
-    "//exir/program/fb:logger (via //exir:lib -> //exir/program:program), so fbcode cannot decide; the "
-    "oss cell, whose closures are whole, finds the three gaps on :arm_pass_manager_base and :passes, but "
-    "no OSS CI command reaches //backends/arm/_passes, so the engine does not blame them (outside the "
-    "build scope). The open tree shows how deep the fb/ dep is, not what it brings: a deep one can "
-    "bring the module as well as the direct one of the #34 false minor, so depth is no ground to decide",
-)
 def test_python_dependency_gap_caught_and_its_fix_quiet(executorch_mirror, real_tree_cache):
     # python-import-undeclared on its corpus pair: 1bb039ff33 makes arm_pass_manager.py import three
     # passes of backends/transforms that //backends/arm/_passes:passes does not depend on; c4ec988d16
