@@ -59,6 +59,7 @@ def review_sample(repo: Path, rows: list[tuple[int, str, str]], cache: Path) -> 
                 "seconds": round(time.perf_counter() - started, 2),
                 "inline_comments": len(plan.comments),
                 "body_chars": len(plan.body),
+                "body_entries": body_entries(plan.body),
                 "findings": findings,
                 "unevaluated": [item.to_json() for item in report.stats.unevaluated],
             }
@@ -70,6 +71,20 @@ def review_sample(repo: Path, rows: list[tuple[int, str, str]], cache: Path) -> 
             flush=True,
         )
     return records
+
+
+def body_entries(body: str) -> int:
+    """The findings the review body lists, one bullet each ("- ... and N more" counts as one)."""
+    return sum(1 for line in body.splitlines() if line.startswith("- "))
+
+
+def _body_entries(record: dict) -> int:
+    """A record's body entries; a record made before they were kept (the code before issue 34, whose
+    body lists every finding without an inline comment, the first 20 and a line "and N more")."""
+    if "body_entries" in record:
+        return record["body_entries"]
+    listed = len(record["findings"]) - record["inline_comments"]
+    return min(listed, 20) + (1 if listed > 20 else 0)
 
 
 def _loud(record: dict) -> set[tuple]:
@@ -90,12 +105,20 @@ def compare(before: Path, after: Path) -> int:
     lost = 0
     for name, run in (("before", left), ("after", right)):
         counts = [run[number]["inline_comments"] for number in both]
+        entries = [_body_entries(run[number]) for number in both]
         findings = [len(run[number]["findings"]) for number in both]
         print(
             f"{name}: {len(both)} pull requests, inline comments per PR median {statistics.median(counts)} "
-            f"max {max(counts)} total {sum(counts)}; findings per PR median {statistics.median(findings)} "
-            f"max {max(findings)} total {sum(findings)}"
+            f"max {max(counts)} total {sum(counts)}; body entries per PR median {statistics.median(entries)} "
+            f"max {max(entries)} total {sum(entries)}; findings per PR median {statistics.median(findings)} "
+            f"max {max(findings)} total {sum(findings)}; PRs with any inline comment {sum(1 for c in counts if c)}"
         )
+    print("per PR (inline/body entries/findings), before -> after, where any is not 0:")
+    for number in both:
+        a, b = left[number], right[number]
+        row = [(r["inline_comments"], _body_entries(r), len(r["findings"])) for r in (a, b)]
+        if any(any(x) for x in row):
+            print(f"  #{number}: {row[0][0]}/{row[0][1]}/{row[0][2]} -> {row[1][0]}/{row[1][1]}/{row[1][2]}")
     for number in both:
         gone, new = _loud(left[number]) - _loud(right[number]), _loud(right[number]) - _loud(left[number])
         if gone or new:

@@ -1,7 +1,11 @@
 """Draw the held-out precision sample of the compiled tier: pull requests as posted that touch C++ or build files.
 
     python -m bench.pr_sample --repo /work/.mirror/pytorch+executorch/repo \
-        [--count 120] [--out tests/real_tree/pr_sample_compiled.txt]
+        [--count 120] [--out tests/real_tree/pr_sample_compiled.txt] [--seed pr-sample-compiled-v1]
+
+    # the comment-budget sample of issue 34 (disjoint from both compiled-tier samples):
+    python -m bench.pr_sample --repo MIRROR --seed pr-sample-posts-v1 --count 110 \
+        --out tests/real_tree/pr_sample_posts.txt
 
 Eligible: a `refs/pull/N/head` whose head commit's committer date is before 2025-09-01 (UTC) and
 whose diff from its merge-base with `refs/heads/main` changes at least one C++ or build file
@@ -13,9 +17,10 @@ tests/ (the real-tree corpora and samples, the test modules) and bench/seed_prs 
 numbers (`#N`, `pull/N`, `pr = N`) and for hex names of 8 to 40 digits; each name the mirror
 resolves to a commit excludes the pull request whose head it is and any pull request its message
 names (`(#N)`, `.../pull/N`). Pull requests named by tests/real_tree/compiled_corpus.toml (the
-mined compile regressions) are excluded the same way.
+mined compile regressions) are excluded the same way. The earlier samples are files under tests/
+too, so a new draw (another `--seed`) is disjoint from them; only the `--out` file itself is not read.
 
-The draw: each eligible pull request is ranked by sha256("pr-sample-compiled-v1:<N>") and the
+The draw: each eligible pull request is ranked by sha256("<seed>:<N>") and the
 first `--count` in rank order that pass the filters are kept. A rank per pull request (not a
 shuffle of the whole list) keeps the draw stable when a pull request outside it becomes excluded.
 Output: one line per pull request, `N<TAB>head sha<TAB>merge-base sha<TAB>head date`, in rank
@@ -85,13 +90,14 @@ def pull_heads(repo: Path) -> list[PullHead]:
     return heads
 
 
-def excluded_pulls(repo: Path, root: Path, heads: list[PullHead]) -> frozenset[int]:
-    """Pull requests the repository's tests, seed PRs and compile corpus already use."""
+def excluded_pulls(repo: Path, root: Path, heads: list[PullHead], output: Path | None = None) -> frozenset[int]:
+    """Pull requests the repository's tests, seed PRs, compile corpus and earlier samples already use
+    (`output`, the sample being drawn, is not read)."""
     numbers: set[int] = set()
     names: set[str] = set()
     files = [p for folder in SCANNED for p in sorted((root / folder).rglob("*")) if p.is_file()]
     for path in files:
-        if path.name == "pr_sample_compiled.txt" or "__pycache__" in path.parts:
+        if (output is not None and path.resolve() == output.resolve()) or "__pycache__" in path.parts:
             continue  # the sample itself is the output, not material in use
         text = path.read_text(errors="replace")
         numbers.update(int(m.group(1)) for m in PR_NUMBER.finditer(text))
@@ -115,9 +121,9 @@ def excluded_pulls(repo: Path, root: Path, heads: list[PullHead]) -> frozenset[i
     return frozenset(numbers)
 
 
-def rank(number: int) -> str:
+def rank(number: int, seed: str = SEED) -> str:
     """The pull request's place in the draw: a hash of the seed and its number."""
-    return hashlib.sha256(f"{SEED}:{number}".encode()).hexdigest()
+    return hashlib.sha256(f"{seed}:{number}".encode()).hexdigest()
 
 
 def touches_cpp_or_build(repo: Path, merge_base: str, head: str) -> bool:
@@ -126,12 +132,12 @@ def touches_cpp_or_build(repo: Path, merge_base: str, head: str) -> bool:
     return any(TOUCHED.search(name) for name in names.splitlines())
 
 
-def draw(repo: Path, root: Path, count: int) -> list[Drawn]:
+def draw(repo: Path, root: Path, count: int, seed: str = SEED, output: Path | None = None) -> list[Drawn]:
     """The first `count` eligible pull requests in rank order."""
     heads = [pull for pull in pull_heads(repo) if pull.when < CUTOFF]
-    excluded = excluded_pulls(repo, root, heads)
+    excluded = excluded_pulls(repo, root, heads, output)
     drawn: list[Drawn] = []
-    for pull in sorted(heads, key=lambda p: rank(p.number)):
+    for pull in sorted(heads, key=lambda p: rank(p.number, seed)):
         if pull.number in excluded:
             continue
         base = git(repo, "merge-base", pull.head, MAIN).strip()
@@ -150,13 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=Path(), help="this repository (for the exclusions)")
     parser.add_argument("--count", type=int, default=120)
     parser.add_argument("--out", type=Path, default=Path("tests/real_tree/pr_sample_compiled.txt"))
+    parser.add_argument("--seed", default=SEED, help="names the draw; a new seed draws a new sample")
     arguments = parser.parse_args(argv)
-    drawn = draw(arguments.repo, arguments.root, arguments.count)
+    drawn = draw(arguments.repo, arguments.root, arguments.count, arguments.seed, arguments.out)
     lines = [
-        "# Held-out precision sample of the compiled tier (pull requests as posted, head before 2025-09-01,",
-        "# touching C++ or build files vs merge-base with main). Drawn by bench/pr_sample.py, seed",
-        f"# {SEED!r}: `python -m bench.pr_sample --repo MIRROR --count {arguments.count}`.",
-        "# Not for tuning: no finding on these was read while the tier was built.",
+        "# Sample of pull requests as posted (head before 2025-09-01, touching C++ or build files vs",
+        "# merge-base with main), disjoint from every pull request under tests/ and bench/seed_prs.",
+        f"# Drawn by bench/pr_sample.py: `python -m bench.pr_sample --repo MIRROR --seed {arguments.seed}",
+        f"# --count {arguments.count} --out {arguments.out}`.",
+        "# Not for tuning: no finding on these was read while the code that reviews them was built.",
         "# pr\thead\tmerge_base\thead_date",
     ]
     for item in drawn:

@@ -17,14 +17,15 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.fix_commit import plan_fix_commit
 from bot.model import Finding, Fix, Severity
 from bot.pipeline import Report
 from bot.tree import FileTree, blob_id_of
+from pr_check.fix_platforms import PlatformLoss, RoundJudge
 
 MAX_ROUNDS = 5
 _REGULAR_MODES = ("100644", "100755")
@@ -100,6 +101,7 @@ class FixRun:
     first: Report  # the review of the start tree
     report: Report  # the review of the final tree
     rounds: int
+    changed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # fingerprint -> targets its fix changed
 
     @property
     def fixed(self) -> tuple[Finding, ...]:
@@ -113,18 +115,22 @@ def fix_until_settled(
     review: Callable[[str], tuple[Report, FileTree]],
     rewrite: Callable[[str, Mapping[str, tuple[bytes, str]]], str],
     max_rounds: int = MAX_ROUNDS,
+    judge: RoundJudge | None = None,
 ) -> FixRun:
     """Review `start`, apply fixes, review the result, until a round changes nothing.
 
     `review(tree_id)` reviews a tree; `rewrite(tree_id, {path: (contents, mode)})` makes a new one.
-    A round whose result has a finding its input did not (a fix that breaks the file's syntax, say)
-    is not kept: the files whose fixes make a new finding on their own are found, their fixes are
-    withheld with the reason, and the round is made again without them.
+    A round whose result is worse than its input is not kept: it has a finding its input did not (a
+    fix that breaks the file's syntax, say), or, with a `judge`, it takes a target off a platform
+    where the target built before the change (a guard on a target that others depend on,
+    `pr_check.fix_platforms`). The files whose fixes do that on their own are found, their fixes
+    are withheld with the reason (left as suggestions), and the round is made again without them.
     """
     tree_id = start
     report, tree = review(tree_id)
     first = report
     applied: list[Finding] = []
+    changed: dict[str, tuple[str, ...]] = {}
     withheld: dict[str, str] = {}
     refused: dict[str, Refusal] = {}
     rounds = 0
@@ -137,30 +143,58 @@ def fix_until_settled(
         modes = {path: tree.entry(path).mode for path in done.files}  # type: ignore[union-attr]
         candidate = rewrite(tree_id, {path: (data, modes[path]) for path, data in done.files.items()})
         candidate_report, candidate_tree = review(candidate)
-        if not new_findings(report, candidate_report):
+        worse = _worse(report, tree, candidate_report, candidate_tree, judge)
+        if not worse:
             applied += done.applied
+            if judge is not None:
+                changed.update(
+                    {f.fingerprint: judge.changed(tree, candidate_tree, f.fix) for f in done.applied if f.fix}
+                )
             withheld.update({f.fingerprint: "its fix was applied and the finding is still there" for f in done.applied})
             tree_id, report, tree = candidate, candidate_report, candidate_tree
             continue
         blamed = False
         for path, data in done.files.items():
-            alone, _ = review(rewrite(tree_id, {path: (data, modes[path])}))
-            made = new_findings(report, alone)
-            if made:
+            alone, alone_tree = review(rewrite(tree_id, {path: (data, modes[path])}))
+            why = _worse(report, tree, alone, alone_tree, judge)
+            if why:
                 blamed = True
-                reason = f"applying it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
                 withheld.update(
-                    {f.fingerprint: reason for f in done.applied if f.fix is not None and f.fix.path == path}
+                    {
+                        f.fingerprint: f"applying it {why}"
+                        for f in done.applied
+                        if f.fix is not None and f.fix.path == path
+                    }
                 )
         if not blamed:  # only the fixes together make it: withhold them all
-            made = new_findings(report, candidate_report)
-            reason = (
-                f"applied with the other fixes it makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
-            )
-            withheld.update({f.fingerprint: reason for f in done.applied})
+            withheld.update({f.fingerprint: f"applied with the other fixes it {worse}" for f in done.applied})
     left = {f.fingerprint for f in report.findings}
     return FixRun(
-        start, tree_id, tuple(applied), tuple(r for key, r in refused.items() if key in left), first, report, rounds
+        start,
+        tree_id,
+        tuple(applied),
+        tuple(r for key, r in refused.items() if key in left),
+        first,
+        report,
+        rounds,
+        changed,
+    )
+
+
+def _worse(before: Report, tree: FileTree, after: Report, after_tree: FileTree, judge: RoundJudge | None) -> str:
+    """How the reviewed tree `after` is worse than `before` ("" when it is not), as a reason."""
+    made = new_findings(before, after)
+    if made:
+        return f"makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
+    lost = judge.losses(tree, after_tree) if judge is not None else ()
+    return _lost_reason(lost) if lost else ""
+
+
+def _lost_reason(lost: Sequence[PlatformLoss]) -> str:
+    more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+    return (
+        f"takes {lost[0].describe()}{more}, where it built before the change; "
+        "left as a suggestion: keep the change out of those platforms another way"
     )
 
 
@@ -247,8 +281,11 @@ def summary_lines(run: FixRun, written: Written | None, head_label: str) -> list
         f"{_plural(len(files), 'file')}, {_plural(len(left), 'finding')} left"
     ]
     for finding in fixed:
+        targets = run.changed.get(finding.fingerprint) or ((finding.target,) if finding.target else ())
+        changed = f" (changed {', '.join(f'`{label}`' for label in targets)})" if targets else ""
         lines.append(
-            f"fixed: {finding.path}:{finding.line} {finding.rule}: {finding.fix.description if finding.fix else ''}"
+            f"fixed: {finding.path}:{finding.line} {finding.rule}: "
+            f"{finding.fix.description if finding.fix else ''}{changed}"
         )
     for finding in run.fixed:
         if finding.fix is not None and finding.fix.path in skipped:

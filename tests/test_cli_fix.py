@@ -145,8 +145,12 @@ def test_a_deleted_file_is_part_of_the_reviewed_change(case_repo):
     repo, _, head = case_repo("clean-cpu-target")
     (repo / "runtime/core/targets.bzl").unlink()
     result = pr_check("fix", "--repo", str(repo), "--base", head)
-    assert result.returncode == 0, result.stdout + result.stderr
+    # runtime/core/BUCK loads the deleted file: the package no longer evaluates (a blocker with no
+    # mechanical fix). Until the store recorded a missing load's path as an input, the head's
+    # failure was served to the base too, and the deletion looked harmless.
+    assert result.returncode == 1, result.stdout + result.stderr
     assert result.stdout.startswith(f"pr-check fix {head[:12]}..work tree (1 file changed): 0 findings fixed")
+    assert "left: runtime/core/BUCK:1 buck-eval-error (blocker): no mechanical fix" in result.stdout
     assert git(repo, "status", "--porcelain") == "D runtime/core/targets.bzl"
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from bench.corpus import Outcome, format_row, load_corpus, summary
 from checks import BY_ID
 
@@ -71,12 +69,6 @@ def test_named_causes_caught_and_fixes_quiet(executorch_mirror, real_review):
     ], table
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known recall loss of this round: python-import-undeclared now treats a closure through a "
-    "Meta-internal fb/ package as unknown (as its doc says), and arm_pass_manager's TARGETS names "
-    "//executorch/backends/arm/_passes/fb:fb in its non-OSS branch; the open cell should still report it",
-)
 def test_python_dependency_gap_caught_and_its_fix_quiet(executorch_mirror, real_tree_cache):
     # python-import-undeclared on its corpus pair: 1bb039ff33 makes arm_pass_manager.py import three
     # passes of backends/transforms that //backends/arm/_passes:passes does not depend on; c4ec988d16

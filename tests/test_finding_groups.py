@@ -93,3 +93,21 @@ def test_group_evidence_lists_each_location_once():
 def test_capped_says_how_many_more():
     assert capped(["a", "b"], 3) == ["a", "b"]
     assert capped(["a", "b", "c", "d"], 3) == ["a", "b", "and 2 more"]
+
+
+def test_one_load_error_failing_many_packages_is_one_entry_other_errors_stay_apart():
+    # #8607 points `fbsource` at shim_et/ before runtime_wrapper.bzl is there: every package that
+    # loads it fails the same way, CI-reached ones at blocker, the others at minor.
+    error = "cannot load shim_et/xplat/executorch/build/runtime_wrapper.bzl: no such file in the repository"
+
+    def failed(package: str, severity: Severity, why: str = error, cell: str = "oss") -> Finding:
+        message = f"`//{package}` fails to evaluate in the `{cell}` cell: {why}. Every target of the package is missing"
+        return finding("buck-eval-error", f"{package}/TARGETS", 4, f"//{package}", message, severity, cell)
+
+    runtime = failed("runtime/core", Severity.BLOCKER)
+    unreached = failed("runtime/core/test", Severity.MINOR)
+    other_error = failed("examples/xnnpack", Severity.BLOCKER, "target `a` is defined twice in `//examples/xnnpack`")
+    other_cell = failed("runtime/kernel", Severity.BLOCKER, cell="fbcode")
+    groups = group_findings([unreached, other_error, runtime, other_cell])
+    assert [g.members for g in groups if len(g.members) > 1] == [(runtime, unreached)]
+    assert len(groups) == 3

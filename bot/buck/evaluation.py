@@ -36,7 +36,7 @@ from bot.buck.targets import (
 )
 from bot.tree import FileTree, shown_path
 
-HOST_VERSION = "buck-host-10"
+HOST_VERSION = "buck-host-11"
 # Where a tree keeps the open-source copies of ExecuTorch's own macros (fbsource//xplat/executorch/...):
 # shim_et/ since 9c51e584cc (Feb 2025), the in-tree shim/ directory before (later a submodule of
 # buck2-shims-meta, which holds no xplat/executorch). Internal cells read them from the first present.
@@ -227,7 +227,7 @@ class CellEvaluator:
         else:
             key = f"{kind}:{location}:{sorted(symbols.items())}"
         if key not in self._modules:
-            self._modules[key] = self._evaluate_module(kind, location, symbols, importer_text)
+            self._modules[key] = self._evaluate_module(key, kind, location, symbols, importer_text)
         result = self._modules[key]
         files = self._module_files.get(key, frozenset())
         self._loaded_files.update(files)
@@ -235,20 +235,18 @@ class CellEvaluator:
             raise result
         return result
 
-    def _evaluate_module(self, kind: str, location: str, symbols: dict[str, str], importer_text: str) -> Any:
+    def _evaluate_module(self, key: str, kind: str, location: str, symbols: dict[str, str], importer_text: str) -> Any:
+        # What the module read or looked for (every kind: the runtime module reads the wrapper),
+        # kept with it so that each package loading it later depends on the same files.
         key_files: set[str] = set()
+        outer = self._loaded_files
+        self._loaded_files = key_files
         try:
             module = sl.Module()
             if kind == "file":
-                outer = self._loaded_files
-                self._loaded_files = key_files
                 key_files.add(location)
-                try:
-                    ast, text = self._parse_repo_file(location, buck_host.COMMON_GLOBALS)
-                    sl.eval_with(self._options, module, ast, _GLOBALS, self._loader_for(location, text, ast))
-                finally:
-                    self._loaded_files = outer
-                    self._module_files[f"file:{location}"] = frozenset(key_files)
+                ast, text = self._parse_repo_file(location, buck_host.COMMON_GLOBALS)
+                sl.eval_with(self._options, module, ast, _GLOBALS, self._loader_for(location, text, ast))
             else:
                 if kind in ("builtin", "prelude"):
                     source = buck_host.reexport_source(symbols)
@@ -266,6 +264,18 @@ class CellEvaluator:
             return refused
         except sl.StarlarkError as error:
             return _LoadFailure(str(error))
+        finally:
+            self._loaded_files = outer
+            self._module_files[key] = frozenset(key_files)
+
+    def _present(self, path: str) -> bool:
+        """Whether `path` is in the tree; a path looked for and not found is an input of the
+        evaluation too (its result holds only while the file stays absent), so it is recorded
+        with the files read: the store then never serves a failed load to a tree that has the file."""
+        if self.tree.exists(path):
+            return True
+        self._loaded_files.add(path)
+        return False
 
     def _runtime_source(self, symbols: dict[str, str], importer_text: str) -> str:
         """Internal cells: the recording `runtime`, other names from the open-source wrapper."""
@@ -273,7 +283,7 @@ class CellEvaluator:
         lines = [f"load({buck_host.HOST_MODULE!r}, " + ", ".join(f"_{n} = {n!r}" for n in own) + ")"]
         others = sorted({remote for remote in symbols.values() if remote not in own})
         wrapper = next(
-            (w for w in (root + buck_host.RUNTIME_WRAPPER for root in _OWN_MACRO_ROOTS) if self.tree.exists(w)), None
+            (w for w in (root + buck_host.RUNTIME_WRAPPER for root in _OWN_MACRO_ROOTS) if self._present(w)), None
         )
         if others and wrapper is not None:
             listed = ", ".join(f"{name} = {name!r}" for name in others)
@@ -324,16 +334,16 @@ class CellEvaluator:
             # before Feb 2025); the rest of fbsource//xplat/executorch is the repository itself.
             own = tuple(root + cell_relative for root in _OWN_MACRO_ROOTS)
             for candidate in (*own, cell_relative[len("xplat/executorch/") :]):
-                if self.tree.exists(candidate):
+                if self._present(candidate):
                     return "file", candidate
         if cell_name == "fbcode" and cell_relative.startswith("executorch/"):
             candidate = cell_relative[len("executorch/") :]
-            if self.tree.exists(candidate):
+            if self._present(candidate):
                 return "file", candidate
         return "stub", f"{cell_name}//{cell_relative}"
 
     def _file_or_shim(self, path: str, cell_name: str, cell_relative: str) -> tuple[str, str]:
-        if self.tree.exists(path):
+        if self._present(path):
             return "file", path
         inside = self._inside_gitlink(path)
         if inside is not None:

@@ -63,6 +63,21 @@ def internal_only(package: str) -> bool:
     return "fb" in package.split("/")
 
 
+def _internal_home(package: str) -> str:
+    """The open directory an internal package extends: the path above its `fb` component."""
+    parts = package.split("/")
+    return "/".join(parts[: parts.index("fb")])
+
+
+def brought_internally(path: str, internal: frozenset[str]) -> bool:
+    """Whether one of the internal packages a closure reaches may bring what `path` imports: one
+    that extends a directory holding `path` (`backends/arm/_passes/fb` for the Arm passes, the fb
+    variant of the importer's own code). One that extends another directory serves that code
+    (`exir/program/fb:logger`, reached by nearly every Python target through `//exir:lib`): the
+    closure the open tree shows is the one that counts for the importer."""
+    return any(not (home := _internal_home(package)) or path.startswith(home + "/") for package in internal)
+
+
 def made_by_change(snap: Snapshot, gap: ImportGap, closures: dict[str, dict[str, frozenset[str] | None]]) -> bool:
     """Did this change make the gap? It wrote the import (a line of it is added), or a target that
     shipped the file at base had the module in its closure then (a dep dropped, a module moved
@@ -93,7 +108,8 @@ def made_by_change(snap: Snapshot, gap: ImportGap, closures: dict[str, dict[str,
 def import_gaps(model: BuildModel) -> tuple[ImportGap, ...]:
     """The revision's gaps: kept in the store under the tree's digest (one pass over every
     Python target's imports costs more than reading it back)."""
-    return revision.tree_memo(model, ("python-import-undeclared",), lambda: _gaps(model), persist=True)
+    # The key's version: stored gaps of an older reading (fb/ closures all unknown) are not served.
+    return revision.tree_memo(model, ("python-import-undeclared", 2), lambda: _gaps(model), persist=True)
 
 
 def _gaps(model: BuildModel) -> tuple[ImportGap, ...]:
@@ -112,6 +128,7 @@ def _gaps(model: BuildModel) -> tuple[ImportGap, ...]:
         files = sorted({path for target in python.values() for path in _sources(target)})
         imports = _imports(model, files)
         closure: dict[str, frozenset[str] | None] = {}
+        internal: dict[str, frozenset[str]] = {}  # label -> the fb/ packages its closure names
         dangling: dict[str, frozenset[str]] = {}  # label -> packages whose targets are unknown to it
         for label, target in sorted(python.items()):
             if target.attr("base_module") is not None:
@@ -137,6 +154,8 @@ def _gaps(model: BuildModel) -> tuple[ImportGap, ...]:
                                 continue
                         if provided is not None and module_path in provided:
                             continue
+                        if module_path in owners and brought_internally(path, internal_reached(graph, label, internal)):
+                            continue  # an owner may come through the importer's own internal (fb/) variant
                         gaps.setdefault((path, module_path), ([], found))[0].append(target)
     return tuple(
         ImportGap(path, module_path, found, tuple(targets), owners.get(module_path, ()))
@@ -222,16 +241,34 @@ def _provided(
             continue  # another cell (`fbsource//third-party/...`): not this repository's modules
         package = dep[2:].split(":", 1)[0]
         if dep not in graph.targets:
-            if package in unknown or is_dir(package) or internal_only(package):
+            if package in unknown or is_dir(package):
                 memo[label] = None
                 return None
-            continue  # outside the repository (`//caffe2:torch`, `//pytorch/ao:torchao`)
+            continue  # outside the repository (`//caffe2:torch`, `//pytorch/ao:torchao`), or internal: `internal_reached`
         below = _provided(graph, dep, unknown, is_dir, memo)
         if below is None:
             memo[label] = None
             return None
         files |= below
     memo[label] = frozenset(files)
+    return memo[label]
+
+
+def internal_reached(graph: CellGraph, label: str, memo: dict[str, frozenset[str]]) -> frozenset[str]:
+    """The Meta-internal (`fb/`) packages that `label`'s packaged closure names: the cell does not
+    define them, so what they bring is unknown (`brought_internally` says to which importers)."""
+    if label in memo:
+        return memo[label]
+    memo[label] = frozenset()  # a cycle adds nothing new
+    found: set[str] = set()
+    for dep in packaged_deps(graph.targets[label]):
+        if not dep.startswith("//"):
+            continue
+        if dep in graph.targets:
+            found |= internal_reached(graph, dep, memo)
+        elif internal_only(package := dep[2:].split(":", 1)[0]):
+            found.add(package)
+    memo[label] = frozenset(found)
     return memo[label]
 
 

@@ -8,7 +8,10 @@ the raw list repeats itself in three ways:
 - one gap shows at many lines: the same missing header owner once per `#include` line, the same
   missing dependency once per consumer line; the rule keys each by the line's subject, so they are
   separate findings with the same target and the same message apart from the place;
-- two rules see the same defect at the same place (`OVERLAPPING_RULES`).
+- two rules see the same defect at the same place (`OVERLAPPING_RULES`);
+- one broken load fails many packages: `buck-eval-error` says the same evaluation error once per
+  package of the cell (a `.buckconfig` alias pointing at a directory that lacks the shared
+  `runtime_wrapper.bzl` fails every package that loads it, #8607), the error word for word.
 
 People get one entry per group (review comments, the review body, the check run, text); machines
 get every finding (JSON, SARIF, rdjson keep the ungrouped list), so nothing is lost. The lead of a
@@ -35,6 +38,8 @@ OVERLAPPING_RULES: tuple[tuple[str, str], ...] = (("dep-undeclared-header", "dep
 # What differs between the findings one macro call makes: the labels, places and counts a message names.
 _LABEL = re.compile(r"(?:[\w-]*//)?[\w./+-]*:[\w.+-]+")
 _NUMBER = re.compile(r"\d+")
+# What `buck-eval-error` says of a package, and the evaluation error it quotes (checks/buck_eval_error.py).
+_EVAL_ERROR = re.compile(r"^`//[^`]*` fails to evaluate in the `(\w+)` cell: (.+?)\. Every target of the package")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,10 @@ def _keys(finding: Finding) -> list[tuple]:
         # One gap at many lines of one source file: the same rule on the same target there (the
         # includes of one exported header, one per line); a build file's lines are separate defects.
         keys.append(("gap", finding.rule, finding.path, finding.target, finding.cell))
+    failure = _EVAL_ERROR.match(finding.message) if finding.rule == "buck-eval-error" else None
+    if failure is not None:
+        # One evaluation error, word for word, in many packages of one cell: one cause.
+        keys.append(("eval", finding.rule, failure.group(1), failure.group(2)))
     folded = {second: first for first, second in OVERLAPPING_RULES}
     if finding.rule in folded or finding.rule in folded.values():
         # Two rules, one defect: the same include line, seen from the includer and from the owner.

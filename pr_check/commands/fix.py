@@ -13,13 +13,15 @@ from collections.abc import Callable
 
 from bot.check import BUCK_FILES, CMAKE_FILES, CPP_FILES, touches
 from bot.config import Config
-from bot.pipeline import Report, default_cache_dir, review_trees
+from bot.pipeline import Report, default_cache_dir, load_config, review_trees
 from bot.render.printable import printable
 from bot.repo import GitRepository
+from bot.snapshot import BuildModel
 from bot.store.evaluations import EvaluationCache
 from bot.tree import FileTree
 from pr_check.commands.request import local_config, output_request
 from pr_check.fix import fix_until_settled, summary_lines, write_work_tree
+from pr_check.fix_platforms import RoundJudge
 from pr_check.output import OutputRequest, exit_status, render, write
 from pr_check.product_checks import ProductChecks, all_checks
 from pr_check.review_input import INDEX, WORK_TREE, Index, ReviewInput, TreeAgainst, WorkTree, resolve
@@ -36,11 +38,14 @@ def _tree_reviewer(
     config: Config | None,
     base: str,
     label: str,
-) -> Callable[[str], tuple[Report, FileTree]]:
-    """A function reviewing any tree id of `repo` against `base` (a commit or tree id)."""
+) -> tuple[Callable[[str], tuple[Report, FileTree]], RoundJudge]:
+    """A function reviewing any tree id of `repo` against `base` (a commit or tree id), and the
+    judge of the fix rounds on the same builds (the same configuration and evaluation cache)."""
     with_shim = shim_files(repo, arguments.shim)
     cache = EvaluationCache(arguments.cache_dir or default_cache_dir(repo))
     reviewed: list[str] = []
+    base_tree = with_shim(resolve(repo, TreeAgainst(base, base, label)).base)
+    settings = config if config is not None else load_config(base_tree, all_checks())
 
     def review(tree_id: str) -> tuple[Report, FileTree]:
         name = label if not reviewed or tree_id == reviewed[0] else f"{label} + fixes"
@@ -51,7 +56,10 @@ def _tree_reviewer(
         )
         return request.filter(report), given.head
 
-    return review
+    def build(tree: FileTree) -> BuildModel:
+        return BuildModel(tree, settings, cache)
+
+    return review, RoundJudge(build(base_tree), build)
 
 
 def run_fix(arguments: argparse.Namespace) -> int:
@@ -64,11 +72,8 @@ def run_fix(arguments: argparse.Namespace) -> int:
         given: ReviewInput = resolve(repo, WorkTree(arguments.base))
         assert given.head_id is not None  # the work tree is a tree object
         notes = [given.base_note] if given.base_note else []
-        run = fix_until_settled(
-            given.head_id,
-            _tree_reviewer(repo, arguments, request, config, given.base_id, WORK_TREE),
-            repo.tree_with_files,
-        )
+        review, judge = _tree_reviewer(repo, arguments, request, config, given.base_id, WORK_TREE)
+        run = fix_until_settled(given.head_id, review, repo.tree_with_files, judge=judge)
         if arguments.diff:  # stdout is the patch alone, so it can be piped to `git apply`
             patch = repo.diff_trees(run.start, run.final) if run.final != run.start else ""
             sys.stdout.write(patch)
@@ -97,12 +102,12 @@ def run_hook(arguments: argparse.Namespace) -> int:
         if not any(touches(path, HOOK_FILE_KINDS) for path in staged.changes.paths):
             _say(request, ["pr-check hook: no staged Buck, CMake or C++ change to review"], sys.stdout)
             return 0
-        review = _tree_reviewer(repo, arguments, request, config, staged.base_id, INDEX)
+        review, judge = _tree_reviewer(repo, arguments, request, config, staged.base_id, INDEX)
         if not arguments.fix:
             report, _ = review(staged.head_id)
             write(render(report, request, ProductChecks(), notes=staged.notes), None)
             return exit_status(report, request)
-        run = fix_until_settled(staged.head_id, review, repo.tree_with_files)
+        run = fix_until_settled(staged.head_id, review, repo.tree_with_files, judge=judge)
         written = write_work_tree(
             root,
             repo.tree_object(run.start, INDEX),
