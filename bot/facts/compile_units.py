@@ -153,8 +153,9 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
     the `EXECUTORCH_BUILD_*` options turned on that guard the way to it (the `if()` blocks around
     each `add_subdirectory` leading to its directory, and around the line naming it). A list naming
     a file under an option no profile turns on is compiled nowhere else. Where one of those options
-    is a backend's that builds only on another platform (CoreML and MPS on Apple), the backend's
-    profile stands for it: that platform's macros and variables, not the base profile's."""
+    is one only another platform's backend profile turns on (CoreML and MPS on Apple, the JNI
+    library on Android; XNNPACK builds on Linux too), that profile stands for it: that platform's
+    macros and variables, not the base profile's."""
     from bot.cmake.profiles import BACKEND_PROFILES, profile_named
 
     options = _gating_options(model, source)
@@ -170,8 +171,10 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
     suffix = " ".join(f"{name}=ON" for name, _on in wanted)
     assert base_configuration.profile is not None
     platform = profile_named(base_configuration.profile, model.config.cmake_defined).platform
+    here = {o for p in BACKEND_PROFILES.values() if p.platform == platform for o, v in p.variables.items() if v == "ON"}
+    elsewhere = {option for option, _on in wanted if option not in here}  # built only on another platform
     for name, profile in BACKEND_PROFILES.items():
-        if profile.platform != platform and any(profile.variables.get(option) == "ON" for option, _on in wanted):
+        if profile.platform != platform and any(profile.variables.get(option) == "ON" for option in elsewhere):
             return Configuration(
                 f"cmake {name} with {suffix} (no profile turns this on)",
                 None,
