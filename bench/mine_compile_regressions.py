@@ -20,7 +20,11 @@ again by hand (which configuration builds the TU, why it broke, whether the fix 
 `verify`: compiles each corpus entry's TU in its host configuration at the introducer's parent,
 the introducer, the fix's parent and the fix (and the pull request as posted and its merge-base,
 where the entry names them), and prints each side's first error, so every
-expectation of the corpus can be re-checked with one command.
+expectation of the corpus can be re-checked with one command. An entry whose defect is Buck
+header visibility names the `hidden` headers (in the tree, absent from the owner's header tree:
+no dep of it exports them, read by hand from its build files): they are left out of the compile
+where the defect is, the introducer compiles with them, and the fix's build file adds the dep
+that exports them (`fix_adds`).
 
 Compiles see the folders of EXTRACTED (and the TU's own top-level folder) of the revision under
 `executorch/`, the vendored c10 headers as the build gives them, and nothing else of the tree:
@@ -118,11 +122,12 @@ class Trees:
     def __init__(self, repo: Path, scratch: Path) -> None:
         self.repo = repo
         self.scratch = scratch
-        self.extracted: dict[tuple[str, tuple[str, ...]], Path] = {}
+        self.extracted: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Path] = {}
 
-    def root(self, revision: str, folders: tuple[str, ...]) -> Path:
-        """A folder holding `executorch/<folder>` of `revision` for each folder (missing blobs skipped)."""
-        key = (revision, folders)
+    def root(self, revision: str, folders: tuple[str, ...], hidden: tuple[str, ...] = ()) -> Path:
+        """A folder holding `executorch/<folder>` of `revision` for each folder (missing blobs skipped),
+        less the `hidden` files (repository paths: headers a Buck target's header tree lacks)."""
+        key = (revision, folders, hidden)
         if key not in self.extracted:
             root = self.scratch / f"{len(self.extracted)}"
             (root / "executorch").mkdir(parents=True)
@@ -134,6 +139,8 @@ class Trees:
                 )
                 if archive.returncode == 0:
                     subprocess.run(["tar", "-x", "-C", str(root / "executorch")], input=archive.stdout, check=True)
+            for path in hidden:
+                (root / "executorch" / path).unlink(missing_ok=True)
             self.extracted[key] = root
         return self.extracted[key]
 
@@ -159,8 +166,11 @@ def compile_command(root: Path, unit: str, configuration: str, include_dirs: tup
     ]
 
 
-def run_compile(root: Path, unit: str, configuration: str, include_dirs: tuple[str, ...] = ()) -> Outcome:
-    """Compile once; classify the compiler's answer."""
+def run_compile(
+    root: Path, unit: str, configuration: str, include_dirs: tuple[str, ...] = (), hidden: tuple[str, ...] = ()
+) -> Outcome:
+    """Compile once; classify the compiler's answer. A missing header is unknown (the tree lacks
+    it), except one of `hidden`: the tree holds it, the configuration does not give it (an error)."""
     if not (root / "executorch" / unit).is_file():
         return Outcome("unknown", f"{unit} absent")
     done = subprocess.run(
@@ -174,7 +184,7 @@ def run_compile(root: Path, unit: str, configuration: str, include_dirs: tuple[s
     if done.returncode == 0:
         return Outcome("clean", "")
     missing = MISSING_HEADER.search(done.stderr)
-    if missing:
+    if missing and missing.group(1) not in {f"executorch/{path}" for path in hidden}:
         return Outcome("unknown", f"no {missing.group(1)}")
     match = FIRST_ERROR.search(done.stderr)
     if match is None:
@@ -295,8 +305,66 @@ def mine(repo: Path, since: str, until: str, limit: int, jobs: int) -> list[Cand
     return [candidate for found, _ in results for candidate in found]
 
 
+def entry_sides(repo: Path, trees: Trees, entry: dict) -> dict[str, Outcome]:
+    """One corpus entry's TU compiled at each side it names: the introducer's parent, the
+    introducer, the fix's parent and the fix (and the pull request as posted and its merge-base).
+    An entry with `hidden` headers (a Buck header tree lacking them) compiles without them where
+    the defect is, and once more at the introducer with them (`introducer+hidden`: it then compiles)."""
+    unit, configuration = entry["unit"], entry["host_configuration"]
+    folders = folders_for(unit)
+    extra = tuple(entry.get("include_dirs", ()))
+    hidden = tuple(entry.get("hidden", ()))
+
+    def compile_at(revision: str, without: tuple[str, ...] = ()) -> Outcome:
+        return run_compile(trees.root(revision, folders, without), unit, configuration, extra, without)
+
+    introducer = git(repo, "rev-parse", entry["introducer"]).strip()
+    fix = git(repo, "rev-parse", entry["fix"]).strip()
+    sides = {
+        "introducer^": compile_at(f"{introducer}^", hidden),
+        "introducer": compile_at(introducer, hidden),
+        "fix^": compile_at(f"{fix}^", hidden),
+        "fix": compile_at(fix),
+    }
+    if hidden:
+        sides["introducer+hidden"] = compile_at(introducer)
+    if "pull_head" in entry:
+        sides["pull_base"] = compile_at(entry["pull_base"], hidden)
+        sides["pull_head"] = compile_at(entry["pull_head"], hidden)
+    return sides
+
+
+def fix_exports(repo: Path, entry: dict) -> bool:
+    """For an entry with `hidden` headers: the fix's build file names the dep that gives them
+    (`fix_adds`: [file, dep]) more often than the introducer's did."""
+    path, dep = entry["fix_adds"]
+    before = git(repo, "show", f"{entry['introducer']}:{path}").count(f'"{dep}"')
+    return git(repo, "show", f"{entry['fix']}:{path}").count(f'"{dep}"') > before
+
+
+def entry_holds(repo: Path, entry: dict, sides: dict[str, Outcome]) -> bool:
+    """Whether the compiles are as the entry says: clean (or absent) before, failing with
+    `first_error` at the introducer (and the pull request's head), clean at the fix."""
+
+    def before_clean(outcome: Outcome) -> bool:
+        return outcome.status == "clean" or outcome.first.endswith("absent")
+
+    expected = entry["first_error"]
+    holds = (
+        before_clean(sides["introducer^"])
+        and sides["introducer"].status == "error"
+        and expected in sides["introducer"].first
+        and sides["fix"].status == "clean"
+    )
+    if "pull_head" in entry:
+        holds = holds and before_clean(sides["pull_base"]) and expected in sides["pull_head"].first
+    if entry.get("hidden"):
+        holds = holds and sides["introducer+hidden"].status == "clean" and fix_exports(repo, entry)
+    return holds
+
+
 def verify(repo: Path, corpus: Path, only: str) -> int:
-    """Compile every corpus entry's TU at its four revisions; 0 when each side is as the entry says."""
+    """Compile every corpus entry's TU at its revisions; 0 when each side is as the entry says."""
     entries = tomllib.loads(corpus.read_text())["regression"]
     wrong = 0
     with tempfile.TemporaryDirectory(prefix="verify-compile-") as scratch:
@@ -304,38 +372,12 @@ def verify(repo: Path, corpus: Path, only: str) -> int:
         for entry in entries:
             if only and entry["name"] != only:
                 continue
-            unit, configuration = entry["unit"], entry["host_configuration"]
-            folders = folders_for(unit)
-            extra = tuple(entry.get("include_dirs", ()))
-            introducer = git(repo, "rev-parse", entry["introducer"]).strip()
-            fix = git(repo, "rev-parse", entry["fix"]).strip()
-            sides = {
-                "introducer^": run_compile(trees.root(f"{introducer}^", folders), unit, configuration, extra),
-                "introducer": run_compile(trees.root(introducer, folders), unit, configuration, extra),
-                "fix^": run_compile(trees.root(f"{fix}^", folders), unit, configuration, extra),
-                "fix": run_compile(trees.root(fix, folders), unit, configuration, extra),
-            }
-            if "pull_head" in entry:
-                sides["pull_base"] = run_compile(trees.root(entry["pull_base"], folders), unit, configuration, extra)
-                sides["pull_head"] = run_compile(trees.root(entry["pull_head"], folders), unit, configuration, extra)
-            expected = entry["first_error"]
-            good = (
-                (sides["introducer^"].status == "clean" or sides["introducer^"].first.endswith("absent"))
-                and sides["introducer"].status == "error"
-                and expected in sides["introducer"].first
-                and sides["fix"].status == "clean"
-                and (
-                    "pull_head" not in entry
-                    or (
-                        (sides["pull_base"].status == "clean" or sides["pull_base"].first.endswith("absent"))
-                        and expected in sides["pull_head"].first
-                    )
-                )
-            )
+            sides = entry_sides(repo, trees, entry)
+            good = entry_holds(repo, entry, sides)
             wrong += not good
-            print(f"{'ok ' if good else 'BAD'} {entry['name']} [{configuration}] {unit}")
+            print(f"{'ok ' if good else 'BAD'} {entry['name']} [{entry['host_configuration']}] {entry['unit']}")
             for side, outcome in sides.items():
-                print(f"    {side:12} {outcome.status:7} {outcome.first}")
+                print(f"    {side:17} {outcome.status:7} {outcome.first}")
     return 1 if wrong else 0
 
 

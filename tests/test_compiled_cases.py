@@ -261,3 +261,70 @@ def test_an_error_behind_a_macro_a_dep_outside_the_tree_may_export_is_not_verifi
         )
     assert review.failures == ()
     assert any(u.source == "v/g.cpp" and "outside the tree" in u.reason for u in review.unverified)
+
+
+def _option_only_tree(option: str, directory: str, guard: str, source: str) -> dict[str, str]:
+    # ExecuTorch's root CMakeLists.txt of 2023-24 (8c5aaf0dcd): CoreML only under an iOS toolchain
+    # file, which every Apple build passes (CMakePresets' macos and ios presets, build_apple_frameworks.sh).
+    root = (
+        "cmake_minimum_required(VERSION 3.19)\nproject(et)\n"
+        f'option({option} "" OFF)\n'
+        f"if({option})\n"
+        f"  if({guard})\n"
+        f"    add_subdirectory({directory})\n"
+        "  else()\n"
+        '    message(FATAL_ERROR "Building CoreML delegate requires iOS toolchain")\n'
+        "  endif()\n"
+        "endif()\n"
+    )
+    return {
+        "CMakeLists.txt": root,
+        f"{directory}/CMakeLists.txt": "add_library(delegate runtime/util/json_util.cpp)\n",
+        f"{directory}/runtime/util/json_util.cpp": source,
+    }
+
+
+_IOS_TOOLCHAIN = 'CMAKE_TOOLCHAIN_FILE MATCHES ".*(iOS\\.)|(ios\\.toolchain\\.)cmake$"'
+
+
+@pytest.mark.parametrize(
+    ("option", "directory", "guard", "configuration"),
+    [
+        # CoreML's sources build only on Apple, with the iOS toolchain file: a derived configuration
+        # on the Linux profile (no toolchain file, no __APPLE__) reaches the FATAL_ERROR and compiles
+        # none of them, so an error there went unseen (#1145's json_util.cpp was "not verified": no
+        # target in any configuration compiled it). The backend's own profile stands for it instead.
+        (
+            "EXECUTORCH_BUILD_COREML",
+            "backends/apple/coreml",
+            _IOS_TOOLCHAIN,
+            "cmake backend-apple with EXECUTORCH_BUILD_COREML=ON (no profile turns this on)",
+        ),
+        # XNNPACK builds on Linux too (and in the Android profile): the base profile stays.
+        (
+            "EXECUTORCH_BUILD_XNNPACK",
+            "backends/xnnpack",
+            "NOT WIN32",
+            "cmake cpu-only with EXECUTORCH_BUILD_XNNPACK=ON (no profile turns this on)",
+        ),
+    ],
+)
+def test_a_source_only_an_option_builds_is_compiled_on_the_platform_that_builds_it(
+    option, directory, guard, configuration
+):
+    from bot.diff import ChangeSet, FileChange
+    from bot.snapshot import BuildModel, Snapshot
+    from bot.tree import memory_tree
+
+    source = f"{directory}/runtime/util/json_util.cpp"
+    base = _option_only_tree(option, directory, guard, "int depth() { return 0; }\n")
+    head = _option_only_tree(option, directory, guard, "int depth() { return et_json_depth(); }\n")
+    lines = frozenset({1})
+    change = FileChange(source, source, "modified", added=lines, commentable=lines, hunks=((1, 1),))
+    with reviewing(FactCache(None)):
+        review = compiled_review(
+            Snapshot(BuildModel(memory_tree(base)), BuildModel(memory_tree(head)), ChangeSet((change,)))
+        )
+    (failure,) = review.failures
+    assert failure.source == source and "'et_json_depth' was not declared in this scope" in failure.text
+    assert {c.name for c in failure.configurations} == {configuration}

@@ -47,6 +47,13 @@ PROFILE_MACROS: Mapping[str, tuple[tuple[str, str], ...]] = {
     "Android": (("__ANDROID__", "1"),),
     "Darwin": (("__APPLE__", "1"), ("__MACH__", "1")),
 }
+# What every build for a platform passes CMake and a profile does not say: Apple's builds
+# (CMakePresets' macos and ios presets, scripts/build_apple_frameworks.sh) configure with the iOS
+# toolchain file, and the root CMakeLists.txt of 2023-24 adds backends/apple/coreml only when
+# CMAKE_TOOLCHAIN_FILE names one (else FATAL_ERROR): without it no CoreML source is compiled.
+PROFILE_VARIABLES: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "Darwin": (("CMAKE_TOOLCHAIN_FILE", f"{SOURCE_ROOT}/third-party/ios-cmake/ios.toolchain.cmake"),),
+}
 # Vendored third-party headers the tree holds, mounted as include roots in every configuration
 # (the internal cells get the same headers from their own copy): `<c10/util/...>`, `<torch/headeronly/...>`.
 VENDORED_ROOTS = ("runtime/core/portable_type/c10",)
@@ -113,8 +120,21 @@ def cmake_configurations(model, profiles: tuple[str, ...]) -> tuple[Configuratio
         profile = profile_named(name, model.config.cmake_defined)
         if profile.compiler_id not in SIMULATED_COMPILERS:
             continue
+        variables = tuple(
+            (variable, value)
+            for variable, value in PROFILE_VARIABLES.get(profile.platform, ())
+            if variable not in profile.variables
+        )
         found.append(
-            Configuration(f"cmake {name}", None, None, name, profile.cuda, PROFILE_MACROS.get(profile.platform, ()))
+            Configuration(
+                f"cmake {name}",
+                None,
+                None,
+                name,
+                profile.cuda,
+                PROFILE_MACROS.get(profile.platform, ()),
+                variables=variables,
+            )
         )
     return tuple(found)
 
@@ -132,8 +152,11 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
     """A CMake configuration that compiles `source` where no profile does: the first profile with
     the `EXECUTORCH_BUILD_*` options turned on that guard the way to it (the `if()` blocks around
     each `add_subdirectory` leading to its directory, and around the line naming it). A list naming
-    a file under an option no profile turns on is compiled nowhere else."""
-    from bot.cmake.profiles import profile_named
+    a file under an option no profile turns on is compiled nowhere else. Where one of those options
+    is one only another platform's backend profile turns on (CoreML and MPS on Apple, the JNI
+    library on Android; XNNPACK builds on Linux too), that profile stands for it: that platform's
+    macros and variables, not the base profile's."""
+    from bot.cmake.profiles import BACKEND_PROFILES, profile_named
 
     options = _gating_options(model, source)
     turned_on = {
@@ -146,6 +169,22 @@ def derived_configuration(model, base_configuration: Configuration, source: str)
     if not wanted:
         return None
     suffix = " ".join(f"{name}=ON" for name, _on in wanted)
+    assert base_configuration.profile is not None
+    platform = profile_named(base_configuration.profile, model.config.cmake_defined).platform
+    here = {o for p in BACKEND_PROFILES.values() if p.platform == platform for o, v in p.variables.items() if v == "ON"}
+    elsewhere = {option for option, _on in wanted if option not in here}  # built only on another platform
+    for name, profile in BACKEND_PROFILES.items():
+        if profile.platform != platform and any(profile.variables.get(option) == "ON" for option in elsewhere):
+            return Configuration(
+                f"cmake {name} with {suffix} (no profile turns this on)",
+                None,
+                None,
+                name,
+                profile.cuda,
+                PROFILE_MACROS.get(profile.platform, ()),
+                built=False,
+                variables=(*PROFILE_VARIABLES.get(profile.platform, ()), *wanted),
+            )
     return Configuration(
         f"{base_configuration.name} with {suffix} (no profile turns this on)",
         None,
