@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -234,10 +235,20 @@ def render(
 
 
 def write(text: str, output: Path | None) -> None:
-    """To stdout, or atomically to the output file (a reader never sees half a report)."""
+    """To stdout, or atomically to the output file (a reader never sees half a report). A path that
+    exists and is no regular file (`/dev/null`, `/dev/stdout`, a named pipe) is written into as it
+    is: replacing it would put a regular file where the device or pipe was (as root, /dev/null)."""
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
+        return
+    try:
+        special = not stat.S_ISREG(output.stat().st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with output.open("w", encoding="utf-8") as stream:
+            stream.write(text)
         return
     handle, temporary = tempfile.mkstemp(dir=output.parent if str(output.parent) else ".", prefix=f".{output.name}.")
     try:

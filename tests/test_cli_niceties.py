@@ -147,3 +147,27 @@ def test_a_misspelt_rule_in_lint_ignore_is_reported_and_suppresses_nothing(case_
         and any(e["path"] == GUARD and e["line"] == 37 for e in f["evidence"])
         for f in findings
     )
+
+
+def test_an_output_path_that_is_a_pipe_or_device_is_written_into_not_replaced(tmp_path):
+    # `--output /dev/null` run as root once replaced the device with a regular file holding the
+    # report (git then read it as a broken config): a path that is no regular file is written into.
+    import stat
+    import threading
+
+    from pr_check.output import write
+
+    pipe = tmp_path / "report.pipe"
+    os.mkfifo(pipe)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_text()))
+    reader.start()
+    write('{"findings": []}\n', pipe)
+    reader.join(timeout=30)
+    assert received == ['{"findings": []}\n']
+    assert stat.S_ISFIFO(pipe.stat().st_mode)
+    assert [path.name for path in tmp_path.iterdir()] == ["report.pipe"]  # no temporary file left
+    # A regular file is still replaced whole (a reader never sees half a report).
+    regular = tmp_path / "report.json"
+    write("new\n", regular)
+    assert regular.read_text() == "new\n" and stat.S_ISREG(regular.stat().st_mode)
