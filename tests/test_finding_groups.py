@@ -111,3 +111,22 @@ def test_one_load_error_failing_many_packages_is_one_entry_other_errors_stay_apa
     groups = group_findings([unreached, other_error, runtime, other_cell])
     assert [g.members for g in groups if len(g.members) > 1] == [(runtime, unreached)]
     assert len(groups) == 3
+
+
+def test_one_header_line_failing_several_translation_units_is_one_compile_entry():
+    # #24817 on the real tree: Exception.h:11 cannot find c10/macros/Macros.h outside fbcode, and both
+    # guard.cpp (//backends/aoti/slim/cuda:guard) and cuda_guard.cpp (runtime_shims) include it.
+    def failed(source: str, target: str, cell: str = "xplat") -> Finding:
+        message = f"`g++` fails to compile `{source}` (built by `{target}`) in android-arm64: `x`."
+        path = "backends/aoti/slim/c10/cuda/Exception.h"
+        return finding("compile-error-new", path, 11, target, message, Severity.BLOCKER, cell)
+
+    guard = failed("backends/aoti/slim/cuda/guard.cpp", "//backends/aoti/slim/cuda:guard")
+    shims = failed("backends/cuda/runtime/shims/cuda_guard.cpp", "//backends/cuda/runtime:runtime_shims")
+    elsewhere = failed("backends/cuda/runtime/shims/cuda_guard.cpp", "//backends/cuda/runtime:runtime_shims", "oss")
+    guarded = finding(
+        "cuda-guard-missing", "backends/aoti/slim/cuda/targets.bzl", 6, guard.target, "m", Severity.BLOCKER
+    )
+    groups = group_findings([shims, guarded, elsewhere, guard])
+    assert [g.members for g in groups if len(g.members) > 1] == [(guard, shims)]
+    assert len(groups) == 3  # another cell's failure and the guard finding are other defects

@@ -109,6 +109,10 @@ def _keys(finding: Finding) -> list[tuple]:
     if failure is not None:
         # One evaluation error, word for word, in many packages of one cell: one cause.
         keys.append(("eval", finding.rule, failure.group(1), failure.group(2)))
+    if finding.rule == "compile-error-new" and finding.path:
+        # One line of a header stopping the compile of several translation units (each its own
+        # target's) in one cell: one defect, the includers listed with it.
+        keys.append(("compiled", finding.rule, finding.path, finding.line, finding.cell))
     folded = {second: first for first, second in OVERLAPPING_RULES}
     if finding.rule in folded or finding.rule in folded.values():
         # Two rules, one defect: the same include line, seen from the includer and from the owner.
