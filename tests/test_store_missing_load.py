@@ -36,4 +36,7 @@ def test_the_failure_is_still_served_from_the_store_to_a_tree_that_lacks_the_fil
     without = {".buckconfig": BUCKCONFIG, "shim/BUCK": "", "utils/TARGETS": TARGETS}
     _evaluate(tmp_path, without)
     again = _evaluate(tmp_path, {**without, "other/TARGETS": ""})  # another tree, same inputs for utils
-    assert again.packages["utils"].cached and again.packages["utils"].error is not None
+    utils = again.packages["utils"]
+    # Served from the store (not evaluated again), and the same failure: the file is still missing.
+    assert utils.cached, "a tree with the same inputs for //utils evaluated it again"
+    assert utils.error is not None and "python_library.bzl" in utils.error.message
