@@ -257,6 +257,13 @@ def _runtime_cxx_library(*args, **kwargs):
         static["preferred_linkage"] = "static"
         __record("cxx_library", call_stack(), static)
 
+# ExecuTorch's wrapper (shared by every cell) gives every C++ test the test utilities before
+# anything else (`_cxx_test`: "Inject test utils library"), so a test may include their headers
+# without declaring them. Concatenated, not appended: a frozen list stays the caller's.
+def _runtime_cxx_test(*args, **kwargs):
+    kwargs["deps"] = (kwargs.get("deps") or []) + ["//executorch/test/utils:utils"]
+    __record("cxx_test", call_stack(), kwargs)
+
 def get_aten_mode_options():
     return {aten_modes}
 
@@ -265,7 +272,7 @@ runtime = struct(
     cxx_binary = _runtime_rule("cxx_binary"),
     cxx_library = _runtime_cxx_library,
     cxx_python_extension = _runtime_rule("cxx_python_extension"),
-    cxx_test = _runtime_rule("cxx_test"),
+    cxx_test = _runtime_cxx_test,
     export_file = _runtime_rule("export_file"),
     filegroup = _runtime_rule("filegroup"),
     genrule = _runtime_rule("genrule"),
