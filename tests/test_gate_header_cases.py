@@ -149,26 +149,6 @@ def _graph(files: dict[str, str], cell: str):
     return evaluate_cell(memory_tree({".buckconfig": "[repositories]\n  root = .\n", **files}), cell)
 
 
-def test_deps_a_wrapper_adds_to_every_rule_of_a_kind_are_derived():
-    from bot.facts.header_deps import DependencyTable, wrapper_added_deps
-
-    wrapper = (
-        "def cxx_test(**kwargs):\n"
-        '    native.cxx_test(**dict(kwargs, deps = kwargs.get("deps", []) + ["//test/utils:utils"]))\n'
-    )
-    graph = _graph(
-        {
-            "build/runtime_wrapper.bzl": wrapper,
-            "a/BUCK": (
-                'load("//build:runtime_wrapper.bzl", "cxx_test")\n'
-                'cxx_test(name = "one", deps = [":x"])\ncxx_test(name = "two")\ncxx_test(name = "three", deps = [":y"])\n'
-            ),
-        },
-        "oss",
-    )
-    assert wrapper_added_deps(graph, DependencyTable.of(graph)) == {"cxx_test": frozenset({"//test/utils:utils"})}
-
-
 def test_fbcode_sees_headers_through_private_deps_xplat_does_not():
     from bot.facts.header_deps import DependencyIndex, DependencyTable
 
@@ -177,9 +157,7 @@ def test_fbcode_sees_headers_through_private_deps_xplat_does_not():
     }
     for cell, expected in (("fbcode", True), ("xplat", False)):
         graph = _graph(files, cell)
-        index = DependencyIndex.build(
-            graph, DependencyTable.of(graph), None, frozenset(), {}, transitive=cell == "fbcode"
-        )
+        index = DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), transitive=cell == "fbcode")
         assert index.reaches("//a:a", ["//a:c"]) is expected
         assert index.reaches("//a:a", ["//a:b"])
 

@@ -135,9 +135,7 @@ def test_the_headers_a_target_sees_are_a_fact_of_the_platform():
         memory_tree({".buckconfig": "[repositories]\n  root = .\n", "slim/BUCK": BUCK, "slim/targets.bzl": TARGETS_BZL})
     )
     graph = model.cell("xplat")
-    index = configured_views(
-        model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset(), {})
-    )
+    index = configured_views(model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), None, frozenset()))
     assert index.reaches("//slim:tensor", ["//slim:cuda_guard"])  # in some configuration
     views = {view.platform.name: view.index for view in index.configured}
     assert set(views) == {"android-arm64", "iphoneos-arm64", "linux-x86_64", "linux-x86_64-cuda"}
@@ -169,9 +167,7 @@ def test_the_open_source_twin_is_configured_for_the_same_platform():
     )
     graph = model.cell("xplat")
     twin = DependencyTable.of(model.cell("oss"))
-    index = configured_views(
-        model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), twin, frozenset(), {})
-    )
+    index = configured_views(model, "xplat", DependencyIndex.build(graph, DependencyTable.of(graph), twin, frozenset()))
     unreached = index.unreached_on("//slim:tensor", ["//slim:guard"])
     assert [view.platform.name for view in unreached] == ["android-arm64", "iphoneos-arm64", "linux-x86_64"]
 

@@ -204,7 +204,7 @@ class _Consumers:
         graph = model.cell(cell)
         table = configured_table(model, cell, platform) if platform is not None else dependency_table(model, cell)
         self._platform = platform
-        self._index = DependencyIndex.build(graph, table, None, frozenset(), {})
+        self._index = DependencyIndex.build(graph, table, None, frozenset())
         self._includers = _includers(model, graph)
         self._incompatible = revision.incompatible(model, cell, platform) if platform is not None else {}
 

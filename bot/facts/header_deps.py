@@ -93,10 +93,10 @@ class DependencyIndex:
     practice visible to dependents (as its `headers` are): only a header reachable through no
     dependency path at all is missing there.
 
-    The internal cells record `runtime.*` calls as written; the deps ExecuTorch's wrapper adds
-    (a test's `//test/utils:utils`, ...) are visible only where the wrapper is evaluated, in
-    OSS. A label that OSS also defines gets the union of both views, and every rule of a kind
-    the wrapper always extends gets those deps: both can only hide a finding, never make one.
+    The internal cells record `runtime.*` calls with what ExecuTorch's wrapper adds to them (the
+    host's recording `runtime`: a test's `//test/utils:utils`, a library's `_static` twin). A
+    label that OSS also defines gets the union of both views: it can only hide a finding, never
+    make one.
     """
 
     targets: Mapping[str, BuckTarget]  # the cell's (not the graph itself, which caches hold weakly)
@@ -104,7 +104,6 @@ class DependencyIndex:
     table: DependencyTable
     twin: DependencyTable | None
     repo_dirs: frozenset[str]
-    implicit: Mapping[str, frozenset[str]]  # rule kind -> deps the wrapper adds to every such rule
     transitive: bool  # every dep passes its headers on (fbcode's lenient practice), not only exported ones
     _deps: dict  # label -> all dependency labels
     _exported: dict  # label -> frozenset of labels reachable through exported deps
@@ -119,7 +118,6 @@ class DependencyIndex:
         table: DependencyTable,
         twin: DependencyTable | None,
         repo_dirs: frozenset[str],
-        implicit: Mapping[str, frozenset[str]],
         transitive: bool = False,
     ) -> DependencyIndex:
         return cls(
@@ -128,7 +126,6 @@ class DependencyIndex:
             table,
             twin,
             repo_dirs,
-            implicit if twin is not None else {},
             transitive,
             {},
             {},
@@ -139,9 +136,6 @@ class DependencyIndex:
         if cached is not None:
             return cached
         found = list(self.table.deps.get(label, ()))
-        kind = self.table.kinds.get(label)
-        if kind is not None and kind in self.implicit:
-            found.extend(sorted(self.implicit[kind]))
         if self.twin is not None:
             found.extend(self.twin.deps.get(label, ()))
         self._deps[label] = result = tuple(dict.fromkeys(found))
@@ -247,7 +241,7 @@ def configured_views(model, cell: str, index: DependencyIndex) -> DependencyInde
             ConfiguredView(
                 platform,
                 frozenset(revision.incompatible(model, cell, platform)),
-                DependencyIndex.build(graph, table, twin, index.repo_dirs, index.implicit, index.transitive),
+                DependencyIndex.build(graph, table, twin, index.repo_dirs, index.transitive),
             )
         )
     return replace(index, configured=tuple(views), _varies={}, _visible={})
@@ -260,27 +254,6 @@ def configured_table(model, cell: str, platform: Platform) -> DependencyTable:
     return revision.graph_memo(
         model, cell, ("dependency-table", platform), lambda graph: everywhere.on(graph, platform), persist=False
     )
-
-
-_WRAPPER_FILE = "build/runtime_wrapper.bzl"
-_MIN_RULES_FOR_IMPLICIT = 3
-
-
-def wrapper_added_deps(graph: CellGraph, table: DependencyTable) -> dict[str, frozenset[str]]:
-    """Per rule kind, the deps every rule the repository's wrapper made in `graph` carries.
-
-    Derived, not listed: ExecuTorch's `runtime.cxx_test` appends `//executorch/test/utils:utils`,
-    which shows up as the one dep all evaluated tests share.
-    """
-    shared: dict[str, set[str]] = {}
-    counts: dict[str, int] = {}
-    for target in graph.targets.values():
-        if not any(frame.path.endswith(_WRAPPER_FILE) for frame in target.stack):
-            continue
-        deps = set(table.deps.get(target.label, ()))
-        counts[target.kind] = counts.get(target.kind, 0) + 1
-        shared[target.kind] = deps if target.kind not in shared else shared[target.kind] & deps
-    return {kind: frozenset(deps) for kind, deps in shared.items() if deps and counts[kind] >= _MIN_RULES_FOR_IMPLICIT}
 
 
 _CALLEE = re.compile(r"\s*([A-Za-z_][\w.]*)\s*\(")

@@ -21,7 +21,6 @@ from bot.facts.header_deps import (
     DependencyIndex,
     DependencyTable,
     configured_views,
-    wrapper_added_deps,
 )
 from bot.store.memo import digest, fact
 
@@ -52,11 +51,8 @@ def header_graph(model, cell: str) -> HeaderGraph:
     def compute() -> HeaderGraph:
         graph = model.cell(cell)
         twin_table = dependency_table(model, "oss") if cell != "oss" else None
-        implicit = graph_fact(
-            model, "oss", "wrapper-added-deps", lambda oss: wrapper_added_deps(oss, dependency_table(model, "oss"))
-        )
         index = DependencyIndex.build(
-            graph, dependency_table(model, cell), twin_table, repo_dirs, implicit, transitive=cell in LENIENT_CELLS
+            graph, dependency_table(model, cell), twin_table, repo_dirs, transitive=cell in LENIENT_CELLS
         )
         index = configured_views(model, cell, index)
         files_of: dict[str, tuple[str, ...]] = {}
