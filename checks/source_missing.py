@@ -10,6 +10,10 @@ buck2 refuses the target ("source file does not exist"), CMake stops at configur
 find source file"). The finding names the change that explains the gap: the rename (with the
 new path) or the deletion.
 
+A CMake file that no build of the repository reads (no CMake profile's configure reaches it,
+nor its component's directory, and no CI script names it: a template a manual tells users to
+copy) stops nobody's configure: its finding is information only.
+
 Files under a submodule (a gitlink: `third-party/`, XNNPACK, ...) are not in the tree and are
 not checked; nor are generated files (an add_custom_command's OUTPUT, labels, `$(...)`,
 generator expressions, paths from variables the file does not set to a literal).
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from bot.check import Check, Example
+from bot.facts import cmake_reach
 from bot.facts.missing_files import missing_listed, missing_named
 from bot.model import Hit, Severity
 from bot.snapshot import Snapshot
@@ -74,17 +79,23 @@ def _buck_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
 
 
 def _cmake_hits(snap: Snapshot, submodules: tuple[str, ...]) -> Iterator[Hit]:
-    for path, line, command, named, written in missing_named(snap, submodules):
+    found = list(missing_named(snap, submodules))
+    unread = cmake_reach.unread(snap.head, cmake_reach.review_profiles(snap), {f[0] for f in found})
+    for path, line, command, named, written in found:
         what = f"`{named}/CMakeLists.txt`" if command == "add_subdirectory" else f"`{named}`"
+        consequence = (
+            " No build of this repository reads this file (no CMake profile's configure reaches it and no "
+            "CI script names its directory): it stops only a configure run someone starts on it by hand."
+            if path in unread
+            else " CMake stops at configure in every build that reads this file."
+        )
         yield Hit(
             path=path,
             line=line,
-            message=(
-                f"`{command}({written})` names {what}, which does not exist."
-                f"{_explanation(snap, named)} CMake stops at configure in every build that reads this file."
-            ),
+            message=f"`{command}({written})` names {what}, which does not exist.{_explanation(snap, named)}{consequence}",
             key=f"{command}:{named}",
             offending_text=written,
+            at_most=Severity.INFO if path in unread else None,
         )
 
 
@@ -108,11 +119,13 @@ CHECK = Check(
         ),
         Example(
             base={
+                "CMakeLists.txt": "add_subdirectory(cadence)\n",
                 "cadence/CMakeLists.txt": "set(TARGET_DIR reference)\nadd_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/${TARGET_DIR}/kernels)\n",
                 "cadence/reference/kernels/CMakeLists.txt": "add_library(k kernels.cpp)\n",
                 "cadence/reference/kernels/kernels.cpp": "int k;\n",
             },
             head={
+                "CMakeLists.txt": "add_subdirectory(cadence)\n",
                 "cadence/CMakeLists.txt": "set(TARGET_DIR reference)\nadd_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/${TARGET_DIR}/kernels)  # expect: source-missing\n",
                 "cadence/generic/kernels/CMakeLists.txt": "add_library(k kernels.cpp)\n",
                 "cadence/generic/kernels/kernels.cpp": "int k;\n",
