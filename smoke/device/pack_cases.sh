@@ -21,6 +21,17 @@ plan() {  # case
 }
 extract() {  # case revision
   "$PYTHON" -m smoke.regressions extract "$MIRROR" "$2" "$STAGE/$1" >/dev/null
+  # A tree that pins the flatbuffers submodule needs its headers, or the runtime host is not built
+  # and no program runs through CudaBackend::execute: every case ends neutral, and a device call
+  # (scarce: minutes a session) is spent on the build stages alone. Stop here instead.
+  if git -C "$MIRROR" ls-tree "$2" -- third-party/flatbuffers | grep -q ' commit ' \
+      && [ ! -f "$STAGE/$1/executorch/third-party/flatbuffers/include/flatbuffers/flatbuffers.h" ] \
+      && [ "${SMOKE_ALLOW_NO_FLATBUFFERS:-0}" != 1 ]; then
+    echo "pack_cases: $1 ($2) pins third-party/flatbuffers, but its headers could not be packed: fetch" \
+      "google/flatbuffers to ${SMOKE_FLATBUFFERS_MIRROR:-/work/.mirror/google+flatbuffers/repo} (SMOKE_FLATBUFFERS_MIRROR" \
+      "names another), or SMOKE_ALLOW_NO_FLATBUFFERS=1 to pack the build stages only" >&2
+    exit 1
+  fi
   plan "$1"
 }
 
