@@ -44,6 +44,10 @@ def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
         "pr-check: fix 2 findings of #9\n\n"
         "- r1 at BUCK:1 on //:r1: r1 title\n"
         "- r3 at BUCK:3 on //:r3: r3 title\n\n"
+        "Not applied:\n"
+        "- r2 at BUCK:3 on //:r2: its lines overlap another fix; a new review recomputes it\n"
+        "- r5 at gone.txt:1 on //:r5: `gone.txt` is not a text file of the head\n"
+        "- r4 at x.bzl:2 on //:r4: the lines it replaces are no longer in the file\n\n"
         "Fixes computed by pr-check on ffffffffffff, pushed at the request of @maria."
     )
 
