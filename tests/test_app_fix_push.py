@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.cases import CASES_DIR, build_case_repository
-from tests.standin import gitrepos
-from tests.test_app_harness import OWNER, completed_check_runs, running_app, wait_for
+from tests.standin import GitHubStandIn, app_key_pair, gitrepos
+from tests.test_app_harness import APP_ID, OWNER, completed_check_runs, running_app, start_app, wait_for
 
 WRITE_PERMISSIONS = {
     "actions": "write",
@@ -342,3 +342,25 @@ def test_a_fix_that_takes_a_dependent_off_a_platform_is_not_pushed_and_the_reply
     assert (
         f"\nNot applied:\n- cuda-guard-missing at tensor/BUCK:2 on //tensor:tensor: applying it {withheld}" in message
     )
+
+
+def test_a_review_child_that_dies_while_judging_the_fixes_pushes_nothing(tmp_path):
+    # The review finished, but the child crashed while judging where the fixes build: no fix is known
+    # not to take a target off a platform, so none is pushed (not even the harmless one) and the
+    # reply says why and what to do instead.
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, installation_permissions=WRITE_PERMISSIONS).start()
+    app = start_app(standin, tmp_path / "app", PR_CHECK_FIX_PUSH="1")
+    try:
+        app.start_worker(entry=("tests.app_faults", "segv-judging-fixes"))
+        git_dir, head = _guard_repo(standin, tmp_path, "unjudged", 11)
+        _command(app, "unjudged", 11, "maria", "MEMBER")
+        reply = _reply_to(app, "unjudged", 11, "maria")
+        assert reply.startswith(
+            f"@maria, I reviewed `{head[:12]}` but could not check where its fixes would take targets "
+            "(the review process crashed (SIGSEGV)"
+        )
+        assert "so I pushed nothing" in reply and "`pr-check fix` in a checkout" in reply
+        assert _branch(git_dir) == head
+    finally:
+        app.stop()
+        standin.stop()
