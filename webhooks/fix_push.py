@@ -75,6 +75,9 @@ def push_fixes(
     if isinstance(outcome, ReviewFailed) and outcome.phase.step is Step.JUDGING_FIXES:
         # Reviewed, but the fixes are not known to keep every target on its platforms: push none of
         # them (a partial commit would leave out fixes the maintainer asked for without a reason).
+        log.warning(
+            "fixes of %s at %s not judged: %s (%s)", pull.head_repo, pull.head_sha[:12], outcome.kind, outcome.detail
+        )
         reply(
             f"{who}, I reviewed `{pull.head_sha[:12]}` but could not check where its fixes would take "
             f"targets ({outcome.detail}), so I pushed nothing: a fix is pushed only once it is known not to "
