@@ -106,14 +106,17 @@ def _keep_line_endings(before: str, after: str) -> str:
 
 
 def fix_commit_message(commit: FixCommit, number: int, head_sha: str, requested_by: str) -> str:
-    """The commit message: a subject line, then each finding the commit fixes."""
+    """The commit message: a subject line, each finding the commit fixes, and each one whose fix it
+    leaves out, with why."""
     count = len(commit.fixed)
     lines = [f"pr-check: fix {count} finding{'s' if count != 1 else ''} of #{number}", ""]
-    lines += [
-        f"- {finding.rule} at {finding.path}:{finding.line}"
-        + (f" on {finding.target}" if finding.target else "")
-        + f": {finding.title}"
-        for finding in commit.fixed
-    ]
+    lines += [f"- {_named(finding)}: {finding.title}" for finding in commit.fixed]
+    if commit.left:
+        lines += ["", "Not applied:"]
+        lines += [f"- {_named(finding)}: {why}" for finding, why in commit.left]
     lines += ["", f"Fixes computed by pr-check on {head_sha[:12]}, pushed at the request of @{requested_by}."]
     return "\n".join(lines)
+
+
+def _named(finding: Finding) -> str:
+    return f"{finding.rule} at {finding.path}:{finding.line}" + (f" on {finding.target}" if finding.target else "")

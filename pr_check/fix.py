@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from bot.fix_commit import plan_fix_commit
 from bot.model import Finding, Fix, Severity
 from bot.pipeline import Report
 from bot.tree import FileTree, blob_id_of
-from pr_check.fix_platforms import PlatformLoss, RoundJudge
+from pr_check.fix_platforms import RoundJudge, loss_reason, withheld_reason
 
 MAX_ROUNDS = 5
 _REGULAR_MODES = ("100644", "100755")
@@ -161,13 +161,13 @@ def fix_until_settled(
                 blamed = True
                 withheld.update(
                     {
-                        f.fingerprint: f"applying it {why}"
+                        f.fingerprint: withheld_reason(why, alone=True)
                         for f in done.applied
                         if f.fix is not None and f.fix.path == path
                     }
                 )
         if not blamed:  # only the fixes together make it: withhold them all
-            withheld.update({f.fingerprint: f"applied with the other fixes it {worse}" for f in done.applied})
+            withheld.update({f.fingerprint: withheld_reason(worse, alone=False) for f in done.applied})
     left = {f.fingerprint for f in report.findings}
     return FixRun(
         start,
@@ -187,15 +187,7 @@ def _worse(before: Report, tree: FileTree, after: Report, after_tree: FileTree, 
     if made:
         return f"makes a new finding: {made[0].rule} at {made[0].path}:{made[0].line}"
     lost = judge.losses(tree, after_tree) if judge is not None else ()
-    return _lost_reason(lost) if lost else ""
-
-
-def _lost_reason(lost: Sequence[PlatformLoss]) -> str:
-    more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
-    return (
-        f"takes {lost[0].describe()}{more}, where it built before the change; "
-        "left as a suggestion: keep the change out of those platforms another way"
-    )
+    return loss_reason(lost) if lost else ""
 
 
 def new_findings(before: Report, after: Report) -> tuple[Finding, ...]:

@@ -60,7 +60,20 @@ def stuck_check_worker(request, phase) -> tuple:
     return ("error", "unreachable: the worker never answers")
 
 
-FAULTS = {"segv": segv, "hang": hang, "memory": hoard_memory}
+def segv_judging_fixes(request, phase) -> tuple:
+    """The real review; then, when asked to judge the fixes (`/pr-check fix`), a crash while judging them."""
+    import dataclasses
+
+    from webhooks.isolation import Step, review_in_child
+
+    done = review_in_child(dataclasses.replace(request, judge_fixes=False), phase)
+    if request.judge_fixes:
+        phase(Step.JUDGING_FIXES)
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return done
+
+
+FAULTS = {"segv": segv, "hang": hang, "memory": hoard_memory, "segv-judging-fixes": segv_judging_fixes}
 
 
 def faulty_review(fault: str):

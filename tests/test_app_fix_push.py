@@ -11,6 +11,9 @@ Which expectations depend on which check's fix text (other work may rewrite a ch
 - link-export-dynamic-missing (link-export-dynamic-missing-xplat): its fix adds
   `exported_linker_flags = ["-Wl,--export-dynamic"]` below `link_whole = True` of `runtime_shims`,
   lines away from the line the finding is on; only its placement (a folded block) is asserted.
+- cuda-guard-missing (the two-package tree of `_guard_repo`): its fix adds
+  `compatible_with = ["ovr_config//cuda:has_cuda"]` to the xplat library that gained a `.cu`; only
+  that the guarded file carries it is asserted.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from fixtures.cases import CASES_DIR, build_case_repository
-from tests.standin import gitrepos
-from tests.test_app_harness import OWNER, completed_check_runs, running_app, wait_for
+from tests.standin import GitHubStandIn, app_key_pair, gitrepos
+from tests.test_app_harness import APP_ID, OWNER, completed_check_runs, running_app, start_app, wait_for
 
 WRITE_PERMISSIONS = {
     "actions": "write",
@@ -89,6 +92,51 @@ def _case_repo(
         maintainer_can_modify=maintainer_can_modify,
     )
     return head_git, head
+
+
+_LOAD = 'load("@fbcode_macros//build_defs:build_file_migration.bzl", "non_fbcode_target")\n'
+
+
+def _library(name: str, srcs: str, jni: bool) -> str:
+    """An xplat-only C++ library, and optionally the Android JNI layer that depends on it (as
+    tests/test_fix_platform_losses.py: an `android_library`, which no C++ rule counts as a dependent)."""
+    text = _LOAD + f'non_fbcode_target(_kind = cxx_library, name = "{name}", srcs = {srcs}, visibility = ["PUBLIC"])\n'
+    if jni:
+        text += f'non_fbcode_target(_kind = android_library, name = "jni", deps = [":{name}"])\n'
+    return text
+
+
+def _guard_repo(standin, tmp: Path, name: str, number: int) -> tuple[Path, str]:
+    """A pull request adding a `.cu` to two xplat libraries: `//tensor:tensor`, on which the JNI
+    layer depends, and `//other:other`, on which nothing does. Each gets a cuda-guard-missing fix;
+    guarding `tensor` takes `//tensor:jni` off the CPU-only platforms, guarding `other` takes nothing off."""
+    bare = tmp / f"{name}.git"
+    base = gitrepos.make_bare_repo(
+        bare,
+        {
+            ".buckconfig": "[repositories]\n  root = .\n",
+            "tensor/tensor.cpp": "int tensor() { return 0; }\n",
+            "tensor/BUCK": _library("tensor", '["tensor.cpp"]', jni=True),
+            "other/other.cpp": "int other() { return 0; }\n",
+            "other/BUCK": _library("other", '["other.cpp"]', jni=False),
+        },
+    )
+    head = gitrepos.commit(
+        bare,
+        {
+            "tensor/tensor_cuda.cu": "__global__ void k() {}\n",
+            "tensor/BUCK": _library("tensor", '["tensor.cpp", "tensor_cuda.cu"]', jni=True),
+            "other/other_cuda.cu": "__global__ void j() {}\n",
+            "other/BUCK": _library("other", '["other.cpp", "other_cuda.cu"]', jni=False),
+        },
+        parent=base,
+        branch="fix-me",
+        message="CUDA kernels",
+    )
+    gitrepos.set_pull_ref(bare, number, head)
+    standin.add_repo(OWNER, name, bare_git_path=str(bare), permissions=PEOPLE)
+    standin.add_pull(OWNER, name, number, head, base, "fix-me", "main", "alice", "CONTRIBUTOR")
+    return bare, head
 
 
 def _command(running, name: str, number: int, who: str, association: str) -> dict:
@@ -266,3 +314,53 @@ def test_a_hostile_build_file_in_the_pull_request_does_not_stop_the_fix_of_anoth
     assert gitrepos.git(git_dir, "diff", "--name-only", hostile, pushed).split() == [CMAKE]
     assert _show(git_dir, pushed, CMAKE) == FIXED_CMAKE
     assert _show(git_dir, pushed, "evil/BUCK") == nested
+
+
+def test_a_fix_that_takes_a_dependent_off_a_platform_is_not_pushed_and_the_reply_says_why(running, tmp_path):
+    # The fixes are judged in the review's child as `pr-check fix` judges a round: the guard on
+    # `//tensor:tensor` would take `//tensor:jni` off the CPU-only platforms where it built at the
+    # base, so only the guard on `//other:other` is pushed; the other is named with the reason.
+    standin = running.standin
+    git_dir, head = _guard_repo(standin, tmp_path, "guards", 10)
+    _command(running, "guards", 10, "maria", "MEMBER")
+    reply = _reply_to(running, "guards", 10, "maria")
+    pushed = _branch(git_dir)
+    assert pushed != head, reply
+    assert reply.startswith(f"@maria, pushed `{pushed}` to `fix-me`: it fixes 1 finding of the review of `{head[:12]}`")
+    assert "- **cuda-guard-missing** at `other/BUCK:2`" in reply
+    withheld = "takes `//tensor:jni` (xplat) off `android-arm64`, through `//tensor:tensor` and 2 more, where it built before the change; left as a suggestion"
+    assert f"Not applied:\n- **cuda-guard-missing** at `tensor/BUCK:2`: applying it {withheld}" in reply
+    # One commit on the reviewed head, with the harmless guard only.
+    assert gitrepos.git(git_dir, "rev-list", f"{head}..{pushed}").split() == [pushed]
+    assert gitrepos.git(git_dir, "diff", "--name-only", head, pushed).split() == ["other/BUCK"]
+    assert 'compatible_with = ["ovr_config//cuda:has_cuda"]' in _show(git_dir, pushed, "other/BUCK")
+    assert _show(git_dir, pushed, "tensor/BUCK") == _show(git_dir, head, "tensor/BUCK")
+    message = gitrepos.git(git_dir, "log", "-1", "--format=%B", pushed)
+    assert message.startswith(
+        "pr-check: fix 1 finding of #10\n\n- cuda-guard-missing at other/BUCK:2 on //other:other: "
+    )
+    assert (
+        f"\nNot applied:\n- cuda-guard-missing at tensor/BUCK:2 on //tensor:tensor: applying it {withheld}" in message
+    )
+
+
+def test_a_review_child_that_dies_while_judging_the_fixes_pushes_nothing(tmp_path):
+    # The review finished, but the child crashed while judging where the fixes build: no fix is known
+    # not to take a target off a platform, so none is pushed (not even the harmless one) and the
+    # reply says why and what to do instead.
+    standin = GitHubStandIn(APP_ID, app_key_pair().public_pem, installation_permissions=WRITE_PERMISSIONS).start()
+    app = start_app(standin, tmp_path / "app", PR_CHECK_FIX_PUSH="1")
+    try:
+        app.start_worker(entry=("tests.app_faults", "segv-judging-fixes"))
+        git_dir, head = _guard_repo(standin, tmp_path, "unjudged", 11)
+        _command(app, "unjudged", 11, "maria", "MEMBER")
+        reply = _reply_to(app, "unjudged", 11, "maria")
+        assert reply.startswith(
+            f"@maria, I reviewed `{head[:12]}` but could not check where its fixes would take targets "
+            "(the review process crashed (SIGSEGV)"
+        )
+        assert "so I pushed nothing" in reply and "`pr-check fix` in a checkout" in reply
+        assert _branch(git_dir) == head
+    finally:
+        app.stop()
+        standin.stop()

@@ -44,6 +44,10 @@ def test_fixes_are_applied_once_per_file_and_the_rest_is_explained():
         "pr-check: fix 2 findings of #9\n\n"
         "- r1 at BUCK:1 on //:r1: r1 title\n"
         "- r3 at BUCK:3 on //:r3: r3 title\n\n"
+        "Not applied:\n"
+        "- r2 at BUCK:3 on //:r2: its lines overlap another fix; a new review recomputes it\n"
+        "- r5 at gone.txt:1 on //:r5: `gone.txt` is not a text file of the head\n"
+        "- r4 at x.bzl:2 on //:r4: the lines it replaces are no longer in the file\n\n"
         "Fixes computed by pr-check on ffffffffffff, pushed at the request of @maria."
     )
 
@@ -80,3 +84,33 @@ def test_a_fix_that_would_leave_a_cmake_file_unparsable_is_not_applied():
     plan = plan_fix_commit([breaking], {"CMakeLists.txt": text}.get)
     assert plan.files == () and plan.fixed == ()
     assert [why.split(" (")[0] for _, why in plan.left] == ["with it the file would not parse"]
+
+
+def test_withhold_keeps_only_files_a_verdict_clears_for_exactly_their_contents():
+    # `/pr-check fix` pushes a planned file only where the review child judged those very contents
+    # and found no platform loss (webhooks/fix_judgment.py); anything else is named, not pushed.
+    from bot.tree import blob_id_of
+    from pr_check.fix_platforms import FileVerdict, PlatformLoss
+    from webhooks.fix_judgment import UNJUDGED, withhold
+
+    files = {"a/BUCK": "a\n", "b/BUCK": "b\n", "c/BUCK": "c\n", "d/BUCK": "d\n"}
+    findings = [
+        finding(f"r-{path[0]}", path, 1, Fix(path, 1, 1, text.strip().upper(), "", text.strip()))
+        for path, text in files.items()
+    ]
+    plan = plan_fix_commit(findings, files.get)
+    loss = PlatformLoss("xplat", "android-arm64", "//a:jni", "//a:a")
+    verdicts = [
+        FileVerdict("a/BUCK", blob_id_of(b"A\n"), (loss,)),
+        FileVerdict("b/BUCK", blob_id_of(b"B\n"), ()),
+        FileVerdict("c/BUCK", blob_id_of(b"something else\n"), ()),  # judged other contents
+    ]  # d/BUCK: no verdict at all
+    kept = withhold(plan, verdicts)
+    assert kept.files == (("b/BUCK", "B\n"),)
+    assert [f.rule for f in kept.fixed] == ["r-b"]
+    assert [(f.rule, why) for f, why in kept.left] == [
+        ("r-a", verdicts[0].reason),
+        ("r-c", UNJUDGED),
+        ("r-d", UNJUDGED),
+    ]
+    assert verdicts[0].reason.startswith("applying it takes `//a:jni` (xplat) off `android-arm64`, through `//a:a`")

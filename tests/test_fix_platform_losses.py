@@ -9,7 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bot.snapshot import BuildModel
+from bot.tree import blob_id_of, memory_tree, with_files
 from fixtures.cases import git
+from pr_check.fix_platforms import RoundJudge, judge_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKCONFIG = "[repositories]\n  root = .\n"
@@ -79,3 +82,53 @@ def test_the_same_guard_without_that_dependent_is_applied_and_the_summary_names_
     assert "compatible_with" in (repo / "tensor/BUCK").read_text(), done.stdout + done.stderr
     fixed = [line for line in done.stdout.splitlines() if line.startswith("fixed: tensor/BUCK")]
     assert fixed and fixed[0].endswith("(changed `//tensor:tensor`)"), done.stdout
+
+
+def _package(name: str, srcs: str, guarded: bool, jni: bool) -> str:
+    guard = 'compatible_with = ["ovr_config//cuda:has_cuda"], ' if guarded else ""
+    text = (
+        LOAD
+        + f'non_fbcode_target(_kind = cxx_library, name = "{name}", {guard}srcs = {srcs}, visibility = ["PUBLIC"])\n'
+    )
+    if jni:
+        text += f'non_fbcode_target(_kind = android_library, name = "jni", deps = [":{name}"])\n'
+    return text
+
+
+def test_judge_files_withholds_the_file_whose_guard_takes_a_dependent_off_and_keeps_the_other():
+    # What `/pr-check fix` asks of the files of its one commit (in the review's child process):
+    # the guard on `//tensor:tensor` takes `//tensor:jni` off the CPU-only platforms, the guard on
+    # `//other:other` (nothing depends on it) takes nothing off; each file is judged on its own.
+    base = memory_tree(
+        {
+            ".buckconfig": BUCKCONFIG,
+            "tensor/BUCK": _package("tensor", '["tensor.cpp"]', False, jni=True),
+            "other/BUCK": _package("other", '["other.cpp"]', False, jni=False),
+        }
+    )
+    cuda = {
+        "tensor/BUCK": _package("tensor", '["tensor.cpp", "tensor_cuda.cu"]', False, jni=True),
+        "other/BUCK": _package("other", '["other.cpp", "other_cuda.cu"]', False, jni=False),
+    }
+    head = with_files(base, cuda)
+    fixes = {
+        "tensor/BUCK": _package("tensor", '["tensor.cpp", "tensor_cuda.cu"]', True, jni=True).encode(),
+        "other/BUCK": _package("other", '["other.cpp", "other_cuda.cu"]', True, jni=False).encode(),
+    }
+    judge = RoundJudge(BuildModel(base), BuildModel)
+    other, tensor = judge_files(judge, head, fixes)
+    assert (other.path, other.blob, other.losses, other.reason) == (
+        "other/BUCK",
+        blob_id_of(fixes["other/BUCK"]),
+        (),
+        "",
+    )
+    assert tensor.path == "tensor/BUCK" and tensor.alone
+    assert [(loss.cell, loss.platform, loss.label, loss.follows) for loss in tensor.losses] == [
+        ("xplat", platform, "//tensor:jni", "//tensor:tensor")
+        for platform in ("android-arm64", "iphoneos-arm64", "linux-x86_64")
+    ]
+    assert tensor.reason == (
+        "applying it takes `//tensor:jni` (xplat) off `android-arm64`, through `//tensor:tensor` and 2 more, "
+        "where it built before the change; left as a suggestion: keep the change out of those platforms another way"
+    )

@@ -6,18 +6,23 @@ exactly as a push gets one (review_job.review_head: fetched here, evaluated in t
 the fixes applied to the head's files as text (bot/fix_commit.py; nothing of the pull request is
 run), and one commit through the Git Data API whose parent is the head that was reviewed. The
 branch is moved without force, so a push that lands in between makes GitHub refuse ours.
+
+Before it is pushed, the commit is judged as `pr-check fix` judges a round: the review child builds
+the base, the head and the head with each planned file (webhooks/fix_judgment.py), and a file whose
+fixes take a target off a platform where it built at the base is not pushed; its findings are
+named under "Not applied" with the reason. When the child cannot finish that judgment, nothing is
+pushed: a commit on someone's branch is only made of fixes known not to do that.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 
-from bot.fix_commit import FixCommit, fix_commit_message, plan_fix_commit
-from bot.render.printable import is_printable_path
+from bot.fix_commit import FixCommit, fix_commit_message
 from bot.repo import GitRepository
+from webhooks.fix_judgment import plan_head_fixes, withhold
 from webhooks.github_api import BranchMoved, FileUpdate, GitHubError, PullRequest, RepositoryClient
-from webhooks.isolation import ReviewDone
+from webhooks.isolation import ReviewDone, ReviewFailed, Step
 from webhooks.jobs import CommandCommented
 from webhooks.namespaces import Namespace
 from webhooks.review_job import review_head
@@ -26,7 +31,6 @@ from webhooks.services import Services
 log = logging.getLogger("pr_check.fix")
 
 PUSHED_TTL_S = 30 * 24 * 3600.0
-_TEXT_MODES = ("100644", "100755")
 _LISTED = 30  # findings named in a reply; the commit message has them all
 
 ENABLE_HINT = (
@@ -67,22 +71,28 @@ def push_fixes(
         reply(f"{who}, pushed `{pushed}` with the fixes to `{pull.head_ref}`.")
         return "fix-already-pushed"
 
-    outcome, _, mirror = review_head(services, job.repo, installation, client, pull)
+    outcome, _, mirror = review_head(services, job.repo, installation, client, pull, judge_fixes=True)
+    if isinstance(outcome, ReviewFailed) and outcome.phase.step is Step.JUDGING_FIXES:
+        # Reviewed, but the fixes are not known to keep every target on its platforms: push none of
+        # them (a partial commit would leave out fixes the maintainer asked for without a reason).
+        log.warning(
+            "fixes of %s at %s not judged: %s (%s)", pull.head_repo, pull.head_sha[:12], outcome.kind, outcome.detail
+        )
+        reply(
+            f"{who}, I reviewed `{pull.head_sha[:12]}` but could not check where its fixes would take "
+            f"targets ({outcome.detail}), so I pushed nothing: a fix is pushed only once it is known not to "
+            "take a target off a platform where it built before. The suggestions and patches in the review "
+            "can be applied by hand, or with `pr-check fix` in a checkout; `/pr-check fix` again tries anew."
+        )
+        return "fix-unjudged"
     if not isinstance(outcome, ReviewDone):
         detail = getattr(outcome, "detail", None) or getattr(outcome, "message", "")
         reply(f"{who}, I could not review `{pull.head_sha[:12]}`, so I have no fixes to push: {detail}.")
         return "fix-review-failed"
-    # The Git Data API names files in UTF-8: a file whose name is not cannot be written through it.
-    findings = [f for f in outcome.report.findings if f.fix is None or is_printable_path(f.fix.path)]
-    unnamed = tuple(
-        (f, f"GitHub's API cannot name `{f.fix.path}` (its name is not UTF-8); `pr-check fix` in a checkout applies it")
-        for f in outcome.report.findings
-        if f.fix and not is_printable_path(f.fix.path)
-    )
     with GitRepository(mirror) as repository:
         tree = repository.tree(pull.head_sha)
-        plan = plan_fix_commit(findings, lambda path: _head_text(tree, path))
-        plan = dataclasses.replace(plan, left=plan.left + unnamed)
+        # The child planned the same commit and judged each file; only files it cleared are kept.
+        plan = withhold(plan_head_fixes(outcome.report.findings, tree), outcome.fix_verdicts or ())
         # every planned file was read from the head, so it has an entry there
         modes = {path: entry.mode for path, _ in plan.files if (entry := tree.entry(path)) is not None}
     if not plan.files:
@@ -118,18 +128,6 @@ def push_fixes(
     return "fix-pushed"
 
 
-def _head_text(tree, path: str) -> str | None:
-    """A regular file's text at the head; None for links, submodules, binaries and missing paths."""
-    entry = tree.entry(path)
-    if entry is None or entry.mode not in _TEXT_MODES:
-        return None
-    data = tree.read(path)
-    try:
-        return None if data is None else data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 def _pushed_text(who: str, sha: str, pull: PullRequest, plan: FixCommit) -> str:
     count = len(plan.fixed)
     lines = [
@@ -145,6 +143,6 @@ def _pushed_text(who: str, sha: str, pull: PullRequest, plan: FixCommit) -> str:
 def _left_text(plan: FixCommit) -> str:
     if not plan.left:
         return ""
-    lines = ["", "", "Not applied (a new review recomputes these on the new text):"]
+    lines = ["", "", "Not applied:"]
     lines += [f"- **{f.rule}** at `{f.path}:{f.line}`: {why}" for f, why in plan.left[:_LISTED]]
     return "\n".join(lines)

@@ -42,6 +42,7 @@ class Step(Enum):
     BUCK_PACKAGES = "evaluating Buck packages"
     WRITING_REPORT = "writing the report"
     READING_DIFF = "reading GitHub's diff"
+    JUDGING_FIXES = "checking where the fixes would take targets"
     ALLOCATING = "allocating memory"
     SENDING_RESULT = "sending the result"
 
@@ -75,6 +76,7 @@ class ReviewRequest:
     cache_dir: str
     report_path: str | None  # where the JSON report is written (inside the budget), if anywhere
     github_diff: str | None  # GitHub's own diff of the pull request, parsed in the child
+    judge_fixes: bool = False  # `/pr-check fix`: also judge the commit of fixes (webhooks/fix_judgment.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,9 @@ class ReviewDone:
 
     report: Any  # bot.pipeline.Report
     changes: Any  # bot.diff.ChangeSet (GitHub's diff, or the local one when GitHub's was not given)
+    # With `judge_fixes`: a pr_check.fix_platforms.FileVerdict for each file of the commit of fixes
+    # (an empty tuple when it has none); None when the request did not ask.
+    fix_verdicts: Any = None
 
 
 class FailureKind(StrEnum):
@@ -163,7 +168,7 @@ def run_review(request: ReviewRequest, limits: ReviewLimits, work: ChildWork | N
                 phase = message[1]
             elif kind == "done":
                 child.join(5)
-                return ReviewDone(message[1], message[2])
+                return ReviewDone(*message[1:])
             elif kind == "refused":
                 child.join(5)
                 return ReviewRefused(message[1])
@@ -243,7 +248,7 @@ def _limit(which: int, value: int) -> None:
 
 
 def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple:
-    """The review itself, in the child: the message to send back ("done", report, changes)."""
+    """The review itself, in the child: the message to send back ("done", report, changes, fix verdicts)."""
     import json
 
     from bot.diff import parse_diff
@@ -272,7 +277,15 @@ def review_in_child(request: ReviewRequest, phase: Callable[..., None]) -> tuple
             changes = parse_diff(request.github_diff)
         except Exception:  # GitHub's diff is only for placing comments; the local diff stands in
             changes = report.changes
-    return ("done", report, changes)
+    verdicts = None
+    if request.judge_fixes:
+        from webhooks.fix_judgment import judge_head_fixes
+
+        phase(Step.JUDGING_FIXES)
+        verdicts = judge_head_fixes(
+            request.repo_path, request.base_sha, request.head_sha, request.cache_dir, report.findings
+        )
+    return ("done", report, changes, verdicts)
 
 
 def warm_up() -> None:

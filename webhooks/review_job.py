@@ -192,9 +192,16 @@ def _review(
 
 
 def review_head(
-    services: Services, repo: RepoRef, installation: int, client: RepositoryClient, pull: PullRequest
+    services: Services,
+    repo: RepoRef,
+    installation: int,
+    client: RepositoryClient,
+    pull: PullRequest,
+    *,
+    judge_fixes: bool = False,
 ) -> tuple[Outcome, tuple[str, ...], Path]:
-    """Fetch (here, with the token), then review in a child process (isolation.py).
+    """Fetch (here, with the token), then review in a child process (isolation.py); `judge_fixes`:
+    the child also judges the commit of the review's fixes (`/pr-check fix`, webhooks/fix_judgment.py).
 
     Also returns the changed paths when the review failed, to blame the failure on a file, and the
     mirror the head was fetched into (to read its files, as `/pr-check fix` does).
@@ -227,6 +234,7 @@ def review_head(
         cache_dir=str(settings.cache_dir / where),
         report_path=str(settings.reports_dir / where / f"{pull.head_sha}.json"),
         github_diff=github_diff,
+        judge_fixes=judge_fixes,
     )
     outcome = services.review(request, ReviewLimits(settings.review_deadline_s, settings.review_memory_bytes))
     if not isinstance(outcome, ReviewFailed):
