@@ -1,10 +1,11 @@
 """A Buck package's evaluation budget is the thread's CPU time, and a limit that depends on the
 machine's load (waiting, process-wide memory) is not stored with the package's result.
 
-The concurrent fact-cache test (eight threads and two processes reviewing against one cache
-directory) failed now and then: a package whose evaluation waited past the ten wall-clock seconds
-became an evaluation error, that error was stored under the package's inputs, and every review
-sharing the store then reported it."""
+Found by reading, as the likely cause of the concurrent fact-cache test's rare failures (eight
+threads and two processes reviewing against one cache directory on two cores; not reproduced in
+about 40 runs): a package whose evaluation waited past ten wall-clock seconds became an
+evaluation error, that error was stored under the package's inputs, and every review sharing the
+store then reported it, unlike the serial review it is compared with."""
 
 from __future__ import annotations
 
