@@ -36,7 +36,8 @@ from bot.buck.targets import (
 )
 from bot.tree import FileTree, shown_path
 
-HOST_VERSION = "buck-host-13"  # 13: results stopped by load (waiting, memory) are no longer stored; earlier stores may hold them
+# 13: a result stopped by load (waiting, memory) is no longer stored; earlier stores may hold one.
+HOST_VERSION = "buck-host-13"
 # Where a tree keeps the open-source copies of ExecuTorch's own macros (fbsource//xplat/executorch/...):
 # shim_et/ since 9c51e584cc (Feb 2025), the in-tree shim/ directory before (later a submodule of
 # buck2-shims-meta, which holds no xplat/executorch). Internal cells read them from the first present.
