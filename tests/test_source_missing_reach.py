@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixtures.cases import git
+from fixtures.cases import commit_base_and_head
 from pr_check.review import review_repository
 
 BASE = {
@@ -38,22 +38,8 @@ TEMPLATE = (
 
 def _review(tmp_path: Path, head_changes: dict[str, str | None]):
     repo = tmp_path / "repo"
-    for path, text in BASE.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    for path, text in head_changes.items():
-        if text is None:
-            git(repo, "rm", "-q", path)
-        else:
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(text)
-            git(repo, "add", path)
-    git(repo, "commit", "-q", "-m", "head")
-    report = review_repository(repo, base, git(repo, "rev-parse", "HEAD"), cache_dir=tmp_path / "cache")
+    base, head = commit_base_and_head(repo, BASE, head_changes)
+    report = review_repository(repo, base, head, cache_dir=tmp_path / "cache")
     return [(f.path, f.line, f.severity.label, f.message) for f in report.findings if f.rule == "source-missing"]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bot.buck.cell_graphs import evaluate_cell
 from bot.tree import memory_tree
-from fixtures.cases import git
+from fixtures.cases import commit_base_and_head
 from pr_check.review import review_repository
 
 WRAPPER_PATH = "shim_et/xplat/executorch/build/runtime_wrapper.bzl"
@@ -99,22 +99,8 @@ def test_the_injected_dep_does_not_leak_into_libraries():
 
 def _repository(tmp_path: Path, head_changes: dict[str, str | None]) -> tuple[Path, str, str]:
     repo = tmp_path / "executorch"
-    for path, text in FILES.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "base")
-    base = git(repo, "rev-parse", "HEAD")
-    for path, text in head_changes.items():
-        if text is None:
-            git(repo, "rm", "-q", path)
-        else:
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(text)
-            git(repo, "add", path)
-    git(repo, "commit", "-q", "-m", "head")
-    return repo, base, git(repo, "rev-parse", "HEAD")
+    base, head = commit_base_and_head(repo, FILES, head_changes)
+    return repo, base, head
 
 
 def test_a_change_that_breaks_the_open_source_wrapper_leaves_fbcode_tests_their_injected_dep(tmp_path):

@@ -197,7 +197,7 @@ def _evaluate_packages(tree, cell, cache, packages, progress, limits) -> _Evalua
         tree.prefetch(p for p in tree.paths() if is_build_file(p) or p.endswith(".bzl"))
     evaluated = evaluate_packages(tree, cell, config, uncached, limits, progress)
     for (package, _build_file), (result, complete) in zip(uncached, evaluated, strict=True):
-        if complete:  # a failure to read a missing blob is not the package's
+        if complete:  # see _evaluate_share: what is not the package's own result is not stored
             result_key = _keep(cache, tree, cell, result, config_blob)
             if result_key is not None:
                 result_keys[package] = result_key
@@ -230,5 +230,7 @@ def _evaluate_share(tree, cell, config, limits, packages, progress) -> list[Eval
             progress(index, len(packages))
         missing_before = missing_reads()
         result = evaluator.evaluate_package(package, build_file)
-        evaluated.append((result, missing_reads() == missing_before))
+        # Not the package's own result, so not stored: a failure to read a missing blob, or a
+        # limit that only this moment's load reached.
+        evaluated.append((result, missing_reads() == missing_before and not evaluator.stopped_by_load))
     return evaluated

@@ -36,7 +36,8 @@ from bot.buck.targets import (
 )
 from bot.tree import FileTree, shown_path
 
-HOST_VERSION = "buck-host-12"
+# 13: a result stopped by load (waiting, memory) is no longer stored; earlier stores may hold one.
+HOST_VERSION = "buck-host-13"
 # Where a tree keeps the open-source copies of ExecuTorch's own macros (fbsource//xplat/executorch/...):
 # shim_et/ since 9c51e584cc (Feb 2025), the in-tree shim/ directory before (later a submodule of
 # buck2-shims-meta, which holds no xplat/executorch). Internal cells read them from the first present.
@@ -391,6 +392,12 @@ class CellEvaluator:
         return best
 
     # -- packages ----------------------------------------------------------------------------
+    @property
+    def stopped_by_load(self) -> bool:
+        """Whether the last package was stopped by a limit that depends on the machine's load (a
+        starved thread, the process's memory): its result says so but is not to be stored."""
+        return self._budget.transient
+
     def evaluate_package(self, package: str, build_file: str) -> PackageResult:
         """Evaluate one build file; errors and limits come back as an EvalError."""
         self._context = _Context(package=package)
